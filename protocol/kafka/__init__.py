@@ -1,0 +1,1 @@
+"""The Kafka wire protocol: API schemas as data and one generic codec."""

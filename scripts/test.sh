@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs the whole test suite on a fresh machine: installs what it needs first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v kcat >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq kcat >/dev/null
+fi
+python3 -m venv .venv
+.venv/bin/pip install -q --upgrade pip
+.venv/bin/pip install -q -e '.[test]'
+exec .venv/bin/python -m pytest "$@"
