@@ -123,6 +123,20 @@ class Api:
         return Versions.parse(self.versions)
 
     @property
+    def Request(self) -> type:  # noqa: N802 - it is a class
+        """The request message class, generated from `request` on first use."""
+        from .messages import message_classes
+
+        return message_classes(self)[0]
+
+    @property
+    def Response(self) -> type:  # noqa: N802 - it is a class
+        """The response message class, generated from `response` on first use."""
+        from .messages import message_classes
+
+        return message_classes(self)[1]
+
+    @property
     def flexible_range(self) -> Versions:
         return Versions.parse(self.flexible)
 

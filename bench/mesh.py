@@ -1,0 +1,89 @@
+"""Producer -> store -> ACK throughput and ACK latency, in one process.
+
+Tower, store (real StoreLog, fsync per batch) and producer run as trio tasks
+in this process; figures are printed, never judged.
+Usage: python bench/mesh.py [--seconds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import trio
+
+from gateway.mesh.config import MeshConfig
+from gateway.mesh.producer import Producer
+from gateway.mesh.sockets import zmq_context
+from gateway.mesh.store.node import run_store
+from gateway.mesh.tower import run_tower
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def throughput(partition, size: int, seconds: float, window: int) -> tuple[float, float]:
+    content = b"x" * size
+    start = time.perf_counter()
+    count = 0
+    while time.perf_counter() - start < seconds:
+        sequence = await partition.publish(content)
+        count += 1
+        if sequence - window >= 0:
+            await partition.wait_acked(sequence - window, 1)
+    await partition.wait_acked(sequence, 1)
+    elapsed = time.perf_counter() - start
+    return count / elapsed, count * size / elapsed / 1e6
+
+
+async def latency(partition, size: int, count: int, gap_s: float) -> list[float]:
+    content = b"x" * size
+    samples = []
+    for _ in range(count):
+        start = time.perf_counter()
+        sequence = await partition.publish(content)
+        await partition.wait_acked(sequence, 1)
+        samples.append((time.perf_counter() - start) * 1000)
+        await trio.sleep(gap_s)
+    return samples
+
+
+async def main(seconds: float) -> None:
+    sub, pub = free_port(), free_port()
+    with tempfile.TemporaryDirectory() as directory, zmq_context() as context:
+        config = MeshConfig(beacon_sub_address=f"tcp://127.0.0.1:{sub}", beacon_pub_address=f"tcp://127.0.0.1:{pub}",
+                            tower_sub_address=f"tcp://127.0.0.1:{sub}", tower_pub_address=f"tcp://127.0.0.1:{pub}",
+                            beacon_interval_ms=200, store_db=str(Path(directory) / "store"))
+        producer = Producer(context, config)
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(run_tower, context, config)
+                await nursery.start(run_store, context, config)
+                await nursery.start(producer.run)
+                while len(producer.node.peers) < 2:
+                    await trio.sleep(0.05)
+                await trio.sleep(0.5)
+                for size, window in ((100, 2000), (1 << 20, 64)):
+                    partition = producer.host(f"bench-{size}")
+                    rate, mbs = await throughput(partition, size, seconds, window)
+                    print(f"producer->store->ACK size={size}B records/s={rate:,.0f} MB/s={mbs:,.1f}")
+                samples = await latency(producer.host("latency"), 1 << 20, 200, 0.01)
+                samples.sort()
+                print(f"ACK latency 1MB at ~100 records/s: median={statistics.median(samples):.2f}ms "
+                      f"p99={samples[int(len(samples) * 0.99) - 1]:.2f}ms")
+                nursery.cancel_scope.cancel()
+        finally:
+            producer.close()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    trio.run(main, parser.parse_args().seconds)

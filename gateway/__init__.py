@@ -1,0 +1,1 @@
+"""The gateway: a trio Kafka server over a Dafka mesh."""

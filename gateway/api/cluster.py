@@ -1,0 +1,111 @@
+"""DescribeCluster and DescribeTopicPartitions: the cluster and its partitions, for admin clients.
+
+The gateway is the cluster's only broker and its controller, and leads every
+partition; partitions are always healthy, so no replica is offline and the
+eligible-leader lists (KIP-966) are empty.
+"""
+
+from __future__ import annotations
+
+from protocol.kafka.apis import by_name
+from protocol.kafka.error_codes import ErrorCode
+
+from ..broker.topics import KafkaError, check_topic_name
+from .metadata import NO_OPERATIONS, TOPIC_OPERATIONS
+from .registry import handles
+
+CLUSTER = by_name("DescribeCluster")
+PARTITIONS = by_name("DescribeTopicPartitions")
+
+BROKER_ENDPOINT, CONTROLLER_ENDPOINT = 1, 2
+# CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE
+CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
+# Kafka's max.request.partition.size.limit default: the most partitions one answer holds.
+MAX_PARTITIONS = 2000
+
+
+@handles("DescribeCluster")
+async def describe_cluster(request):
+    body, settings = request.body, request.broker.settings
+    if body.endpoint_type != BROKER_ENDPOINT:
+        return wrong_endpoint(body.endpoint_type, request.version)
+    host, port = settings.advertised
+    operations = CLUSTER_OPERATIONS if body.include_cluster_authorized_operations else NO_OPERATIONS
+    return CLUSTER.Response(
+        cluster_id=settings.cluster_id, controller_id=settings.node_id, endpoint_type=BROKER_ENDPOINT,
+        brokers=[CLUSTER.Response.Brokers(broker_id=settings.node_id, host=host, port=port)],
+        cluster_authorized_operations=operations,
+    )
+
+
+def wrong_endpoint(endpoint_type: int, version: int):
+    if endpoint_type == CONTROLLER_ENDPOINT:
+        code = ErrorCode.MISMATCHED_ENDPOINT_TYPE
+        message = "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER"
+    else:
+        code, message = ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, f"Unsupported endpoint type {endpoint_type}"
+    # v0 clients know neither endpoint error.
+    return CLUSTER.Response(error_code=ErrorCode.INVALID_REQUEST if version == 0 else code, error_message=message)
+
+
+@handles("DescribeTopicPartitions")
+async def describe_topic_partitions(request):
+    body, broker = request.body, request.broker
+    every_topic = not body.topics
+    cursor = body.cursor
+    first = cursor.topic_name if cursor else ""
+    asked = broker.topics if every_topic else [t.name for t in body.topics]
+    names = sorted({name for name in asked if name >= first})
+    if cursor and not every_topic and cursor.topic_name not in names:
+        # Kafka fails the whole request: every topic asked for carries the error.
+        return PARTITIONS.Response(topics=[PARTITIONS.Response.Topics(name=t.name, error_code=ErrorCode.INVALID_REQUEST)
+                                           for t in body.topics])
+
+    def start_of(name: str) -> int:
+        return cursor.partition_index if cursor and name == cursor.topic_name else 0
+
+    topics, next_cursor = page(broker, names, start_of, min(MAX_PARTITIONS, body.response_partition_limit),
+                               every_topic)
+    return PARTITIONS.Response(topics=topics, next_cursor=next_cursor)
+
+
+def page(broker, names: list[str], start_of, limit: int, every_topic: bool):
+    """Topics from `names` until `limit` partitions are described, and where the next page starts."""
+    Cursor = PARTITIONS.Response.NextCursor
+    topics, remaining = [], limit
+    for name in names:
+        if remaining <= 0:
+            # The cursor names the next topic, whether or not it exists.
+            return topics, Cursor(topic_name=name, partition_index=0) if remaining == 0 else None
+        topic = broker.topic(name)
+        if topic is None:
+            if not every_topic:
+                topics.append(missing(name))
+            continue
+        start = start_of(name)
+        end = min(len(topic.partitions), start + remaining)
+        topics.append(described(topic, range(start, end), broker.settings.node_id))
+        if end < len(topic.partitions):
+            return topics, Cursor(topic_name=name, partition_index=end)
+        remaining -= max(0, end - start)
+    return topics, None
+
+
+def missing(name: str):
+    try:
+        check_topic_name(name)
+        code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    except KafkaError as exc:
+        code = exc.code
+    return PARTITIONS.Response.Topics(name=name, error_code=code, topic_authorized_operations=TOPIC_OPERATIONS)
+
+
+def described(topic, numbers: range, node: int):
+    Topic = PARTITIONS.Response.Topics
+    partitions = [
+        Topic.Partitions(partition_index=n, leader_id=node, leader_epoch=topic.partitions[n].leader_epoch,
+                         replica_nodes=[node], isr_nodes=[node], eligible_leader_replicas=[], last_known_elr=[])
+        for n in numbers
+    ]
+    return Topic(name=topic.name, topic_id=topic.topic_id, partitions=partitions,
+                 topic_authorized_operations=TOPIC_OPERATIONS)

@@ -1,0 +1,262 @@
+"""DescribeConfigs, AlterConfigs and IncrementalAlterConfigs.
+
+Topics keep config overrides; broker settings are fixed at start-up, so a
+broker resource is described as read-only and altering it gets Kafka's answer
+for configs that cannot be updated dynamically.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from enum import IntEnum
+
+import structlog
+
+from protocol.kafka.apis import by_name
+from protocol.kafka.error_codes import ErrorCode
+
+from ..broker.configs import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigSource, ConfigType
+from ..broker.topics import KafkaError, check_topic_name
+from .registry import handles
+
+DESCRIBE = by_name("DescribeConfigs")
+ALTER = by_name("AlterConfigs")
+INCREMENTAL = by_name("IncrementalAlterConfigs")
+
+# Python's level numbers as log4j names, for the BROKER_LOGGER resource.
+LOG4J_LEVELS = {0: "TRACE", 10: "DEBUG", 20: "INFO", 30: "WARN", 40: "ERROR", 50: "FATAL"}
+
+
+class ResourceType(IntEnum):
+    TOPIC = 2
+    BROKER = 4
+    BROKER_LOGGER = 8
+
+
+class Operation(IntEnum):
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+
+
+@dataclass(frozen=True)
+class Synonym:
+    name: str
+    value: str
+    source: ConfigSource
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    """One config as DescribeConfigs and CreateTopics report it."""
+
+    name: str
+    value: str
+    source: ConfigSource
+    type: ConfigType = ConfigType.UNKNOWN
+    doc: str | None = None
+    read_only: bool = False
+    synonyms: tuple[Synonym, ...] = ()  # most specific first, as Kafka lists them
+
+
+def repeated(items) -> set:
+    """The items that occur more than once."""
+    return {item for item, count in Counter(items).items() if count > 1}
+
+
+def topic_entries(overrides: dict[str, str], settings) -> list[ConfigEntry]:
+    """Every topic config: the override if any, else the broker setting it inherits."""
+    entries = []
+    for config in TOPIC_CONFIGS.values():
+        broker = BROKER_CONFIGS[config.broker_name]
+        synonyms = (Synonym(broker.name, broker.value(settings), broker.source(settings)),)
+        if config.name in overrides:
+            synonyms = (Synonym(config.name, overrides[config.name], ConfigSource.DYNAMIC_TOPIC_CONFIG), *synonyms)
+        entries.append(ConfigEntry(config.name, synonyms[0].value, synonyms[0].source, config.type, config.doc,
+                                   synonyms=synonyms))
+    return entries
+
+
+def broker_entries(settings) -> list[ConfigEntry]:
+    entries = []
+    for config in BROKER_CONFIGS.values():
+        value, source = config.value(settings), config.source(settings)
+        entries.append(ConfigEntry(config.name, value, source, config.type, config.doc, read_only=True,
+                                   synonyms=(Synonym(config.name, value, source),)))
+    return entries
+
+
+def logger_entries() -> list[ConfigEntry]:
+    level = structlog.get_logger().bind().get_effective_level()
+    name = LOG4J_LEVELS.get(level - level % 10, "TRACE")
+    return [ConfigEntry("root", name, ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG)]
+
+
+def check_node(name: str, node: int, *, empty_allowed: bool) -> None:
+    """Kafka's rule for a broker resource name: this node's id (or "" where allowed)."""
+    if not name and empty_allowed:
+        return
+    if not name:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
+    try:
+        number = int(name)
+    except ValueError:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}") from None
+    if number != node:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {node}, but received {name}")
+
+
+def resource_entries(broker, kind: int, name: str) -> list[ConfigEntry]:
+    node = broker.settings.node_id
+    if kind == ResourceType.TOPIC:
+        check_topic_name(name)
+        topic = broker.topic(name)
+        if topic is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")  # Kafka sends no message here
+        return topic_entries(topic.configs, broker.settings)
+    if kind == ResourceType.BROKER:
+        check_node(name, node, empty_allowed=True)
+        # "" is the cluster-wide dynamic default resource: there are none.
+        return broker_entries(broker.settings) if name else []
+    if kind == ResourceType.BROKER_LOGGER:
+        check_node(name, node, empty_allowed=False)
+        return logger_entries()
+    raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {kind}")
+
+
+def described(entry: ConfigEntry, version: int, synonyms: bool, documentation: bool):
+    Config = DESCRIBE.Response.Results.Configs
+    return Config(
+        name=entry.name, value=entry.value, read_only=entry.read_only, config_source=entry.source,
+        # v0 had a flag where later versions have the source.
+        is_default=version == 0 and entry.source == ConfigSource.DEFAULT_CONFIG, is_sensitive=False,
+        synonyms=[Config.Synonyms(name=s.name, value=s.value, source=s.source) for s in entry.synonyms]
+        if synonyms else [],
+        config_type=entry.type, documentation=entry.doc if documentation else None,
+    )
+
+
+@handles("DescribeConfigs")
+async def describe_configs(request):
+    body = request.body
+    Result = DESCRIBE.Response.Results
+    results = []
+    for resource in body.resources:
+        result = Result(resource_type=resource.resource_type, resource_name=resource.resource_name,
+                        error_message=None)
+        try:
+            entries = resource_entries(request.broker, resource.resource_type, resource.resource_name)
+        except KafkaError as exc:
+            result.error_code, result.error_message = exc.code, exc.message or None
+        else:
+            wanted = resource.configuration_keys
+            result.configs = [described(e, request.version, body.include_synonyms, body.include_documentation)
+                              for e in entries if wanted is None or e.name in wanted]
+        results.append(result)
+    return DESCRIBE.Response(results=results)
+
+
+def check_entries(configs, nullable_deletes: bool) -> None:
+    """Kafka's checks on one resource's config list before anything is applied."""
+    if repeated(c.name for c in configs):
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+    missing = [c.name for c in configs if c.value is None
+               and not (nullable_deletes and c.config_operation == Operation.DELETE)]
+    if missing:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Null value not supported for : {', '.join(missing)}")
+
+
+def refuse_broker_change(configs) -> None:
+    if configs:
+        names = ", ".join(c.name for c in configs)
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: {names}")
+
+
+async def alter_resources(request, api, alter_one):
+    """Apply `alter_one` to each resource named once; one response per resource."""
+    broker = request.broker
+    twice = repeated((r.resource_type, r.resource_name) for r in request.body.resources)
+    responses = []
+    for resource in request.body.resources:
+        response = api.Response.Responses(resource_type=resource.resource_type,
+                                          resource_name=resource.resource_name, error_message=None)
+        try:
+            if (resource.resource_type, resource.resource_name) in twice:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+            await alter_one(broker, resource, request.body.validate_only)
+        except KafkaError as exc:
+            response.error_code, response.error_message = exc.code, exc.message
+        responses.append(response)
+    return api.Response(responses=responses)
+
+
+@handles("AlterConfigs")
+async def alter_configs(request):
+    async def replace(broker, resource, validate_only):
+        check_entries(resource.configs, nullable_deletes=False)
+        if resource.resource_type == ResourceType.TOPIC:
+            await broker.alter_configs(resource.resource_name, {c.name: c.value for c in resource.configs},
+                                       validate_only=validate_only)
+        elif resource.resource_type == ResourceType.BROKER:
+            check_node(resource.resource_name, broker.settings.node_id, empty_allowed=True)
+            refuse_broker_change(resource.configs)
+        else:  # the legacy API never took BROKER_LOGGER
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
+
+    return await alter_resources(request, ALTER, replace)
+
+
+@handles("IncrementalAlterConfigs")
+async def incremental_alter_configs(request):
+    async def change(broker, resource, validate_only):
+        check_entries(resource.configs, nullable_deletes=True)
+        kind, name = resource.resource_type, resource.resource_name
+        if kind == ResourceType.TOPIC:
+            await broker.change_configs(name, lambda current: applied(current, resource.configs, broker.defaults),
+                                        validate_only=validate_only)
+        elif kind == ResourceType.BROKER:
+            check_node(name, broker.settings.node_id, empty_allowed=True)
+            refuse_broker_change(resource.configs)
+        elif kind == ResourceType.BROKER_LOGGER:
+            check_node(name, broker.settings.node_id, empty_allowed=False)
+            if resource.configs:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "log levels are fixed at start-up on this broker")
+        else:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
+
+    return await alter_resources(request, INCREMENTAL, change)
+
+
+def applied(overrides: dict[str, str], operations, defaults) -> dict[str, str]:
+    """A topic's overrides after IncrementalAlterConfigs' operations, in order."""
+    overrides = dict(overrides)
+    for op in operations:
+        if op.config_operation == Operation.SET:
+            overrides[op.name] = op.value
+        elif op.config_operation == Operation.DELETE:
+            overrides.pop(op.name, None)
+        elif op.config_operation in (Operation.APPEND, Operation.SUBTRACT):
+            overrides[op.name] = ",".join(changed_list(overrides, op, defaults))
+        else:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown operation type {op.config_operation}")
+    return overrides
+
+
+def changed_list(overrides: dict[str, str], op, defaults) -> list[str]:
+    """A LIST config's items after APPEND or SUBTRACT; the current value may be inherited."""
+    config = TOPIC_CONFIGS.get(op.name)
+    if config is None:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, f"unknown or unsupported topic config {op.name!r}")
+    verb = Operation(op.config_operation).name
+    if config.type != ConfigType.LIST:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, f"Can't {verb} to key {op.name} because its type is not LIST.")
+    current = overrides.get(op.name, config.broker_value(defaults))
+    items = [item for item in current.split(",") if item]
+    for item in op.value.split(","):
+        if op.config_operation == Operation.APPEND and item not in items:
+            items.append(item)
+        elif op.config_operation == Operation.SUBTRACT and item in items:
+            items.remove(item)
+    return items

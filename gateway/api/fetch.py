@@ -1,0 +1,165 @@
+"""Fetch: batches from partitions, long-polled, in or out of a fetch session.
+
+Size limits follow KIP-74: partitions are filled in request order within
+partition_max_bytes and the response's max_bytes, except that the first
+batch of the first partition with data is returned whatever its size.
+Fetch v0-3 clients read magic 0 or 1, so their batches are down-converted.
+"""
+
+from __future__ import annotations
+
+import structlog
+import trio
+
+from protocol.errors import EncodeError
+from protocol.kafka.apis import by_name
+from protocol.kafka.error_codes import ErrorCode
+from protocol.records import RecordBatch, batch_to_legacy
+
+from ..broker.fetch_sessions import FINAL_EPOCH, INITIAL_EPOCH, SessionPartition
+from ..broker.topics import KafkaError
+from ..server.connection import Deferred
+from .registry import handles
+
+API = by_name("Fetch")
+Topic = API.Response.Responses
+Partition = Topic.Partitions
+READ_COMMITTED = 1
+log = structlog.get_logger()
+
+
+@handles("Fetch")
+async def fetch(request):
+    body, broker = request.body, request.broker
+    try:
+        session, wanted = _session_and_partitions(broker, body, request.version)
+    except KafkaError as exc:
+        return API.Response(error_code=exc.code, session_id=body.session_id)
+    answer = await _answer(request, session, wanted)
+    if body.max_wait_ms <= 0 or _size(answer) >= max(body.min_bytes, 1) or _has_error(answer):
+        return answer
+    return Deferred(lambda: _answer_later(request, session, wanted))
+
+
+async def _answer_later(request, session, wanted):
+    """Wait for new data in any wanted partition, up to max_wait_ms, then answer."""
+    broker, body = request.broker, request.body
+    logs = [p for p in (broker.partition(w.topic, w.partition) for w in wanted) if p is not None]
+    with trio.move_on_after(body.max_wait_ms / 1000):
+        while True:
+            waiter = trio.Event()
+            for log_ in logs:
+                log_.notify_on_data(waiter)
+            try:
+                await waiter.wait()
+            finally:
+                for log_ in logs:
+                    log_.forget_waiter(waiter)
+            answer = await _answer(request, session, wanted, commit=False)
+            if _size(answer) >= max(body.min_bytes, 1):
+                break
+    return await _answer(request, session, wanted)
+
+
+def _session_and_partitions(broker, body, version: int):
+    """The fetch session (or None) and every partition this request reads."""
+    requested = [
+        SessionPartition(t.topic if version < 13 else _topic_name(broker, t.topic_id), t.topic_id,
+                         p.partition, p.fetch_offset, p.partition_max_bytes, p.current_leader_epoch)
+        for t in body.topics for p in t.partitions
+    ]
+    sessions = broker.fetch_sessions
+    if version < 7 or (body.session_id == 0 and body.session_epoch == FINAL_EPOCH):
+        return None, requested
+    if body.session_epoch in (INITIAL_EPOCH, FINAL_EPOCH):
+        sessions.close(body.session_id)
+        if body.session_epoch == FINAL_EPOCH:
+            return None, requested
+        session = sessions.start()
+    else:
+        session = sessions.resume(body.session_id, body.session_epoch)
+    for forgotten in body.forgotten_topics_data:
+        name = forgotten.topic if version < 13 else _topic_name(broker, forgotten.topic_id)
+        for number in forgotten.partitions:
+            session.partitions.pop((name, number), None)
+    for wanted in requested:
+        known = session.partitions.get((wanted.topic, wanted.partition))
+        if known is not None:
+            wanted.high_watermark, wanted.log_start_offset = known.high_watermark, known.log_start_offset
+        session.partitions[(wanted.topic, wanted.partition)] = wanted
+    session.epoch += 1
+    return session, list(session.partitions.values())
+
+
+def _topic_name(broker, topic_id) -> str | None:
+    topic = broker.topic_by_id(topic_id)
+    return topic.name if topic else None
+
+
+async def _answer(request, session, wanted, *, commit: bool = True):
+    """The response for `wanted` now; `commit` records what a session was told."""
+    body, version = request.body, request.version
+    budget = body.max_bytes
+    topics: dict = {}
+    for entry in wanted:
+        partition = await _read_partition(request, entry, budget, first=budget == body.max_bytes)
+        budget -= len(partition.records or b"")
+        if session is not None and not _news(entry, partition, full=body.session_epoch == INITIAL_EPOCH):
+            continue
+        if session is not None and commit:
+            entry.high_watermark, entry.log_start_offset = partition.high_watermark, partition.log_start_offset
+        key = entry.topic_id if version >= 13 else entry.topic
+        if key not in topics:
+            topics[key] = Topic(topic=entry.topic, topic_id=entry.topic_id, partitions=[])
+        topics[key].partitions.append(partition)
+    return API.Response(session_id=session.session_id if session else 0, responses=list(topics.values()))
+
+
+def _news(entry: SessionPartition, partition, *, full: bool) -> bool:
+    return (full or bool(partition.records) or partition.error_code != 0
+            or partition.high_watermark != entry.high_watermark
+            or partition.log_start_offset != entry.log_start_offset)
+
+
+async def _read_partition(request, entry: SessionPartition, budget: int, *, first: bool):
+    broker, body = request.broker, request.body
+    log_ = broker.partition(entry.topic, entry.partition) if entry.topic is not None else None
+    if log_ is None:
+        missing = ErrorCode.UNKNOWN_TOPIC_ID if request.version >= 13 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return Partition(partition_index=entry.partition, error_code=missing, high_watermark=-1,
+                         records=b"")
+    answer = Partition(partition_index=entry.partition, high_watermark=log_.high_watermark,
+                       last_stable_offset=log_.high_watermark, log_start_offset=log_.log_start_offset,
+                       aborted_transactions=[] if body.isolation_level == READ_COMMITTED else None,
+                       records=b"")
+    error = log_.epoch_error(entry.current_leader_epoch)
+    if error is None and not log_.log_start_offset <= entry.fetch_offset <= log_.next_offset:
+        error = ErrorCode.OFFSET_OUT_OF_RANGE
+    if error is not None:
+        answer.error_code = error
+        return answer
+    limit = min(entry.max_bytes, budget)
+    batches = await log_.read(entry.fetch_offset, max(limit, 0))
+    if batches and not first and len(batches[0].data) > limit:
+        batches = []
+    try:
+        answer.records = _encode(batches, request.version)
+    except EncodeError as exc:
+        answer.error_code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+        log.info("fetch_down_conversion_failed", topic=entry.topic, reason=str(exc))
+    return answer
+
+
+def _encode(batches, version: int) -> bytes:
+    if version >= 4:
+        return b"".join(batch.data for batch in batches)
+    magic = 0 if version <= 1 else 1
+    return b"".join(batch_to_legacy(RecordBatch(memoryview(batch.data)), magic) for batch in batches)
+
+
+def _size(response) -> int:
+    return sum(len(p.records or b"") for t in response.responses for p in t.partitions)
+
+
+def _has_error(response) -> bool:
+    return any(p.error_code for t in response.responses for p in t.partitions)

@@ -1,0 +1,101 @@
+"""Produce: append batches to partitions, answered per acks.
+
+acks=0 is never answered (a failed acks=0 request closes the connection,
+as Kafka does, so the client notices); acks=1 is answered once the batches
+are published on the mesh; acks=all once `min.insync.replicas` stores have
+acknowledged them, or with REQUEST_TIMED_OUT after the request's timeout.
+"""
+
+from __future__ import annotations
+
+import time
+
+import structlog
+import trio
+
+from protocol.kafka.apis import by_name
+from protocol.kafka.error_codes import ErrorCode
+
+from ..broker.topics import KafkaError
+from ..log.produced import checked_batches
+from ..server.connection import NO_RESPONSE, CloseConnection, Deferred
+from .registry import handles
+
+API = by_name("Produce")
+PartitionResponse = API.Response.Responses.PartitionResponses
+log = structlog.get_logger()
+
+
+@handles("Produce", "0-12")
+async def produce(request):
+    body = request.body
+    if body.acks not in (-1, 0, 1):
+        return _refuse_all(body, ErrorCode.INVALID_REQUIRED_ACKS, "acks must be -1, 0 or 1")
+    if body.transactional_id is not None:
+        return _refuse_all(body, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                           "transactions are not supported yet")
+    appended = []  # (response, partition, last sequence)
+    responses = []
+    for topic_data in body.topic_data:
+        answers = []
+        for data in topic_data.partition_data:
+            answer = PartitionResponse(index=data.index)
+            answers.append(answer)
+            try:
+                appended.append(await _append(request, topic_data.name, data, answer))
+            except KafkaError as exc:
+                answer.error_code, answer.error_message = exc.code, exc.message
+                answer.base_offset = -1
+                log.info("produce_refused", topic=topic_data.name, partition=data.index,
+                         error=exc.code.name, reason=exc.message)
+        responses.append(API.Response.Responses(name=topic_data.name, partition_responses=answers))
+    response = API.Response(responses=responses)
+    if body.acks == 0:
+        if any(a.error_code for r in responses for a in r.partition_responses):
+            raise CloseConnection("an acks=0 produce failed")
+        return NO_RESPONSE
+    if body.acks == 1 or not appended:
+        return response
+    return Deferred(lambda: _when_durable(response, appended, body.timeout_ms))
+
+
+async def _append(request, topic_name: str, data, answer):
+    broker = request.broker
+    topic = await broker.auto_create(topic_name)
+    if topic is None or not 0 <= data.index < len(topic.partitions):
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                         f"{topic_name}/{data.index} is not a partition of this cluster")
+    partition = topic.partitions[data.index]
+    max_bytes = int(topic.config("max.message.bytes", broker.defaults))
+    batches = checked_batches(data.records, request.version, max_bytes)
+    append_time = None
+    if topic.config("message.timestamp.type", broker.defaults) == "LogAppendTime":
+        append_time = int(time.time() * 1000)
+    answer.base_offset, last_sequence = await partition.append(batches, log_append_time=append_time)
+    answer.log_append_time_ms = -1 if append_time is None else append_time
+    answer.log_start_offset = partition.log_start_offset
+    return answer, partition, last_sequence
+
+
+async def _when_durable(response, appended, timeout_ms: int):
+    with trio.move_on_after(max(timeout_ms, 0) / 1000):
+        for _, partition, sequence in appended:
+            await partition.wait_durable(sequence)
+        return response
+    for answer, partition, sequence in appended:
+        if not partition.is_durable(sequence):
+            answer.error_code = ErrorCode.REQUEST_TIMED_OUT
+            answer.error_message = "stores did not acknowledge the batch in time"
+    return response
+
+
+def _refuse_all(body, code: ErrorCode, message: str):
+    if body.acks == 0:
+        raise CloseConnection(message)
+    return API.Response(responses=[
+        API.Response.Responses(name=t.name, partition_responses=[
+            PartitionResponse(index=p.index, error_code=code, error_message=message, base_offset=-1)
+            for p in t.partition_data
+        ])
+        for t in body.topic_data
+    ])

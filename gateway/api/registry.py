@@ -1,0 +1,38 @@
+"""Which handler serves which Kafka API, and in which versions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+from protocol.kafka.apis import by_name
+from protocol.kafka.schema import Api, Versions
+
+
+@dataclass(frozen=True)
+class Route:
+    api: Api
+    versions: Versions
+    handler: Callable[..., Awaitable[Any]]
+
+
+ROUTES: dict[int, Route] = {}
+
+
+def handles(api_name: str, versions: str | None = None):
+    """Register the decorated coroutine function as the handler of an API.
+
+    `versions` narrows the range the schema declares, for an API whose newest
+    versions need behaviour the gateway does not have yet; ApiVersions
+    advertises exactly the registered ranges.
+    """
+    api = by_name(api_name)
+
+    def register(handler):
+        served = Versions.parse(versions) if versions else api.version_range
+        if served.low < api.version_range.low or served.high > api.version_range.high:
+            raise ValueError(f"{api_name}: {versions} outside the schema's {api.versions}")
+        ROUTES[api.key] = Route(api, served, handler)
+        return handler
+
+    return register

@@ -1,0 +1,181 @@
+"""The broker: topics and partitions this gateway leads, kept on the mesh."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Callable
+
+import structlog
+import trio
+
+from protocol.kafka.error_codes import ErrorCode
+
+from ..config import GatewaySettings
+from ..log.index import OffsetIndex
+from ..log.partition import PartitionLog
+from ..mesh.config import new_uuid
+from .configs import InvalidConfig, checked_overrides
+from .fetch_sessions import FetchSessions
+from .journal import Journal
+from .storage import MeshStorage
+from .topics import KafkaError, PartitionState, Topic, check_topic_name
+
+log = structlog.get_logger()
+
+
+class Broker:
+    def __init__(self, settings: GatewaySettings, storage: MeshStorage):
+        self.settings = settings
+        self.defaults = settings.defaults
+        self.storage = storage
+        self.journal = Journal(storage, settings.cluster_id, settings.defaults.min_insync_replicas)
+        self.topics: dict[str, Topic] = {}
+        self.fetch_sessions = FetchSessions()
+        self._nursery: trio.Nursery | None = None
+        self._topic_lock = trio.Lock()
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Recover every topic from the mesh, then keep the partitions' tasks running."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            await self.storage.wait_for_stores(self.defaults.min_insync_replicas)
+            states: dict[str, dict] = {}
+            for entry in await self.journal.replay():
+                if entry["type"] == "topic":
+                    states[entry["name"]] = entry
+                else:
+                    states.pop(entry["name"], None)
+            for state in states.values():
+                await self._open(Topic.from_state(state))
+            log.info("broker_ready", topics=len(self.topics))
+            task_status.started()
+            await trio.sleep_forever()
+
+    async def _open(self, topic: Topic) -> None:
+        for number, state in enumerate(topic.partition_states[len(topic.partitions):],
+                                       start=len(topic.partitions)):
+            offsets = await self.storage.rebuild_index(topic.name, state.address)
+            topic.partitions.append(self._partition_log(topic, number, state, offsets))
+        self.topics[topic.name] = topic
+
+    def _partition_log(self, topic: Topic, number: int, state: PartitionState,
+                       offsets: OffsetIndex) -> PartitionLog:
+        mesh = self.storage.host(topic.name, state.address, offsets.next_sequence)
+        partition = PartitionLog(
+            topic.name, number, mesh, self.storage.read, offsets,
+            min_insync=int(topic.config("min.insync.replicas", self.defaults)),
+            tail_bytes=self.settings.tail_bytes_per_partition,
+            log_start_offset=max(state.log_start_offset, offsets.first_offset),
+        )
+        self._nursery.start_soon(partition.follow_acks)
+        return partition
+
+    def topic(self, name: str) -> Topic | None:
+        return self.topics.get(name)
+
+    def topic_by_id(self, topic_id: uuid.UUID) -> Topic | None:
+        return next((t for t in self.topics.values() if t.topic_id == topic_id), None)
+
+    def partition(self, name: str, number: int) -> PartitionLog | None:
+        topic = self.topics.get(name)
+        if topic is None or not 0 <= number < len(topic.partitions):
+            return None
+        return topic.partitions[number]
+
+    async def create_topic(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
+                           configs: dict[str, str | None] | None = None, *,
+                           validate_only: bool = False) -> Topic:
+        check_topic_name(name)
+        if num_partitions == -1:
+            num_partitions = self.defaults.num_partitions
+        if replication_factor == -1:
+            replication_factor = self.defaults.default_replication_factor
+        if num_partitions <= 0:
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS, "number of partitions must be at least 1")
+        if replication_factor <= 0:
+            raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, "replication factor must be at least 1")
+        try:
+            overrides = checked_overrides(configs or {})
+        except InvalidConfig as exc:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        async with self._topic_lock:
+            if name in self.topics:
+                raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
+            topic = Topic(name, uuid.uuid4(), replication_factor,
+                          [PartitionState(new_uuid()) for _ in range(num_partitions)], overrides)
+            if validate_only:
+                return topic
+            await self.journal.write(topic.state())
+            await self._open(topic)
+        log.info("topic_created", topic=name, partitions=num_partitions, configs=overrides)
+        return topic
+
+    async def auto_create(self, name: str) -> Topic | None:
+        """The topic, created with defaults if allowed and missing."""
+        topic = self.topics.get(name)
+        if topic is None and self.defaults.auto_create_topics_enable:
+            try:
+                topic = await self.create_topic(name)
+            except KafkaError as exc:
+                if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:
+                    raise
+                topic = self.topics[name]
+        return topic
+
+    async def delete_topic(self, name: str) -> None:
+        async with self._topic_lock:
+            topic = self.topics.get(name)
+            if topic is None:
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
+            await self.journal.write({"type": "topic_deleted", "name": name})
+            del self.topics[name]
+            for partition in topic.partitions:
+                partition.close()
+                self.storage.release(partition.mesh)
+        log.info("topic_deleted", topic=name)
+
+    async def create_partitions(self, name: str, count: int, *, validate_only: bool = False) -> None:
+        async with self._topic_lock:
+            topic = self.topics.get(name)
+            if topic is None:
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
+            if count <= len(topic.partition_states):
+                raise KafkaError(ErrorCode.INVALID_PARTITIONS,
+                                 f"topic {name!r} has {len(topic.partition_states)} partitions; "
+                                 f"{count} would not add any")
+            if validate_only:
+                return
+            topic.partition_states += [PartitionState(new_uuid())
+                                       for _ in range(count - len(topic.partition_states))]
+            await self.journal.write(topic.state())
+            await self._open(topic)
+
+    async def alter_configs(self, name: str, overrides: dict[str, str], *, validate_only: bool = False) -> None:
+        """Replace a topic's overrides."""
+        await self.change_configs(name, lambda current: overrides, validate_only=validate_only)
+
+    async def change_configs(self, name: str, change: Callable[[dict[str, str]], dict[str, str | None]], *,
+                             validate_only: bool = False) -> None:
+        """Replace a topic's overrides by `change(current overrides)`, atomically."""
+        async with self._topic_lock:
+            topic = self.topics.get(name)
+            if topic is None:
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
+            try:
+                checked = checked_overrides(change(dict(topic.configs)))
+            except InvalidConfig as exc:
+                raise KafkaError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+            if validate_only:
+                return
+            topic.configs = checked
+            await self.journal.write(topic.state())
+            insync = int(topic.config("min.insync.replicas", self.defaults))
+            for partition in topic.partitions:
+                partition.min_insync = insync
+
+    async def save_log_start(self, topic: Topic) -> None:
+        """Persist the log start offsets after DeleteRecords moved them."""
+        for state, partition in zip(topic.partition_states, topic.partitions):
+            state.log_start_offset = partition.log_start_offset
+        async with self._topic_lock:
+            await self.journal.write(topic.state())

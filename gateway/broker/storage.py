@@ -1,0 +1,85 @@
+"""The gateway's place on the mesh: one producer node, one consumer node.
+
+The producer node publishes every partition this gateway leads (each its
+own Dafka partition UUID, all on one socket pair); the consumer node reads
+back what the in-memory tails no longer hold, and asks the stores for the
+heads of partitions when the gateway starts.
+"""
+
+from __future__ import annotations
+
+import structlog
+import trio
+import zmq
+
+from gateway.mesh.config import MeshConfig
+from gateway.mesh.consumer import Consumer
+from gateway.mesh.producer import Producer, ProducerPartition
+from protocol.records import RecordBatch
+
+from ..log.index import OffsetIndex
+
+log = structlog.get_logger()
+
+READ_CHUNK = 64
+STORES_WAIT_S = 10.0
+
+
+class MeshStorage:
+    def __init__(self, context: zmq.Context, config: MeshConfig):
+        self.producer = Producer(context, config)
+        self.consumer = Consumer(context, config, ())
+
+    def close(self) -> None:
+        self.producer.close()
+        self.consumer.close()
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self.producer.run)
+            await nursery.start(self.consumer.run)
+            task_status.started()
+
+    async def wait_for_stores(self, count: int) -> None:
+        """Wait (bounded) until `count` store readers hear this gateway's requests."""
+        with trio.move_on_after(STORES_WAIT_S) as waited:
+            await self.consumer.wait_for_stores(count)
+        if waited.cancelled_caught:
+            log.warning("stores_missing", wanted=count, seen=len(self.consumer.stores()))
+
+    def host(self, subject: str, uuid: str, next_sequence: int) -> ProducerPartition:
+        return self.producer.host(subject, uuid=uuid, next_sequence=next_sequence)
+
+    def release(self, partition: ProducerPartition) -> None:
+        self.producer.release(partition)
+
+    async def read(self, subject: str, uuid: str, sequence: int, count: int) -> list[tuple[int, bytes]]:
+        return await self.consumer.read(subject, uuid, sequence, count)
+
+    async def head(self, subject: str, uuid: str) -> int | None:
+        """The last sequence any store holds of a partition, None if none does."""
+        return (await self.consumer.heads(subject)).get(uuid)
+
+    async def contents(self, subject: str, uuid: str):
+        """Every stored record of a partition, in order: (sequence, content)."""
+        head = await self.head(subject, uuid)
+        if head is None:
+            return
+        sequence = 0
+        while sequence <= head:
+            records = await self.read(subject, uuid, sequence, min(READ_CHUNK, head - sequence + 1))
+            if not records:
+                raise RuntimeError(f"stores did not return {subject}/{uuid} from {sequence}")
+            for record in records:
+                yield record
+            sequence = records[-1][0] + 1
+
+    async def rebuild_index(self, subject: str, uuid: str) -> OffsetIndex:
+        """The offset index of a partition, from the batch headers the stores hold."""
+        index = None
+        async for sequence, content in self.contents(subject, uuid):
+            batch = RecordBatch(memoryview(content))
+            if index is None:
+                index = OffsetIndex(sequence, batch.base_offset)
+            index.add(sequence, batch.base_offset, batch.last_offset_delta + 1, batch.max_timestamp)
+        return index or OffsetIndex()

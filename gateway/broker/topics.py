@@ -1,0 +1,73 @@
+"""Topics: names, ids, partitions and config overrides, and their rules."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass, field
+
+from protocol.kafka.error_codes import ErrorCode
+
+from ..config import BrokerDefaults
+from ..log.partition import PartitionLog
+from .configs import TOPIC_CONFIGS
+
+MAX_NAME_LENGTH = 249
+LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+
+
+class KafkaError(Exception):
+    """A request the broker refuses, with the Kafka error code to answer."""
+
+    def __init__(self, code: ErrorCode, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def check_topic_name(name: str) -> None:
+    if not name or name in (".", "..") or len(name) > MAX_NAME_LENGTH or not LEGAL_NAME.fullmatch(name):
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION,
+                         f"topic name {name!r} is illegal: use up to {MAX_NAME_LENGTH} of [a-zA-Z0-9._-]")
+
+
+@dataclass
+class PartitionState:
+    """What the journal keeps of a partition."""
+
+    address: str  # the Dafka partition (producer) UUID
+    log_start_offset: int = 0
+
+
+@dataclass
+class Topic:
+    name: str
+    topic_id: uuid.UUID
+    replication_factor: int
+    partition_states: list[PartitionState]
+    configs: dict[str, str] = field(default_factory=dict)  # overrides only
+    partitions: list[PartitionLog] = field(default_factory=list)
+
+    def config(self, name: str, defaults: BrokerDefaults) -> str:
+        override = self.configs.get(name)
+        return override if override is not None else TOPIC_CONFIGS[name].broker_value(defaults)
+
+    def state(self) -> dict:
+        return {
+            "type": "topic",
+            "name": self.name,
+            "id": str(self.topic_id),
+            "replication_factor": self.replication_factor,
+            "partitions": [[p.address, p.log_start_offset] for p in self.partition_states],
+            "configs": self.configs,
+        }
+
+    @classmethod
+    def from_state(cls, state: dict) -> Topic:
+        return cls(
+            name=state["name"],
+            topic_id=uuid.UUID(state["id"]),
+            replication_factor=state["replication_factor"],
+            partition_states=[PartitionState(a, s) for a, s in state["partitions"]],
+            configs=dict(state["configs"]),
+        )

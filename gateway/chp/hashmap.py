@@ -1,0 +1,44 @@
+"""The hashmap a CHP server owns and a CHP client mirrors (no I/O here)."""
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+from protocol.chp import KVMsg, expiry_ms, with_absolute_ttl
+
+
+class Hashmap:
+    """Key -> latest message for that key, and the last sequence applied."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, KVMsg] = {}
+        self.sequence = 0
+
+    def store(self, msg: KVMsg) -> None:
+        """Apply a sequenced update: set the key, or delete it if the body is empty."""
+        if msg.is_delete:
+            self.entries.pop(msg.key, None)
+        else:
+            self.entries[msg.key] = msg
+        self.sequence = msg.sequence
+
+    def accept(self, update: KVMsg, now_ms: int) -> KVMsg:
+        """Sequence a client's KVSET, store it and return it for publishing.
+
+        DecodeError if its ttl is not a number.
+        """
+        sequenced = replace(with_absolute_ttl(update, now_ms), sequence=self.sequence + 1)
+        self.store(sequenced)
+        return sequenced
+
+    def expire(self, now_ms: int) -> list[KVMsg]:
+        """Delete every key whose expiry has passed; the deletions to publish."""
+        expired = [
+            msg.key
+            for msg in self.entries.values()
+            if (expiry := expiry_ms(msg)) is not None and expiry <= now_ms
+        ]
+        return [self.accept(KVMsg(key=key), now_ms) for key in expired]
+
+    def subtree(self, prefix: str) -> Iterator[KVMsg]:
+        """The stored messages whose keys start with `prefix`."""
+        return (msg for key, msg in self.entries.items() if key.startswith(prefix))

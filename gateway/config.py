@@ -1,0 +1,45 @@
+"""Gateway settings: one dataclass, filled from options and environment."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gateway.mesh.config import MeshConfig
+
+
+@dataclass(frozen=True)
+class BrokerDefaults:
+    """Kafka's broker-level settings that topics inherit (Kafka's names and defaults)."""
+
+    num_partitions: int = 1
+    default_replication_factor: int = 1
+    min_insync_replicas: int = 1
+    auto_create_topics_enable: bool = True
+    message_max_bytes: int = 1048588
+    log_retention_ms: int = 7 * 24 * 3600 * 1000
+    log_retention_bytes: int = -1
+    log_message_timestamp_type: str = "CreateTime"
+    compression_type: str = "producer"
+    log_cleanup_policy: str = "delete"
+
+
+@dataclass(frozen=True)
+class GatewaySettings:
+    host: str = "127.0.0.1"
+    port: int = 9092
+    advertised_host: str | None = None
+    advertised_port: int | None = None
+    node_id: int = 0
+    cluster_id: str = "dafka-gateway"
+    data_dir: Path = Path("data")
+    max_request_bytes: int = 100 * 1024 * 1024  # socket.request.max.bytes
+    max_connections: int = 1000
+    # In-memory tail of each partition that fetches are served from.
+    tail_bytes_per_partition: int = 32 * 1024 * 1024
+    mesh: MeshConfig = field(default_factory=MeshConfig)
+    defaults: BrokerDefaults = field(default_factory=BrokerDefaults)
+
+    @property
+    def advertised(self) -> tuple[str, int]:
+        return self.advertised_host or self.host, self.advertised_port or self.port

@@ -1,0 +1,79 @@
+"""Offsets of a partition's batches, by Dafka sequence.
+
+Sequences are dense (one per batch), so the index is two flat arrays
+indexed by `sequence - first_sequence`: the batch's base offset and the
+largest timestamp seen up to and including it. Both arrays only grow
+at the end and are sorted, so lookups are bisections: 16 bytes a batch.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left, bisect_right
+
+
+class OffsetIndex:
+    def __init__(self, first_sequence: int = 0, next_offset: int = 0):
+        self.first_sequence = first_sequence
+        self.next_offset = next_offset
+        self._base_offsets = array("q")
+        self._max_timestamps = array("q")  # running maximum: sorted
+
+    def __len__(self) -> int:
+        return len(self._base_offsets)
+
+    @property
+    def last_sequence(self) -> int | None:
+        return self.first_sequence + len(self) - 1 if len(self) else None
+
+    @property
+    def first_offset(self) -> int:
+        return self._base_offsets[0] if len(self) else self.next_offset
+
+    @property
+    def next_sequence(self) -> int:
+        return self.first_sequence + len(self)
+
+    def add(self, sequence: int, base_offset: int, offset_count: int, max_timestamp: int) -> None:
+        if sequence != self.next_sequence or base_offset != self.next_offset:
+            raise ValueError(
+                f"batch at sequence {sequence} offset {base_offset} does not follow "
+                f"sequence {self.next_sequence} offset {self.next_offset}"
+            )
+        running = self._max_timestamps[-1] if len(self) else -1
+        self._base_offsets.append(base_offset)
+        self._max_timestamps.append(max(running, max_timestamp))
+        self.next_offset = base_offset + offset_count
+
+    def sequence_of(self, offset: int) -> int:
+        """The sequence of the batch holding `offset` (which must be indexed)."""
+        if not len(self) or offset < self._base_offsets[0] or offset >= self.next_offset:
+            raise KeyError(offset)
+        return self.first_sequence + bisect_right(self._base_offsets, offset) - 1
+
+    def range_of(self, sequence: int) -> tuple[int, int]:
+        """(base offset, last offset) of the batch at `sequence`."""
+        position = sequence - self.first_sequence
+        if not 0 <= position < len(self):
+            raise KeyError(sequence)
+        end = self._base_offsets[position + 1] if position + 1 < len(self) else self.next_offset
+        return self._base_offsets[position], end - 1
+
+    def first_reaching(self, timestamp: int) -> int | None:
+        """The first sequence whose batch, or an earlier one, has a timestamp >= `timestamp`."""
+        position = bisect_left(self._max_timestamps, timestamp)
+        return None if position == len(self) else self.first_sequence + position
+
+    def max_timestamp(self) -> int:
+        return self._max_timestamps[-1] if len(self) else -1
+
+    def first_with_max_timestamp(self) -> int | None:
+        """The sequence of the first batch that holds the partition's largest timestamp."""
+        return self.first_reaching(self.max_timestamp()) if len(self) else None
+
+    def drop_before(self, sequence: int) -> None:
+        """Forget batches below `sequence` (retention or DeleteRecords moved past them)."""
+        cut = min(max(sequence - self.first_sequence, 0), len(self))
+        del self._base_offsets[:cut]
+        del self._max_timestamps[:cut]
+        self.first_sequence += cut

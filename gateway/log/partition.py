@@ -1,0 +1,208 @@
+"""A Kafka partition kept as a Dafka partition that this gateway produces.
+
+Each Dafka record is one Kafka record batch with its offsets assigned, so
+produce and fetch move batches as bytes. The Dafka sequence of a batch is
+its ordinal in the partition; `OffsetIndex` maps offsets to sequences.
+Recent batches stay in memory (the tail) for fetches; older ones are read
+back from the stores through the mesh.
+
+The high watermark is the end of the longest prefix that `min_insync`
+stores have acknowledged: consumers see nothing beyond it, and an acks=all
+produce is answered once its batches are below it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Awaitable, Callable, Protocol
+
+import structlog
+import trio
+
+from protocol.kafka.error_codes import ErrorCode
+from protocol.records import RecordBatch, assign_offsets
+
+from .index import OffsetIndex
+
+log = structlog.get_logger()
+
+
+class MeshPartition(Protocol):
+    """What a partition needs of the Dafka producer that publishes it."""
+
+    uuid: str
+    next_sequence: int
+
+    async def publish(self, content: bytes) -> int: ...
+
+    async def wait_acked(self, sequence: int, stores: int) -> None: ...
+
+
+# (subject, partition uuid, first sequence, count) -> [(sequence, content)]
+MeshRead = Callable[[str, str, int, int], Awaitable[list[tuple[int, bytes]]]]
+
+
+@dataclass(frozen=True)
+class StoredBatch:
+    base_offset: int
+    last_offset: int
+    sequence: int
+    data: bytes | memoryview
+
+
+class PartitionLog:
+    """Offsets, watermarks and batches of one partition."""
+
+    def __init__(self, topic: str, index: int, mesh: MeshPartition, read: MeshRead,
+                 offsets: OffsetIndex, *, min_insync: int, tail_bytes: int,
+                 log_start_offset: int = 0, leader_epoch: int = 0):
+        self.topic = topic
+        self.index = index
+        self.mesh = mesh
+        self._read = read
+        self.offsets = offsets
+        self.min_insync = min_insync
+        self.log_start_offset = log_start_offset
+        self.leader_epoch = leader_epoch
+        self.high_watermark = offsets.next_offset
+        self._tail: deque[StoredBatch] = deque()
+        self._tail_bytes = 0
+        self._tail_limit = tail_bytes
+        self._append_lock = trio.Lock()
+        self._published = trio.Event()  # a batch beyond the watermark exists
+        self._watermark_moved = trio.Event()
+        self._fetch_waiters: set[trio.Event] = set()
+        self._scope = trio.CancelScope()
+
+    def epoch_error(self, current_leader_epoch: int) -> ErrorCode | None:
+        """Kafka's answer to a client whose idea of the leader epoch differs from ours."""
+        if current_leader_epoch == -1 or current_leader_epoch == self.leader_epoch:
+            return None
+        if current_leader_epoch > self.leader_epoch:
+            return ErrorCode.UNKNOWN_LEADER_EPOCH
+        return ErrorCode.FENCED_LEADER_EPOCH
+
+    @property
+    def next_offset(self) -> int:
+        return self.offsets.next_offset
+
+    async def append(self, batches: list[RecordBatch], *, log_append_time: int | None = None
+                     ) -> tuple[int, int]:
+        """Stamp and publish checked v2 batches; (base offset, last sequence).
+
+        The lock keeps the offsets and sequences of concurrent appends in
+        the same order as the bytes they publish.
+        """
+        async with self._append_lock:
+            base = self.next_offset
+            sequence = -1
+            for batch in batches:
+                first = self.offsets.next_offset
+                assign_offsets(batch, first, self.leader_epoch, log_append_time=log_append_time)
+                sequence = await self.mesh.publish(batch.buffer)
+                timestamp = batch.max_timestamp if log_append_time is None else log_append_time
+                self.offsets.add(sequence, first, batch.last_offset_delta + 1, timestamp)
+                self._keep(StoredBatch(first, first + batch.last_offset_delta, sequence, batch.buffer))
+            self._published.set()
+            return base, sequence
+
+    async def wait_durable(self, sequence: int) -> None:
+        await self.mesh.wait_acked(sequence, self.min_insync)
+
+    def is_durable(self, sequence: int) -> bool:
+        return self.offsets.range_of(sequence)[1] < self.high_watermark
+
+    def _keep(self, batch: StoredBatch) -> None:
+        self._tail.append(batch)
+        self._tail_bytes += len(batch.data)
+        while self._tail_bytes > self._tail_limit and len(self._tail) > 1:
+            self._tail_bytes -= len(self._tail.popleft().data)
+
+    def close(self) -> None:
+        """Stop following acknowledgements (the topic was deleted)."""
+        self._scope.cancel()
+
+    async def follow_acks(self) -> None:
+        """Move the high watermark as stores acknowledge; runs until `close`."""
+        with self._scope:
+            await self._follow_acks()
+
+    async def _follow_acks(self) -> None:
+        while True:
+            if self.offsets.last_sequence is None or self.high_watermark == self.next_offset:
+                self._published = trio.Event()
+                await self._published.wait()
+                continue
+            sequence = self.offsets.last_sequence
+            end = self.offsets.next_offset
+            await self.mesh.wait_acked(sequence, self.min_insync)
+            self._advance(end)
+
+    def _advance(self, watermark: int) -> None:
+        if watermark <= self.high_watermark:
+            return
+        self.high_watermark = watermark
+        for waiter in self._fetch_waiters:
+            waiter.set()
+        self._fetch_waiters.clear()
+
+    def notify_on_data(self, waiter: trio.Event) -> None:
+        """Set `waiter` when the high watermark next moves."""
+        self._fetch_waiters.add(waiter)
+
+    def forget_waiter(self, waiter: trio.Event) -> None:
+        self._fetch_waiters.discard(waiter)
+
+    async def read(self, offset: int, max_bytes: int, *, limit: int | None = None) -> list[StoredBatch]:
+        """Batches from the one holding `offset` up to `limit` (the watermark by
+        default), at least one batch if any, within `max_bytes` otherwise."""
+        limit = self.high_watermark if limit is None else limit
+        if offset >= limit:
+            return []
+        sequence = self.offsets.sequence_of(offset)
+        found: list[StoredBatch] = []
+        size = 0
+        for batch in await self._batches_from(sequence, max_bytes):
+            if batch.base_offset >= limit or (found and size + len(batch.data) > max_bytes):
+                break
+            found.append(batch)
+            size += len(batch.data)
+        return found
+
+    async def _batches_from(self, sequence: int, max_bytes: int) -> list[StoredBatch]:
+        if self._tail and sequence >= self._tail[0].sequence:
+            start = sequence - self._tail[0].sequence
+            return [self._tail[i] for i in range(start, len(self._tail))]
+        # Older than the tail: ask the stores, a bounded number at a time.
+        count = min(self._tail[0].sequence if self._tail else self.mesh.next_sequence,
+                    sequence + 64) - sequence
+        records = await self._read(self.topic, self.mesh.uuid, sequence, max(count, 1))
+        return [self._stored(seq, content) for seq, content in records]
+
+    async def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record below the watermark stamped at or
+        after `timestamp`, or None."""
+        sequence = self.offsets.first_reaching(timestamp)
+        return await self._first_record(sequence, lambda record: record.timestamp >= timestamp)
+
+    async def offset_of_max_timestamp(self) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record with the largest timestamp, or None."""
+        largest = self.offsets.max_timestamp()
+        sequence = self.offsets.first_with_max_timestamp()
+        return await self._first_record(sequence, lambda record: record.timestamp == largest)
+
+    async def _first_record(self, sequence: int | None, wanted) -> tuple[int, int] | None:
+        while sequence is not None and sequence <= (self.offsets.last_sequence or -1):
+            stored = (await self._batches_from(sequence, 0))[0]
+            if stored.base_offset >= self.high_watermark:
+                return None
+            for record in RecordBatch(memoryview(stored.data)).records():
+                if record.offset >= self.log_start_offset and wanted(record):
+                    return record.offset, record.timestamp
+            sequence += 1
+        return None
+
+    def _stored(self, sequence: int, content: bytes) -> StoredBatch:
+        base, last = self.offsets.range_of(sequence)
+        return StoredBatch(base, last, sequence, bytes(content))

@@ -1,0 +1,1 @@
+"""The Dafka mesh in trio: tower, producer, consumer and store nodes over pyzmq."""

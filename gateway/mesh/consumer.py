@@ -1,0 +1,254 @@
+"""A consumer node: every partition of its topics, in order, exactly once.
+
+Gaps (seen from a RECORD past the next expected one, or from a HEAD) are
+filled by FETCH; stores greet us (STORE-HELLO / CONSUMER-HELLO) and tell us
+the heads, so with offset reset `earliest` a late consumer replays history.
+`read` serves a caller who wants a range of any partition on demand.
+Run as `python -m gateway.mesh.consumer TOPIC...` to print contents to stdout.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import trio
+import zmq
+
+from gateway.mesh import cli
+from gateway.mesh.config import MeshConfig
+from gateway.mesh.node import MeshNode
+from gateway.mesh.ordering import FETCH_RETRY_S, PartitionSequencer, Sequencers, fill_gaps, keep_filling_gaps
+from protocol.dafka import (
+    ConsumerHello,
+    DirectHead,
+    DirectRecord,
+    Fetch,
+    GetHeads,
+    Head,
+    Record,
+    StoreHello,
+    decode,
+    encode,
+    subscribed_address,
+    unsubscribed_address,
+    subscription,
+)
+from protocol.errors import DecodeError
+
+RECV_BATCH = 256
+DELIVERY_BUFFER = 10_000
+HEADS_WAIT_S = 0.5  # how long stores may take to answer GET-HEADS
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    subject: str
+    partition: str
+    sequence: int
+    content: object  # a buffer (zmq.Frame): bytes(content) copies it
+
+
+@dataclass
+class _Read:
+    """An on-demand read waiting for records [first, first + count)."""
+
+    first: int
+    count: int
+    records: dict = field(default_factory=dict)
+    done: trio.Event = field(default_factory=trio.Event)
+
+    def next_missing(self) -> int:
+        sequence = self.first
+        while sequence in self.records:
+            sequence += 1
+        return sequence
+
+    def offer(self, sequence: int, content) -> None:
+        if self.first <= sequence < self.first + self.count:
+            self.records[sequence] = content
+            if len(self.records) == self.count:
+                self.done.set()
+
+
+class Consumer:
+    def __init__(self, context: zmq.Context, config: MeshConfig, subjects: Sequence[str]):
+        self.node = MeshNode(context, config, kind="consumer", verbose_publisher=True)
+        self.subjects = frozenset(subjects)
+        self.earliest = config.offset_reset == "earliest"
+        self.sequencers = Sequencers()
+        self._reads: dict[tuple[str, str], list[_Read]] = defaultdict(list)
+        self._heads: dict[str, list[dict[str, int]]] = defaultdict(list)
+        self._stores: set[str] = set()
+        self._stores_changed = trio.Event()
+        self._deliver, self.deliveries = trio.open_memory_channel[Delivery](DELIVERY_BUFFER)
+        me = self.node.uuid
+        for prefix in (subscription(DirectRecord, me), subscription(DirectHead, me), subscription(StoreHello, me)):
+            self.node.subscribe(prefix)
+        for subject in self.subjects:
+            self.node.subscribe(subscription(Record, subject))
+            self.node.subscribe(subscription(Head, subject))
+
+    def close(self) -> None:
+        self.node.close()
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        async with self._deliver, trio.open_nursery() as nursery:
+            await nursery.start(self.node.run)
+            nursery.start_soon(self._watch_subscriptions)
+            nursery.start_soon(keep_filling_gaps, self.node, self.sequencers)
+            task_status.started()
+            await self._receive()
+
+    async def read(self, subject: str, partition: str, from_sequence: int, count: int,
+                   *, timeout: float = 2.0) -> list[tuple[int, object]]:
+        """Records [from_sequence, from_sequence + count) of a partition, FETCHed from
+        stores or its producer; on timeout, the contiguous part received so far."""
+        request = _Read(from_sequence, count)
+        waiting = self._reads[(subject, partition)]
+        waiting.append(request)
+        try:
+            with trio.move_on_after(timeout):
+                while not request.done.is_set():
+                    first = request.next_missing()
+                    await self.node.send(Fetch(partition, self.node.uuid, subject, first,
+                                               from_sequence + count - first))
+                    with trio.move_on_after(FETCH_RETRY_S):
+                        await request.done.wait()
+        finally:
+            waiting.remove(request)
+            if not waiting:
+                del self._reads[(subject, partition)]
+        end = request.next_missing()
+        return [(sequence, request.records[sequence]) for sequence in range(from_sequence, end)]
+
+    async def _receive(self) -> None:
+        while True:
+            touched = set()
+            for frames in await self.node.subscriber.recv_batch(RECV_BATCH):
+                try:
+                    message = decode(frames)
+                except DecodeError as error:
+                    self.node.log.warning("bad_message", reason=error.reason)
+                    continue
+                if isinstance(message, StoreHello):
+                    await self._hello(message.store)
+                elif key := await self._take(message):
+                    touched.add(key)
+            await fill_gaps(self.node, self.sequencers, touched)
+
+    async def _take(self, message) -> tuple[str, str] | None:
+        """Feed a record or head to its partition; the partition's key if it may lag."""
+        if isinstance(message, (Record, DirectRecord)):
+            key = (message.subject, message.partition)
+            for request in self._reads.get(key, ()):
+                request.offer(message.sequence, message.content)
+        elif isinstance(message, (Head, DirectHead)):
+            key = (message.subject, message.partition)
+            if isinstance(message, DirectHead):
+                for found in self._heads.get(message.subject, ()):
+                    found[message.partition] = max(found.get(message.partition, -1), message.sequence)
+        else:
+            return None
+        if message.subject not in self.subjects:
+            return None
+        sequencer = self._sequencer(key, message)
+        if sequencer is None:
+            return None
+        if isinstance(message, (Head, DirectHead)):
+            sequencer.note_head(message.sequence)
+            return key
+        for sequence, content in sequencer.offer(message.sequence, message.content):
+            await self._deliver.send(Delivery(key[0], key[1], sequence, content))
+        return key
+
+    def _sequencer(self, key, message) -> PartitionSequencer | None:
+        sequencer = self.sequencers.get(key)
+        if sequencer is None:
+            if self.earliest:
+                sequencer = PartitionSequencer(0)
+            elif isinstance(message, Record):  # latest: start at the first record seen
+                sequencer = PartitionSequencer(message.sequence)
+            else:
+                return None
+            self.sequencers[key] = sequencer
+            self.node.log.info("partition_found", subject=key[0], partition=key[1], first=sequencer.next_sequence)
+        return sequencer
+
+    def stores(self) -> frozenset[str]:
+        """The store readers connected to this consumer now."""
+        return frozenset(self._stores)
+
+    async def wait_for_stores(self, count: int) -> None:
+        """Return once at least `count` store readers are connected."""
+        while len(self._stores) < count:
+            await self._stores_changed.wait()
+
+    async def heads(self, subject: str, *, timeout: float = HEADS_WAIT_S) -> dict[str, int]:
+        """partition -> the highest head any store reports for `subject` within `timeout`."""
+        found: dict[str, int] = {}
+        self._heads[subject].append(found)
+        try:
+            await self.node.send(GetHeads(subject, self.node.uuid))
+            await trio.sleep(timeout)
+        finally:
+            self._heads[subject].remove(found)
+            if not self._heads[subject]:
+                del self._heads[subject]
+        return found
+
+    def _note_store(self, frame) -> str | None:
+        """Track store readers by their `W`+UUID (un)subscriptions; the UUID if one came."""
+        store = subscribed_address(frame, ConsumerHello)
+        gone = unsubscribed_address(frame, ConsumerHello)
+        if store is not None:
+            self._stores.add(store)
+        elif gone is not None:
+            self._stores.discard(gone)
+        if store is not None or gone is not None:
+            self._stores_changed.set()
+            self._stores_changed = trio.Event()
+        return store
+
+    async def _watch_subscriptions(self) -> None:
+        """Verbose XPUB: a store reader's `W`+UUID subscription means it just connected."""
+        while True:
+            frames = await self.node.publisher.recv()
+            store = self._note_store(frames[0])
+            if store is not None:
+                await self._hello(store)
+            elif bytes(frames[0]) == b"\x01" + GetHeads.ID and self.earliest:
+                for subject in self.subjects:
+                    await self.node.send(GetHeads(subject, self.node.uuid))
+
+    async def _hello(self, store: str) -> None:
+        if self.earliest and self.subjects:
+            await self.node.send(ConsumerHello(store, self.node.uuid, tuple(sorted(self.subjects))))
+
+
+async def _print_contents(context: zmq.Context, config: MeshConfig, topics: list[str]) -> None:
+    consumer = Consumer(context, config, topics)
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(consumer.run)
+            out = sys.stdout.buffer
+            async for delivery in consumer.deliveries:
+                out.write(bytes(delivery.content) + b"\n")
+                if not consumer.deliveries.statistics().current_buffer_used:
+                    out.flush()
+    finally:
+        consumer.close()
+
+
+def main() -> None:
+    parser = cli.parser("Dafka consumer: prints each record's content as a line",
+                        [*cli.BEACON_OPTIONS, "--offset-reset"])
+    parser.add_argument("topics", nargs="+")
+    arguments = parser.parse_args()
+    cli.run(_print_contents, cli.config_from(arguments), arguments.topics)
+
+
+if __name__ == "__main__":
+    main()

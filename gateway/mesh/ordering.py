@@ -1,0 +1,99 @@
+"""Puts one partition's records back in sequence order and says what to FETCH.
+
+Used by consumers and store writers alike: records arrive live, late, twice,
+or not at all (a publisher at its high-water mark drops them), and HEADs tell
+how far the partition goes.
+"""
+
+from __future__ import annotations
+
+import trio
+
+from protocol.dafka import Fetch, encode
+
+FETCH_BATCH = 1000  # records asked for per FETCH, so one answer cannot flood memory
+FETCH_RETRY_S = 0.5  # ask again if the gap has not closed by then
+MAX_BUFFERED_BYTES = 64 << 20  # content held ahead of a gap; beyond it, records are fetched again later
+
+
+class PartitionSequencer:
+    def __init__(self, next_sequence: int):
+        self.next_sequence = next_sequence
+        self.known_head = next_sequence - 1  # highest sequence known to exist
+        self._ahead: dict[int, object] = {}
+        self._ahead_bytes = 0
+        self._fetch_end = -1  # the last sequence asked for by the outstanding FETCH
+        self._fetch_deadline = 0.0
+
+    @property
+    def behind(self) -> bool:
+        return self.known_head >= self.next_sequence
+
+    def offer(self, sequence: int, content) -> list[tuple[int, object]]:
+        """The records now deliverable in order; duplicates and old records vanish."""
+        if sequence < self.next_sequence:
+            return []
+        self.known_head = max(self.known_head, sequence)
+        if sequence > self.next_sequence:
+            if sequence not in self._ahead and self._ahead_bytes < MAX_BUFFERED_BYTES:
+                self._ahead[sequence] = content
+                self._ahead_bytes += len(content)
+            return []
+        ready = [(sequence, content)]
+        sequence += 1
+        while self._ahead:
+            content = self._ahead.pop(sequence, None)
+            if content is None:
+                break
+            self._ahead_bytes -= len(content)
+            ready.append((sequence, content))
+            sequence += 1
+        self.next_sequence = sequence
+        return ready
+
+    def note_head(self, sequence: int) -> None:
+        self.known_head = max(self.known_head, sequence)
+
+    def fetch_due(self, now: float) -> tuple[int, int] | None:
+        """(first sequence, count) to FETCH now, or None if nothing is missing or asked."""
+        if not self.behind:
+            return None
+        if self.next_sequence <= self._fetch_end and now < self._fetch_deadline:
+            return None
+        last = self.known_head
+        if self._ahead:
+            last = min(min(self._ahead) - 1, last)
+        count = min(FETCH_BATCH, last - self.next_sequence + 1)
+        if count <= 0:
+            return None
+        self._fetch_end = self.next_sequence + count - 1
+        self._fetch_deadline = now + FETCH_RETRY_S
+        return self.next_sequence, count
+
+
+class Sequencers(dict):
+    """(subject, partition) -> PartitionSequencer, for a node that FETCHes its gaps."""
+
+    def fetches_due(self, keys, requester: str, now: float) -> list[list]:
+        """Encoded FETCHes, sent by `requester`, for those of `keys` that lag."""
+        fetches = []
+        for subject, partition in keys:
+            due = self[(subject, partition)].fetch_due(now)
+            if due is not None:
+                fetches.append(encode(Fetch(partition, requester, subject, *due)))
+        return fetches
+
+    def lagging(self) -> list[tuple[str, str]]:
+        return [key for key, sequencer in self.items() if sequencer.behind]
+
+
+async def fill_gaps(node, sequencers: Sequencers, keys) -> None:
+    """FETCH what is missing from `keys` on behalf of `node`."""
+    await node.publisher.send_batch(sequencers.fetches_due(keys, node.uuid, trio.current_time()))
+
+
+async def keep_filling_gaps(node, sequencers: Sequencers) -> None:
+    """Ask again for gaps that are still open, even when no traffic arrives."""
+    while True:
+        await trio.sleep(FETCH_RETRY_S)
+        await fill_gaps(node, sequencers, sequencers.lagging())

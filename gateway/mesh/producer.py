@@ -1,0 +1,189 @@
+"""A producer node hosting any number of partitions on one identity and socket pair.
+
+Each hosted partition has its own UUID (the partition's name), subject and
+sequence counter, keeps its records until a store ACKs them (answering
+FETCHes from them meanwhile) and tells its caller when enough distinct stores
+hold a record. Run as `python -m gateway.mesh.producer TOPIC` to publish the
+lines of stdin.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import deque
+from collections.abc import Callable
+
+import trio
+import zmq
+
+from gateway.mesh import cli
+from gateway.mesh.config import MeshConfig, new_uuid
+from gateway.mesh.node import MeshNode, sender_of
+from protocol.dafka import Ack, DirectRecord, Fetch, Head, Record, decode, encode, subscription
+from protocol.errors import DecodeError
+
+RECV_BATCH = 256
+WINDOW = 500  # records the command-line producer publishes ahead of ACKs
+
+DropHook = Callable[[str, int], bool]  # (partition UUID, sequence) -> skip publishing it
+
+
+class ProducerPartition:
+    """One partition this node publishes: records are numbered from `next_sequence` on."""
+
+    def __init__(self, producer: Producer, subject: str, uuid: str, next_sequence: int):
+        self.producer = producer
+        self.subject = subject
+        self.uuid = uuid
+        self.next_sequence = next_sequence
+        self._unacked: deque = deque()  # contents from sequence `_first_unacked` on
+        self._first_unacked = next_sequence
+        self._acked_by: dict[str, int] = {}  # store -> highest sequence it ACKed
+        self._waiters: list[tuple[int, int, trio.Event]] = []
+
+    async def publish(self, content) -> int:
+        """Publish one record and return its sequence (not yet durable: see wait_acked)."""
+        sequence = self.next_sequence
+        self.next_sequence += 1
+        self._unacked.append(content)
+        drop = self.producer.drop
+        if drop is not None and drop(self.uuid, sequence):
+            await trio.lowlevel.checkpoint()
+            return sequence
+        await self.producer.node.publisher.send(encode(Record(self.uuid, self.subject, sequence, content)))
+        return sequence
+
+    async def wait_acked(self, sequence: int, stores: int) -> None:
+        """Return once `stores` distinct stores have ACKed every record up to `sequence`."""
+        if self._covered(sequence) >= stores:
+            await trio.lowlevel.checkpoint()
+            return
+        event = trio.Event()
+        self._waiters.append((sequence, stores, event))
+        await event.wait()
+
+    def on_ack(self, store: str, sequence: int) -> None:
+        if sequence <= self._acked_by.get(store, -1):
+            return
+        self._acked_by[store] = sequence
+        while self._unacked and self._first_unacked <= sequence:
+            self._unacked.popleft()
+            self._first_unacked += 1
+        if sequence >= self.next_sequence:  # ACKs from an earlier life of this partition
+            self._first_unacked = self.next_sequence
+        waiting = []
+        for waiter in self._waiters:
+            if self._covered(waiter[0]) >= waiter[1]:
+                waiter[2].set()
+            else:
+                waiting.append(waiter)
+        self._waiters = waiting
+
+    def answer(self, fetch: Fetch) -> list[list]:
+        """DIRECT-RECORDs for a FETCH, if this partition still holds its first record."""
+        first = fetch.sequence
+        if not self._first_unacked <= first < self.next_sequence:
+            return []
+        last = min(first + fetch.count, self.next_sequence) - 1
+        return [
+            encode(DirectRecord(fetch.requester, self.uuid, self.subject, sequence,
+                                self._unacked[sequence - self._first_unacked]))
+            for sequence in range(first, last + 1)
+        ]
+
+    def _covered(self, sequence: int) -> int:
+        return sum(1 for acked in self._acked_by.values() if acked >= sequence)
+
+
+class Producer:
+    """The node: one beacon identity, one PUB/SUB pair, many hosted partitions."""
+
+    def __init__(self, context: zmq.Context, config: MeshConfig, *, drop: DropHook | None = None):
+        self.node = MeshNode(context, config, kind="producer")
+        self.drop = drop  # test hook: records it selects are never published, only FETCHable
+        self.partitions: dict[str, ProducerPartition] = {}
+
+    def close(self) -> None:
+        self.node.close()
+
+    def host(self, subject: str, *, uuid: str | None = None, next_sequence: int = 0) -> ProducerPartition:
+        """Start publishing a partition (a new one, or one resumed at `next_sequence`)."""
+        partition = ProducerPartition(self, subject, uuid or new_uuid(), next_sequence)
+        self.partitions[partition.uuid] = partition
+        self.node.subscribe(subscription(Ack, partition.uuid))
+        self.node.subscribe(subscription(Fetch, partition.uuid))
+        return partition
+
+    def release(self, partition: ProducerPartition) -> None:
+        """Stop hosting a partition (e.g. its leadership moved elsewhere)."""
+        del self.partitions[partition.uuid]
+        self.node.unsubscribe(subscription(Ack, partition.uuid))
+        self.node.unsubscribe(subscription(Fetch, partition.uuid))
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self.node.run)
+            nursery.start_soon(self._send_heads)
+            task_status.started()
+            await self._receive()
+
+    async def _receive(self) -> None:
+        while True:
+            answers = []
+            for frames in await self.node.subscriber.recv_batch(RECV_BATCH):
+                try:
+                    message = decode(frames)
+                except DecodeError as error:
+                    self.node.log.warning("bad_message", reason=error.reason)
+                    continue
+                partition = self.partitions.get(getattr(message, "partition", None))
+                if partition is None or partition.subject != message.subject:
+                    continue
+                if isinstance(message, Ack):
+                    partition.on_ack(sender_of(frames[0]), message.sequence)
+                elif isinstance(message, Fetch):
+                    answers.extend(partition.answer(message))
+            await self.node.publisher.send_batch(answers)
+
+    async def _send_heads(self) -> None:
+        while True:
+            await trio.sleep(self.node.config.head_interval_ms / 1000)
+            heads = [
+                encode(Head(p.uuid, p.subject, p.next_sequence - 1))
+                for p in self.partitions.values()
+                if p.next_sequence > 0
+            ]
+            await self.node.publisher.send_batch(heads)
+
+
+async def _publish_stdin(context: zmq.Context, config: MeshConfig, topic: str, acks: int) -> None:
+    producer = Producer(context, config)
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(producer.run)
+            partition = producer.host(topic, uuid=producer.node.uuid)
+            stdin = trio.wrap_file(sys.stdin.buffer)
+            async for line in stdin:
+                sequence = await partition.publish(line.rstrip(b"\n"))
+                if acks and sequence >= WINDOW:  # stay within what the sockets can queue
+                    await partition.wait_acked(sequence - WINDOW, 1)
+            if acks and partition.next_sequence:
+                await partition.wait_acked(partition.next_sequence - 1, acks)
+            producer.node.log.info("published", topic=topic, records=partition.next_sequence)
+            nursery.cancel_scope.cancel()
+    finally:
+        producer.close()
+
+
+def main() -> None:
+    parser = cli.parser("Dafka producer: publishes each line of stdin as a record", [
+        *cli.BEACON_OPTIONS, "--head-interval"])
+    parser.add_argument("topic")
+    parser.add_argument("--acks", type=int, default=0,
+                        help="at end of input, wait until this many stores hold every record; default 0")
+    arguments = parser.parse_args()
+    cli.run(_publish_stdin, cli.config_from(arguments), arguments.topic, arguments.acks)
+
+
+if __name__ == "__main__":
+    main()

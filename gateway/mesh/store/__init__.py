@@ -1,0 +1,1 @@
+"""Dafka store: durable log engine and the store network nodes."""

@@ -1,0 +1,3 @@
+from gateway.mesh.store.node import main
+
+main()

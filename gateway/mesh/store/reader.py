@@ -1,0 +1,102 @@
+"""The store's reader node: answers FETCH, GET-HEADS and CONSUMER-HELLO from the log.
+
+Its publisher is a verbose XPUB so that it sees consumers subscribe to
+`L`+UUID and greets them with STORE-HELLO. It does not drop answers at the
+high-water mark (XPUB_NODROP): a long replay waits for the requester instead.
+"""
+
+from __future__ import annotations
+
+import trio
+import zmq
+
+from gateway.mesh.config import MeshConfig
+from gateway.mesh.node import MeshNode
+from protocol.dafka import (
+    ConsumerHello,
+    DirectHead,
+    DirectRecord,
+    Fetch,
+    GetHeads,
+    StoreHello,
+    decode,
+    encode,
+    subscribed_address,
+    subscription,
+)
+from protocol.errors import DecodeError
+
+READ_MAX_BYTES = 16 << 20  # records read from the log per worker-thread call
+READ_MAX_COUNT = 4096
+
+
+class StoreReader:
+    def __init__(self, context: zmq.Context, config: MeshConfig, log, *, writer_uuid: str):
+        self.node = MeshNode(context, config, kind="store-reader", verbose_publisher=True)
+        self.node.publisher.zsock.setsockopt(zmq.XPUB_NODROP, 1)
+        self.log = log
+        self.writer_uuid = writer_uuid
+        for prefix in (subscription(Fetch), subscription(GetHeads), subscription(ConsumerHello, self.node.uuid)):
+            self.node.subscribe(prefix)
+
+    def close(self) -> None:
+        self.node.close()
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self.node.run)
+            nursery.start_soon(self._greet_consumers)
+            task_status.started()
+            await self._receive()
+
+    async def _receive(self) -> None:
+        while True:
+            frames = await self.node.subscriber.recv()
+            try:
+                message = decode(frames)
+            except DecodeError as error:
+                self.node.log.warning("bad_message", reason=error.reason)
+                continue
+            if isinstance(message, Fetch) and message.requester != self.writer_uuid:
+                await self._answer_fetch(message)
+            elif isinstance(message, GetHeads):
+                await self._send_heads(message.consumer, [message.subject])
+            elif isinstance(message, ConsumerHello) and message.store == self.node.uuid:
+                await self._send_heads(message.consumer, message.subjects)
+
+    async def _answer_fetch(self, fetch: Fetch) -> None:
+        """Records in ascending order, only if the log holds the first one asked for."""
+        sequence, end = fetch.sequence, fetch.sequence + fetch.count
+        while sequence < end:
+            entries = await trio.to_thread.run_sync(self._read, fetch.subject, fetch.partition, sequence,
+                                         min(end - sequence, READ_MAX_COUNT))
+            if not entries or entries[0].sequence != sequence:
+                return
+            await self.node.publisher.send_batch([
+                encode(DirectRecord(fetch.requester, fetch.partition, fetch.subject, entry.sequence, entry.content))
+                for entry in entries
+            ])
+            sequence = entries[-1].sequence + 1
+
+    def _read(self, subject: str, partition: str, sequence: int, count: int) -> list:
+        return list(self.log.read(subject, partition, sequence, count, READ_MAX_BYTES))
+
+    async def _send_heads(self, consumer: str, subjects) -> None:
+        wanted = set(subjects)
+
+        def heads():
+            return [(s, p, self.log.head(s, p)) for s, p in self.log.partitions() if s in wanted]
+
+        await self.node.publisher.send_batch([
+            encode(DirectHead(consumer, partition, subject, head))
+            for subject, partition, head in await trio.to_thread.run_sync(heads)
+            if head is not None
+        ])
+
+    async def _greet_consumers(self) -> None:
+        """A consumer subscribing to `L`+its UUID has just connected to us."""
+        while True:
+            frames = await self.node.publisher.recv()
+            consumer = subscribed_address(frames[0], StoreHello)
+            if consumer is not None:
+                await self.node.send(StoreHello(consumer, self.node.uuid))

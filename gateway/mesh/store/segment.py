@@ -1,0 +1,201 @@
+"""One segment of a partition: a log file of consecutive entries and its index.
+
+Sequences inside a segment are consecutive from `base`, so the count of
+entries fixes the last sequence, and the next segment starts right after it.
+Small appends gather in a buffer (one write per flush); large ones are written
+at once, header and content together, without copying the content.
+"""
+
+import contextlib
+import os
+from pathlib import Path
+
+import structlog
+
+from .entry import HEADER_SIZE, READ_CHUNK, BadEntry, CorruptLogError, Entry, EntryReader, encode_header, write_all
+from .handles import Files
+from .index import INDEX_INTERVAL, DurablePoint, SparseIndex, encode_point, read_point
+
+log = structlog.get_logger()
+
+DIRECT_WRITE_BYTES = 64 * 1024
+FLUSH_BUFFER_BYTES = 1024 * 1024
+NO_TIMESTAMP = -(2**63)
+
+
+class ReadBudget:
+    """Collects entries up to a count and a content size; the first always fits."""
+
+    def __init__(self, max_count: int, max_bytes: int):
+        self.max_count = max_count
+        self.max_bytes = max_bytes
+        self.entries: list[Entry] = []
+        self.bytes = 0
+
+    def admits(self, size: int) -> bool:
+        if len(self.entries) >= self.max_count:
+            return False
+        return not self.entries or self.bytes + size <= self.max_bytes
+
+    def read_ahead(self) -> int:
+        """Bytes worth reading at once: the wanted entries, after at most one index interval."""
+        return min(READ_CHUNK, INDEX_INTERVAL + self.max_bytes + HEADER_SIZE * self.max_count)
+
+    def add(self, entry: Entry) -> None:
+        self.entries.append(entry)
+        self.bytes += len(entry.content)
+
+
+class Segment:
+    def __init__(self, directory: Path, base: int, *, sealed: bool):
+        self.base = base
+        self.log_path = str(directory / f"{base:020d}.log")
+        self.index_path = str(directory / f"{base:020d}.idx")
+        self.sealed = sealed
+        self.count = 0
+        self.size = 0  # bytes appended, buffered ones included
+        self.written = 0  # bytes handed to the OS
+        self.synced = 0  # bytes known durable
+        self.max_timestamp_ms = NO_TIMESTAMP
+        self.index: SparseIndex | None = None
+        self.buffer = bytearray()
+
+    @property
+    def next_sequence(self) -> int:
+        return self.base + self.count
+
+    @classmethod
+    def create(cls, directory: Path, base: int, files: Files) -> "Segment":
+        segment = cls(directory, base, sealed=False)
+        files.fd(segment.log_path)
+        files.dirty_directories.add(str(directory))
+        segment.index = SparseIndex()
+        return segment
+
+    def recover(self, files: Files) -> bool:
+        """Adopt the intact entries on disk, cutting off a torn tail.
+
+        Returns whether anything was scanned (the segment then needs a sync).
+        """
+        point = read_point(files.fd(self.index_path)) or DurablePoint(0, 0, NO_TIMESTAMP)
+        on_disk = os.fstat(files.fd(self.log_path)).st_size
+        if point.length > on_disk:
+            log.error("store_log.durable_data_missing", path=self.log_path, size=on_disk, durable=point.length)
+            raise CorruptLogError(f"{self.log_path}: {on_disk} bytes, but {point.length} were durable")
+        self.count, self.size, self.max_timestamp_ms = point
+        self.written = self.synced = point.length
+        if point.length == on_disk:
+            return False
+        self.index = SparseIndex.load(files.fd(self.index_path), below=point.length)
+        os.ftruncate(files.fd(self.index_path), self.index.file_size())
+        self._scan(files, on_disk)
+        return True
+
+    def _scan(self, files: Files, end: int) -> None:
+        reader = EntryReader(files.fd(self.log_path), self.size, end)
+        try:
+            while not reader.at_end():
+                position = reader.position
+                sequence, timestamp_ms = reader.header()
+                if sequence != self.next_sequence:
+                    raise BadEntry(position, f"sequence {sequence} where {self.next_sequence} belongs")
+                reader.content()
+                self._account(position, timestamp_ms, reader.position)
+        except BadEntry as bad:
+            log.warning("store_log.torn_tail", path=self.log_path, position=bad.position,
+                        dropped_bytes=end - bad.position, reason=bad.reason)
+            os.ftruncate(files.fd(self.log_path), bad.position)
+        self.written = self.size
+
+    def _account(self, position: int, timestamp_ms: int, end: int) -> None:
+        if self.index.due(position):
+            self.index.add(self.count, position)
+        self.count += 1
+        self.size = end
+        if timestamp_ms > self.max_timestamp_ms:
+            self.max_timestamp_ms = timestamp_ms
+
+    def append(self, files: Files, sequence: int, content, timestamp_ms: int) -> None:
+        size = len(content)
+        header = encode_header(sequence, content, timestamp_ms, size)
+        position = self.size
+        if size < DIRECT_WRITE_BYTES:
+            self.buffer += header
+            self.buffer += content
+        else:
+            self.flush(files)
+            write_all(files.fd(self.log_path), [header, content], position)
+            self.written = position + HEADER_SIZE + size
+        self._account(position, timestamp_ms, position + HEADER_SIZE + size)
+        if len(self.buffer) >= FLUSH_BUFFER_BYTES:
+            self.flush(files)
+
+    def flush(self, files: Files) -> None:
+        """Hand buffered entries and new index records to the OS."""
+        if self.buffer:
+            write_all(files.fd(self.log_path), [self.buffer], self.written)
+            self.written += len(self.buffer)
+            self.buffer.clear()
+        if self.index is not None:
+            self.index.flush(files.fd(self.index_path))
+
+    def needs_sync(self) -> bool:
+        return self.synced != self.size
+
+    def sync(self, files: Files) -> None:
+        """Make every entry durable, then record that in the index file."""
+        if self.needs_sync():
+            self.flush(files)
+            os.fdatasync(files.fd(self.log_path))
+            self.record_durable(files)
+
+    def record_durable(self, files: Files) -> None:
+        """After an fsync of the flushed log: remember how far it is durable."""
+        self.synced = self.size
+        point = DurablePoint(self.count, self.size, self.max_timestamp_ms)
+        write_all(files.fd(self.index_path), [encode_point(point)], 0)
+
+    def seal(self, files: Files) -> None:
+        """Finish the segment for good: data and index durable."""
+        self.sync(files)
+        os.fdatasync(files.fd(self.index_path))
+        self.sealed = True
+        files.loaded_indexes.put(self, self)
+
+    def loaded_index(self, files: Files) -> SparseIndex:
+        if self.index is None:
+            self.index = SparseIndex.load(files.fd(self.index_path), below=self.size)
+            if self.sealed:
+                files.loaded_indexes.put(self, self)
+        elif self.sealed:
+            files.loaded_indexes.get(self)
+        return self.index
+
+    def drop_index(self) -> None:
+        self.index = None
+
+    def read(self, files: Files, sequence: int, budget: ReadBudget) -> bool:
+        """Add entries from `sequence` on; return False once the budget is spent."""
+        relative, position = self.loaded_index(files).floor(sequence - self.base)
+        reader = EntryReader(files.fd(self.log_path), position, self.written, budget.read_ahead())
+        expected = self.base + relative
+        while not reader.at_end():
+            found, timestamp_ms = reader.header()
+            if found != expected:
+                raise BadEntry(reader.position, f"sequence {found} where {expected} belongs")
+            if found < sequence:
+                reader.skip()
+            elif budget.admits(reader.size):
+                budget.add(Entry(found, timestamp_ms, reader.content()))
+            else:
+                return False
+            expected += 1
+        return True
+
+    def delete(self, files: Files) -> None:
+        files.loaded_indexes.pop(self)
+        for path in (self.log_path, self.index_path):
+            files.handles.close(path)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        files.dirty_directories.add(os.path.dirname(self.log_path))

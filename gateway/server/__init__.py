@@ -1,0 +1,1 @@
+"""The Kafka listener and the per-connection request loop."""

@@ -1,0 +1,158 @@
+"""One client connection: frames in, handlers, responses out in request order.
+
+Requests are read and handed to their handler one after another, so that the
+effects of pipelined requests (appends of produce requests above all) happen
+in the order the client sent them. A handler that must wait for something
+(stores to acknowledge a produce, data to arrive for a fetch) returns a
+`Deferred`; its wait runs in the connection's nursery while later requests
+are read, and the writer task still sends every response in request order.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+import structlog
+import trio
+
+from protocol.errors import DecodeError
+from protocol.kafka.framing import FrameReader, frame
+
+log = structlog.get_logger()
+
+READ_CHUNK = 256 * 1024
+
+
+@dataclass
+class Deferred:
+    """A response that a coroutine function will produce later."""
+
+    wait: Callable[[], Awaitable[Any]]
+
+
+NO_RESPONSE = object()  # a handler's answer to a request Kafka never answers
+
+
+class CloseConnection(Exception):
+    """Raised by a dispatcher when the request must end the connection."""
+
+
+@dataclass
+class ResponseSlot:
+    """The place of one request's response in the connection's send order."""
+
+    done: trio.Event = field(default_factory=trio.Event)
+    payload: bytes | None = None
+    close: bool = False
+
+    def fill(self, payload: bytes | None, close: bool = False) -> None:
+        self.payload = payload
+        self.close = close
+        self.done.set()
+
+
+@dataclass
+class ConnectionLimits:
+    max_request_bytes: int = 100 * 1024 * 1024
+    max_in_flight: int = 64
+    idle_timeout_s: float = 600.0
+    send_timeout_s: float = 60.0
+
+
+class Connection:
+    """Serves one accepted stream until the peer leaves or shutdown."""
+
+    def __init__(self, stream: trio.abc.Stream, peer: str, dispatcher, limits: ConnectionLimits):
+        self.stream = stream
+        self.peer = peer
+        self.dispatcher = dispatcher
+        self.limits = limits
+        self.log = log.bind(peer=peer)
+        self._stopping = False
+        self._receiving = trio.CancelScope()
+
+    def stop_reading(self) -> None:
+        """Read no more requests; those already read are still answered."""
+        self._stopping = True
+        self._receiving.cancel()
+
+    async def serve(self) -> None:
+        self.log.info("connection_opened")
+        reason = "closed by peer"
+        try:
+            async with trio.open_nursery() as nursery:
+                slots_in, slots_out = trio.open_memory_channel(self.limits.max_in_flight)
+                nursery.start_soon(self._write_responses, slots_out, nursery.cancel_scope)
+                reason = await self._read_requests(slots_in, nursery)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            reason = f"stream broken: {exc}"
+        finally:
+            with trio.CancelScope(shield=True):
+                await trio.aclose_forcefully(self.stream)
+            self.log.info("connection_closed", reason=reason)
+
+    async def _read_requests(self, slots_in, nursery) -> str:
+        frames = FrameReader(self.limits.max_request_bytes)
+        async with slots_in:
+            while True:
+                try:
+                    payload = frames.next_frame()
+                except DecodeError as exc:
+                    self.log.warning("bad_frame", error=str(exc))
+                    return "bad frame"
+                if payload is None:
+                    data = await self._receive(frames.pending_bytes)
+                    if not data:
+                        return "closed by peer" if data == b"" else "shutdown or idle"
+                    frames.feed(data)
+                    continue
+                slot = ResponseSlot()
+                await slots_in.send(slot)
+                if not await self._handle(payload, slot, nursery):
+                    return "request refused"
+
+    async def _receive(self, pending: int) -> bytes | None:
+        """The next chunk; b"" at end of stream, None on shutdown or idleness."""
+        timeout = self.limits.idle_timeout_s if pending == 0 else math.inf
+        with trio.CancelScope(deadline=trio.current_time() + timeout) as self._receiving:
+            if not self._stopping:
+                return await self.stream.receive_some(READ_CHUNK)
+        if not self._stopping:
+            self.log.info("connection_idle", seconds=timeout)
+        return None
+
+    async def _handle(self, payload: bytes, slot: ResponseSlot, nursery) -> bool:
+        try:
+            answer = await self.dispatcher.dispatch(payload, self)
+        except CloseConnection as exc:
+            self.log.warning("request_refused", error=str(exc))
+            slot.fill(None, close=True)
+            return False
+        if isinstance(answer, Deferred):
+            nursery.start_soon(self._complete, answer, slot)
+        else:
+            slot.fill(answer)
+        return True
+
+    async def _complete(self, deferred: Deferred, slot: ResponseSlot) -> None:
+        try:
+            slot.fill(await deferred.wait())
+        except CloseConnection as exc:
+            self.log.warning("request_failed", error=str(exc))
+            slot.fill(None, close=True)
+
+    async def _write_responses(self, slots_out, scope: trio.CancelScope) -> None:
+        async with slots_out:
+            async for slot in slots_out:
+                await slot.done.wait()
+                if slot.close:
+                    break
+                if slot.payload is not None:
+                    with trio.move_on_after(self.limits.send_timeout_s) as stuck:
+                        await self.stream.send_all(frame(slot.payload))
+                    if stuck.cancelled_caught:
+                        self.log.warning("client_not_reading", seconds=self.limits.send_timeout_s)
+                        break
+        scope.cancel()

@@ -1,0 +1,109 @@
+"""From a request frame to its handler, and from the handler's answer to bytes.
+
+Kafka's rules for requests it cannot read: an ApiVersions request of a
+version newer than the broker's is answered in the v0 format with
+UNSUPPORTED_VERSION and the broker's ranges, so that the client can retry
+with a version both speak; any other unknown API, unsupported version or
+malformed request closes the connection.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+import trio
+
+from protocol.errors import DecodeError
+from protocol.kafka import decode_request, encode_response, peek_request_header
+from protocol.kafka.apis import by_name
+from protocol.kafka.error_codes import ErrorCode
+
+from ..api.registry import ROUTES, Route
+from .connection import NO_RESPONSE, CloseConnection, Deferred
+
+log = structlog.get_logger()
+
+API_VERSIONS = by_name("ApiVersions")
+
+
+@dataclass
+class Request:
+    """What a handler gets: the decoded request and where it came from."""
+
+    header: Any
+    body: Any
+    version: int
+    connection: Any
+    broker: Any
+
+    @property
+    def client_id(self) -> str | None:
+        return self.header.client_id
+
+
+@contextmanager
+def _handler_failures(route: Route, version: int):
+    """A handler's bug ends its connection with a log line, never the server."""
+    try:
+        yield
+    except (CloseConnection, trio.Cancelled):
+        raise
+    except Exception as exc:
+        log.exception("handler_failed", api=route.api.name, version=version)
+        raise CloseConnection(f"{route.api.name} v{version} failed: {exc!r}") from None
+
+
+class Dispatcher:
+    """Routes request frames of one broker to the registered handlers."""
+
+    def __init__(self, broker, routes: dict[int, Route] = ROUTES):
+        self.broker = broker
+        self.routes = routes
+
+    async def dispatch(self, payload: bytes, connection) -> bytes | Deferred | None:
+        try:
+            api_key, version, correlation_id = peek_request_header(payload)
+        except DecodeError as exc:
+            raise CloseConnection(f"unreadable request header: {exc}") from None
+        route = self.routes.get(api_key)
+        if route is None:
+            raise CloseConnection(f"unsupported API key {api_key}")
+        if version not in route.versions:
+            if api_key == API_VERSIONS.key:
+                return self.unsupported_api_versions(correlation_id)
+            raise CloseConnection(f"{route.api.name} v{version} is not supported")
+        try:
+            header, body = decode_request(payload)
+        except DecodeError as exc:
+            raise CloseConnection(f"malformed {route.api.name} v{version}: {exc}") from None
+        request = Request(header, body, version, connection, self.broker)
+        with _handler_failures(route, version):
+            answer = await route.handler(request)
+            if isinstance(answer, Deferred):
+                return Deferred(lambda: self._encode_later(answer, route, version, correlation_id))
+            return self._encode(answer, api_key, version, correlation_id)
+
+    async def _encode_later(self, deferred: Deferred, route: Route, version, correlation_id):
+        with _handler_failures(route, version):
+            return self._encode(await deferred.wait(), route.api.key, version, correlation_id)
+
+    @staticmethod
+    def _encode(answer, api_key: int, version: int, correlation_id: int) -> bytes | None:
+        if answer is NO_RESPONSE:
+            return None
+        return encode_response(api_key, version, correlation_id, answer)
+
+    def advertised(self) -> list[tuple[int, int, int]]:
+        """(api key, min version, max version) of every API this broker serves."""
+        return sorted((key, r.versions.low, r.versions.high) for key, r in self.routes.items())
+
+    def unsupported_api_versions(self, correlation_id: int) -> bytes:
+        keys = [
+            API_VERSIONS.Response.ApiKeys(api_key=k, min_version=lo, max_version=hi)
+            for k, lo, hi in self.advertised()
+        ]
+        body = API_VERSIONS.Response(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=keys)
+        return encode_response(API_VERSIONS.key, 0, correlation_id, body)

@@ -1,0 +1,310 @@
+"""The nine Dafka messages, framed as the C reference nodes send them.
+
+Frame 0 is `[id][topic][0x00][0x01][fields...]`; RECORD and DIRECT-RECORD add
+the content as frame 1, which is passed through untouched (no copy). Each
+message type declares its layout as data, so one codec serves all nine.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import ClassVar, Union
+
+from protocol.errors import DecodeError, EncodeError
+
+VERSION = 1
+
+# Field kinds.
+ADDRESS = "address"  # `string` holding 32 upper-case hex characters
+STRING = "string"  # 1-byte length + UTF-8
+STRINGS = "strings"  # 4-byte count of `longstr` (4-byte length + UTF-8)
+U64 = "u64"
+U32 = "u32"
+
+Buffer = Union[bytes, bytearray, memoryview]
+
+ADDRESS_PATTERN = re.compile(rb"[0-9A-F]{32}\Z")  # how every node UUID travels
+_U64 = struct.Struct(">Q")
+_U32 = struct.Struct(">I")
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A record published by a partition's producer to the topic."""
+
+    ID: ClassVar[bytes] = b"M"
+    TOPIC: ClassVar[str] = "subject"
+    FIELDS: ClassVar[tuple] = (("partition", ADDRESS), ("subject", STRING), ("sequence", U64))
+    partition: str
+    subject: str
+    sequence: int
+    content: Buffer
+
+
+@dataclass(frozen=True, slots=True)
+class DirectRecord:
+    """A record sent to the node that FETCHed it."""
+
+    ID: ClassVar[bytes] = b"D"
+    TOPIC: ClassVar[str] = "requester"
+    FIELDS: ClassVar[tuple] = (("partition", ADDRESS), ("subject", STRING), ("sequence", U64))
+    requester: str
+    partition: str
+    subject: str
+    sequence: int
+    content: Buffer
+
+
+@dataclass(frozen=True, slots=True)
+class Fetch:
+    """A request for `count` records of a partition from `sequence` on."""
+
+    ID: ClassVar[bytes] = b"F"
+    TOPIC: ClassVar[str] = "partition"
+    FIELDS: ClassVar[tuple] = (
+        ("requester", ADDRESS),
+        ("subject", STRING),
+        ("sequence", U64),
+        ("count", U32),
+    )
+    partition: str
+    requester: str
+    subject: str
+    sequence: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Ack:
+    """A store's cumulative acknowledgement: it holds the partition up to `sequence`."""
+
+    ID: ClassVar[bytes] = b"K"
+    TOPIC: ClassVar[str] = "partition"
+    FIELDS: ClassVar[tuple] = (("subject", STRING), ("sequence", U64))
+    partition: str
+    subject: str
+    sequence: int
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """A producer's periodic note of the last sequence it published."""
+
+    ID: ClassVar[bytes] = b"H"
+    TOPIC: ClassVar[str] = "subject"
+    FIELDS: ClassVar[tuple] = (("partition", ADDRESS), ("subject", STRING), ("sequence", U64))
+    partition: str
+    subject: str
+    sequence: int
+
+
+@dataclass(frozen=True, slots=True)
+class DirectHead:
+    """A store's answer to GET-HEADS or CONSUMER-HELLO: one partition's head."""
+
+    ID: ClassVar[bytes] = b"E"
+    TOPIC: ClassVar[str] = "consumer"
+    FIELDS: ClassVar[tuple] = (("partition", ADDRESS), ("subject", STRING), ("sequence", U64))
+    consumer: str
+    partition: str
+    subject: str
+    sequence: int
+
+
+@dataclass(frozen=True, slots=True)
+class GetHeads:
+    """A consumer's request for the heads of every partition of a topic."""
+
+    ID: ClassVar[bytes] = b"G"
+    TOPIC: ClassVar[str] = "subject"
+    FIELDS: ClassVar[tuple] = (("consumer", ADDRESS),)
+    subject: str
+    consumer: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerHello:
+    """A consumer introducing itself and its topics to a store reader."""
+
+    ID: ClassVar[bytes] = b"W"
+    TOPIC: ClassVar[str] = "store"
+    FIELDS: ClassVar[tuple] = (("consumer", ADDRESS), ("subjects", STRINGS))
+    store: str
+    consumer: str
+    subjects: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StoreHello:
+    """A store reader greeting a consumer whose subscription it saw."""
+
+    ID: ClassVar[bytes] = b"L"
+    TOPIC: ClassVar[str] = "consumer"
+    FIELDS: ClassVar[tuple] = (("store", ADDRESS),)
+    consumer: str
+    store: str
+
+
+Message = Union[
+    Record, DirectRecord, Fetch, Ack, Head, DirectHead, GetHeads, ConsumerHello, StoreHello
+]
+MESSAGE_TYPES = (Record, DirectRecord, Fetch, Ack, Head, DirectHead, GetHeads, ConsumerHello, StoreHello)
+_BY_ID = {cls.ID[0]: cls for cls in MESSAGE_TYPES}
+_WITH_CONTENT = (Record, DirectRecord)
+# Topic kinds: an address where the topic names a node, else a topic name.
+_TOPIC_KIND = {cls: STRING if cls.TOPIC == "subject" else ADDRESS for cls in MESSAGE_TYPES}
+# Whether the topic part is a field of its own or repeats a wire field.
+_TOPIC_OWN = {cls: all(name != cls.TOPIC for name, _ in cls.FIELDS) for cls in MESSAGE_TYPES}
+_ARGUMENTS = {cls: tuple(f.name for f in fields(cls)) for cls in MESSAGE_TYPES}
+
+
+def subscription(message_type: type, topic: str = "") -> bytes:
+    """The ZeroMQ subscription prefix for `message_type` on `topic` ("" for all)."""
+    return message_type.ID + topic.encode()
+
+
+def decode_subscription(frame: Buffer) -> tuple[bool, bytes]:
+    """An XPUB subscription event: (subscribed, prefix); DecodeError otherwise."""
+    raw = bytes(frame)
+    if not raw or raw[0] > 1:
+        raise DecodeError("not a subscription event", 0)
+    return raw[0] == 1, raw[1:]
+
+
+def subscribed_address(frame: Buffer, message_type: type) -> str | None:
+    """The address in an XPUB event subscribing to `message_type` + address, else None."""
+    return _event_address(frame, message_type, subscribed=True)
+
+
+def unsubscribed_address(frame: Buffer, message_type: type) -> str | None:
+    """The address in an XPUB event unsubscribing from `message_type` + address, else None."""
+    return _event_address(frame, message_type, subscribed=False)
+
+
+def _event_address(frame: Buffer, message_type: type, *, subscribed: bool) -> str | None:
+    try:
+        is_subscription, prefix = decode_subscription(frame)
+    except DecodeError:
+        return None
+    if is_subscription == subscribed and prefix[:1] == message_type.ID and ADDRESS_PATTERN.match(prefix, 1):
+        return prefix[1:].decode("ascii")
+    return None
+
+
+def encode(message: Message) -> list[Buffer]:
+    """The frames of `message`; a content frame is the caller's buffer itself."""
+    cls = type(message)
+    parts = [cls.ID, _encode_topic(getattr(message, cls.TOPIC)), b"\x00\x01"]
+    for name, kind in cls.FIELDS:
+        parts.append(_encode_field(kind, getattr(message, name), name))
+    frame = b"".join(parts)
+    if cls in _WITH_CONTENT:
+        return [frame, message.content]
+    return [frame]
+
+
+def decode(frames: Sequence[Buffer]) -> Message:
+    """The message carried by `frames`; DecodeError if they are not one."""
+    if not frames:
+        raise DecodeError("no frames")
+    frame = bytes(frames[0])
+    if not frame:
+        raise DecodeError("empty frame 0", 0)
+    cls = _BY_ID.get(frame[0])
+    if cls is None:
+        raise DecodeError(f"unknown command id {frame[:1]!r}", 0)
+    expected = 2 if cls in _WITH_CONTENT else 1
+    if len(frames) != expected:
+        raise DecodeError(f"{cls.__name__} has {len(frames)} frames, expected {expected}")
+    end = frame.find(b"\x00", 1)
+    if end < 0:
+        raise DecodeError("topic not terminated", len(frame))
+    values = {}
+    if _TOPIC_OWN[cls]:
+        values[cls.TOPIC] = _decode_text(frame[1:end], _TOPIC_KIND[cls], 1)
+    if end + 1 >= len(frame) or frame[end + 1] != VERSION:
+        raise DecodeError("missing or unknown version", end + 1)
+    position = end + 2
+    for name, kind in cls.FIELDS:
+        values[name], position = _decode_field(kind, frame, position)
+    if position != len(frame):
+        raise DecodeError("trailing bytes", position)
+    if cls in _WITH_CONTENT:
+        values["content"] = frames[1]
+    return cls(*(values[name] for name in _ARGUMENTS[cls]))
+
+
+def _encode_topic(topic: str) -> bytes:
+    raw = topic.encode()
+    if b"\x00" in raw:
+        raise EncodeError("a topic cannot contain NUL")
+    return raw
+
+
+def _encode_field(kind: str, value, name: str) -> bytes:
+    try:
+        if kind == U64:
+            return _U64.pack(value)
+        if kind == U32:
+            return _U32.pack(value)
+        if kind == STRINGS:
+            items = [item.encode() for item in value]
+            return _U32.pack(len(items)) + b"".join(_U32.pack(len(i)) + i for i in items)
+    except struct.error as error:
+        raise EncodeError(f"{name}: {error}") from None
+    raw = value.encode()
+    if kind == ADDRESS and not ADDRESS_PATTERN.match(raw):
+        raise EncodeError(f"{name} is not 32 upper-case hex characters: {value!r}")
+    if len(raw) > 255:
+        raise EncodeError(f"{name} is longer than 255 bytes")
+    return bytes((len(raw),)) + raw
+
+
+def _decode_field(kind: str, frame: bytes, position: int) -> tuple[object, int]:
+    if kind == U64:
+        return _unpack(_U64, frame, position), position + 8
+    if kind == U32:
+        return _unpack(_U32, frame, position), position + 4
+    if kind == STRINGS:
+        count = _unpack(_U32, frame, position)
+        position += 4
+        if count > len(frame) - position:  # each item takes at least 4 bytes
+            raise DecodeError("strings count exceeds the frame", position - 4)
+        items = []
+        for _ in range(count):
+            size = _unpack(_U32, frame, position)
+            items.append(_decode_text(_slice(frame, position + 4, size), STRING, position + 4))
+            position += 4 + size
+        return tuple(items), position
+    if position >= len(frame):
+        raise DecodeError("truncated string length", position)
+    size = frame[position]
+    raw = _slice(frame, position + 1, size)
+    return _decode_text(raw, kind, position + 1), position + 1 + size
+
+
+def _decode_text(raw: bytes, kind: str, position: int) -> str:
+    if kind == ADDRESS:
+        if not ADDRESS_PATTERN.match(raw):
+            raise DecodeError("address is not 32 upper-case hex characters", position)
+        return raw.decode("ascii")
+    try:
+        return raw.decode()
+    except UnicodeDecodeError:
+        raise DecodeError("text is not UTF-8", position) from None
+
+
+def _slice(frame: bytes, position: int, size: int) -> bytes:
+    if position + size > len(frame):
+        raise DecodeError("truncated field", position)
+    return frame[position : position + size]
+
+
+def _unpack(layout: struct.Struct, frame: bytes, position: int) -> int:
+    try:
+        return layout.unpack_from(frame, position)[0]
+    except struct.error:
+        raise DecodeError("truncated number", position) from None

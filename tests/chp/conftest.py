@@ -1,0 +1,93 @@
+"""CHP servers on free ports of 127.0.0.1, in-process or as subprocesses."""
+
+import random
+import socket
+import subprocess
+import sys
+
+import pytest
+import trio
+
+from gateway.chp.server import ChpServer
+
+HUGZ_INTERVAL = 0.1
+
+
+def _free_base_port() -> int:
+    """A port P such that P, P+1 and P+2 are free right now.
+
+    Chosen below the ephemeral range, where outgoing connections (ours
+    included, while probing) could take one before the server binds it.
+    """
+    for _ in range(100):
+        base = random.randrange(10000, 32000)
+        try:
+            for port in range(base, base + 3):
+                with socket.socket() as probe:
+                    probe.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return base
+    raise RuntimeError("no three consecutive free ports")
+
+
+async def _until_listening(port: int) -> None:
+    # The server binds its collector last, so once it accepts, all ports do.
+    with trio.fail_after(10):
+        while True:
+            try:
+                stream = await trio.open_tcp_stream("127.0.0.1", port)
+            except OSError:
+                await trio.sleep(0.05)
+            else:
+                await stream.aclose()
+                return
+
+
+@pytest.fixture
+def free_base_port():
+    return _free_base_port
+
+
+@pytest.fixture
+def client_options() -> dict:
+    """Heartbeat settings that let dead-server tests finish in seconds."""
+    return {"hugz_timeout": 2.0}
+
+
+@pytest.fixture
+def make_server():
+    def make(port: int | None = None) -> ChpServer:
+        return ChpServer(
+            port or _free_base_port(),
+            host="127.0.0.1",
+            hugz_interval=HUGZ_INTERVAL,
+            flush_interval=0.1,
+        )
+
+    return make
+
+
+@pytest.fixture
+async def chp_server(nursery: trio.Nursery, make_server) -> ChpServer:
+    server = make_server()
+    await nursery.start(server.run)
+    return server
+
+
+@pytest.fixture
+def server_process():
+    """Starts `python -m gateway.chp.server` processes; all are killed afterwards."""
+    processes = []
+
+    async def start(port: int) -> subprocess.Popen:
+        command = [sys.executable, "-m", "gateway.chp.server", "--host", "127.0.0.1"]
+        command += ["--port", str(port), "--hugz-interval", str(HUGZ_INTERVAL)]
+        processes.append(subprocess.Popen(command, stdout=subprocess.DEVNULL))
+        await _until_listening(port + 2)
+        return processes[-1]
+
+    yield start
+    for process in processes:
+        process.kill()
+        process.wait()

@@ -1,0 +1,178 @@
+"""CHP servers and clients talking over real zmq sockets on 127.0.0.1."""
+
+import time
+
+import trio
+import zmq
+
+from gateway.chp.changes import ServerLost, Synced, Update
+from gateway.chp.client import open_chp_client
+from gateway.mesh.sockets import Socket
+from protocol.chp import TTL
+
+
+def endpoint(server):
+    return ("127.0.0.1", server.port)
+
+
+async def next_change(changes, wanted):
+    with trio.fail_after(10):
+        async for change in changes:
+            if wanted(change):
+                return change
+
+
+async def next_update(changes, key: str) -> Update:
+    return await next_change(changes, lambda c: isinstance(c, Update) and c.key == key)
+
+
+async def next_deletion(changes, key: str) -> Update:
+    return await next_change(
+        changes, lambda c: isinstance(c, Update) and c.key == key and c.value is None
+    )
+
+
+async def test_late_client_gets_snapshot_then_live_updates(chp_server, client_options):
+    servers = [endpoint(chp_server)]
+    async with open_chp_client(servers, **client_options) as writer:
+        with writer.watch() as changes:
+            await writer.set("/a/one", b"1")
+            await writer.set("/b/two", b"2")
+            await writer.set("/a/three", b"3")
+            await writer.delete("/a/three")
+            assert (await next_update(changes, "/a/three")).value == b"3"
+            assert (await next_update(changes, "/a/three")).value is None
+        async with open_chp_client(servers, "/a/", **client_options) as reader:
+            assert reader.items() == {"/a/one": b"1"}
+            with reader.watch() as changes:
+                await writer.set("/b/ignored", b"x")
+                await writer.set("/a/one", b"one")
+                update = await next_update(changes, "/a/one")
+            assert update.value == b"one"
+            assert update.sequence == chp_server.hashmap.sequence
+            assert "/b/ignored" not in reader.items()
+
+
+async def test_ttl_key_expires_and_every_client_sees_the_deletion(chp_server, client_options):
+    servers = [endpoint(chp_server)]
+    async with (
+        open_chp_client(servers, **client_options) as first,
+        open_chp_client(servers, "/tmp/", **client_options) as second,
+    ):
+        with first.watch() as first_changes, second.watch() as second_changes:
+            before_ms = time.time_ns() // 1_000_000
+            await first.set("/tmp/lease", b"held", ttl=0.5)
+            await first.set("/keep", b"kept")
+            created = await next_update(second_changes, "/tmp/lease")
+            expiry = int(second.hashmap.entries["/tmp/lease"].properties[TTL])
+            assert before_ms + 500 <= expiry <= time.time() * 1000 + 500
+            for changes in (first_changes, second_changes):
+                deleted = await next_deletion(changes, "/tmp/lease")
+                assert deleted.sequence > created.sequence
+        assert first.items() == {"/keep": b"kept"}
+        assert second.items() == {}
+
+
+async def test_killed_server_is_detected_and_client_fails_over(
+    nursery, server_process, make_server, free_base_port, client_options
+):
+    doomed_port = free_base_port()
+    doomed = await server_process(doomed_port)
+    backup = make_server()
+    await nursery.start(backup.run)
+    servers = [("127.0.0.1", doomed_port), endpoint(backup)]
+    async with open_chp_client(servers, **client_options) as client:
+        assert client.server == servers[0]
+        with client.watch() as changes:
+            doomed.kill()
+            lost = await next_change(changes, lambda c: isinstance(c, ServerLost))
+            assert lost.server == servers[0]
+            synced = await next_change(changes, lambda c: isinstance(c, Synced))
+            assert synced.server == servers[1]
+            await client.set("/after", b"failover")
+            assert (await next_update(changes, "/after")).value == b"failover"
+
+
+async def test_restarted_server_is_noticed_by_its_sequence(make_server, client_options):
+    server = make_server()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.run)
+        async with open_chp_client([endpoint(server)], **client_options) as client:
+            with client.watch() as changes:
+                await client.set("/k", b"old")
+                await next_update(changes, "/k")
+                nursery.cancel_scope.cancel()
+                await trio.sleep(0)
+            restarted = make_server(server.port)
+            async with trio.open_nursery() as nursery:
+                await nursery.start(restarted.run)
+                with client.watch() as changes:
+                    lost = await next_change(changes, lambda c: isinstance(c, ServerLost))
+                    assert "restarted" in lost.reason
+                    await next_deletion(changes, "/k")
+                    await next_change(changes, lambda c: isinstance(c, Synced))
+                nursery.cancel_scope.cancel()
+
+
+async def test_malformed_updates_are_dropped_and_server_keeps_serving(
+    chp_server, client_options
+):
+    with zmq.Context.instance().socket(zmq.PUB) as rogue:
+        rogue.linger = 0
+        rogue.connect(f"tcp://127.0.0.1:{chp_server.port + 2}")
+        await trio.sleep(0.2)
+        for frames in (
+            [b"only one"],
+            [b"k", b"short", b"", b"", b"v"],
+            [b"HUGZ", bytes(8), b"", b"", b"x"],
+            [b"k", bytes(8), b"", b"ttl=soon\n", b"v"],
+            [b"k", bytes(8), b"", b"", bytes(chp_server.max_message_size + 1)],
+        ):
+            rogue.send_multipart(frames)
+        async with open_chp_client([endpoint(chp_server)], **client_options) as client:
+            with client.watch() as changes:
+                await client.set("/fine", b"yes")
+                await next_update(changes, "/fine")
+    assert chp_server.hashmap.sequence == 1
+
+
+async def test_client_drops_updates_not_newer_than_what_it_holds(free_base_port, client_options):
+    # A hand-driven server, frame by frame as the C reference sends them.
+    port = free_base_port()
+    context = zmq.Context.instance()
+    with (
+        Socket(context, zmq.ROUTER, linger_ms=0) as snapshot,
+        Socket(context, zmq.PUB, linger_ms=0) as publisher,
+        Socket(context, zmq.SUB, linger_ms=0) as collector,
+    ):
+        collector.zsock.setsockopt(zmq.SUBSCRIBE, b"")
+        for offset, socket in enumerate((snapshot, publisher, collector)):
+            socket.zsock.bind(f"tcp://127.0.0.1:{port + offset}")
+        async with trio.open_nursery() as server_tasks:
+            server_tasks.start_soon(_send_hugz, publisher)
+            server_tasks.start_soon(_answer_snapshot, snapshot)
+            async with open_chp_client([("127.0.0.1", port)], **client_options) as client:
+                assert client.items() == {"/k": b"five"}
+                with client.watch() as changes:
+                    for sequence, body in ((4, b"stale"), (5, b"same"), (6, b"six")):
+                        await publisher.send([b"/k", seq(sequence), b"", b"", body])
+                    update = await next_update(changes, "/k")
+                assert (update.value, update.sequence) == (b"six", 6)
+            server_tasks.cancel_scope.cancel()
+
+
+async def _send_hugz(publisher):
+    while True:
+        await publisher.send([b"HUGZ", seq(5), b"", b"", b""])
+        await trio.sleep(0.05)
+
+
+async def _answer_snapshot(snapshot):
+    identity, *request = await snapshot.recv()
+    assert [bytes(frame) for frame in request] == [b"ICANHAZ?", b""]
+    await snapshot.send([identity, b"/k", seq(5), b"", b"", b"five"])
+    await snapshot.send([identity, b"KTHXBAI", seq(5), b"", b"", b""])
+
+
+def seq(number: int) -> bytes:
+    return number.to_bytes(8, "big")

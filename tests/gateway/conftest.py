@@ -1,0 +1,20 @@
+"""Fixtures: a real gateway with its embedded mesh, on free ports."""
+
+import pytest
+
+from tests.gateway.server import GatewayProcess
+
+
+@pytest.fixture
+def gateway(tmp_path):
+    server = GatewayProcess(tmp_path / "gateway").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def shared_gateway(tmp_path_factory):
+    """One gateway for a whole test module; tests use topics of their own."""
+    server = GatewayProcess(tmp_path_factory.mktemp("gateway")).start()
+    yield server
+    server.stop()

@@ -1,0 +1,83 @@
+"""The real gateway as a child process, on free ports, for integration tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.mesh.conftest import free_port
+
+START_TIMEOUT_S = 30.0
+
+
+class GatewayProcess:
+    """`python -m gateway` with its embedded mesh; restartable on the same data."""
+
+    def __init__(self, data_dir: Path, *options: str, stores: int = 1):
+        self.data_dir = data_dir
+        self.port = free_port()
+        self.tower_sub, self.tower_pub = free_port(), free_port()
+        self.options = options
+        self.stores = stores
+        self.process: subprocess.Popen | None = None
+        self.log_path = data_dir / "gateway.log"
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable, "-m", "gateway",
+            "--port", str(self.port), "--data-dir", str(self.data_dir),
+            "--stores", str(self.stores),
+            "--tower-sub-address", f"tcp://127.0.0.1:{self.tower_sub}",
+            "--tower-pub-address", f"tcp://127.0.0.1:{self.tower_pub}",
+            "--beacon-sub-address", f"tcp://127.0.0.1:{self.tower_sub}",
+            "--beacon-pub-address", f"tcp://127.0.0.1:{self.tower_pub}",
+            "--beacon-interval", "200", "--head-interval", "200",
+            *self.options,
+        ]
+
+    def start(self) -> GatewayProcess:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "ab")
+        self.process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+        self._wait_listening()
+        return self
+
+    def _wait_listening(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"gateway exited with {self.process.returncode}:\n{self.log_tail()}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"gateway did not listen within {START_TIMEOUT_S}s:\n{self.log_tail()}")
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    def kill(self) -> None:
+        """SIGKILL the gateway and every process it started (its stores)."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self, timeout: float = 20.0) -> int:
+        """SIGTERM, as a user's Ctrl-C would; the exit code."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        return self.process.returncode

@@ -1,0 +1,73 @@
+"""Crashes: nothing a client was told is written may be lost."""
+
+import threading
+
+from confluent_kafka import Producer
+
+from tests.gateway.clients import Sent, confluent_consume, kafka_python_produce
+from tests.gateway.server import GatewayProcess
+
+
+def produce_until_killed(server: GatewayProcess, topic: str, acknowledged: list[bytes],
+                         killed: threading.Event) -> None:
+    """Produce with acks=all, noting every value the gateway acknowledged."""
+    producer = Producer({"bootstrap.servers": server.bootstrap, "acks": "all", "linger.ms": 2,
+                         "message.timeout.ms": 5000, "retries": 0})
+
+    def delivered(error, message):
+        if error is None:
+            acknowledged.append(message.value())
+
+    number = 0
+    while not killed.is_set():
+        try:
+            producer.produce(topic, f"value-{number:08d}".encode(), on_delivery=delivered)
+            number += 1
+        except BufferError:
+            pass
+        producer.poll(0.001)
+    producer.flush(10)
+
+
+def test_acknowledged_records_survive_sigkill(tmp_path):
+    server = GatewayProcess(tmp_path / "gateway").start()
+    kafka_python_produce(server.bootstrap, "crash", [Sent(value=b"first")], acks="all")
+    acknowledged = [b"first"]
+    killed = threading.Event()
+    producing = threading.Thread(target=produce_until_killed, args=(server, "crash", acknowledged, killed))
+    producing.start()
+    while len(acknowledged) < 5000:
+        threading.Event().wait(0.05)
+    server.kill()
+    killed.set()
+    producing.join()
+    server.start()
+    try:
+        got = confluent_consume(server.bootstrap, "crash", [0], len(acknowledged))
+        values = [g.value for g in got]
+        missing = set(acknowledged) - set(values)
+        assert not missing, f"{len(missing)} acknowledged records lost, e.g. {sorted(missing)[:3]}"
+        assert [g.offset for g in got] == list(range(len(got)))
+    finally:
+        server.stop()
+
+
+def test_topics_and_configs_survive_restart(tmp_path):
+    from tests.gateway.admin import create_topic
+    server = GatewayProcess(tmp_path / "gateway").start()
+    create_topic(server.bootstrap, "kept", partitions=3, configs={"retention.ms": "123456"})
+    kafka_python_produce(server.bootstrap, "kept", [Sent(value=b"x", partition=2)], acks="all")
+    server.stop()
+    server.start()
+    try:
+        from confluent_kafka.admin import AdminClient, ConfigResource
+        admin = AdminClient({"bootstrap.servers": server.bootstrap})
+        metadata = admin.list_topics(timeout=10)
+        assert len(metadata.topics["kept"].partitions) == 3
+        resource = ConfigResource("topic", "kept")
+        configs = admin.describe_configs([resource])[resource].result(10)
+        assert configs["retention.ms"].value == "123456"
+        got = confluent_consume(server.bootstrap, "kept", [0, 1, 2], 1)
+        assert [(g.partition, g.value) for g in got] == [(2, b"x")]
+    finally:
+        server.stop()

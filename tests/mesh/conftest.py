@@ -1,0 +1,34 @@
+"""Shared pieces for mesh tests: free ports and a fast mesh configuration."""
+
+import socket
+
+import pytest
+
+from gateway.mesh.config import MeshConfig
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def fast_config(**overrides) -> MeshConfig:
+    """A mesh on free local ports with short beacon and head intervals."""
+    sub, pub = free_port(), free_port()
+    settings = dict(
+        beacon_interval_ms=200,
+        beacon_timeout_ms=3000,
+        beacon_sub_address=f"tcp://127.0.0.1:{sub}",
+        beacon_pub_address=f"tcp://127.0.0.1:{pub}",
+        tower_sub_address=f"tcp://127.0.0.1:{sub}",
+        tower_pub_address=f"tcp://127.0.0.1:{pub}",
+        head_interval_ms=100,
+    )
+    settings.update(overrides)
+    return MeshConfig(**settings)
+
+
+@pytest.fixture
+def config() -> MeshConfig:
+    return fast_config()

@@ -1,0 +1,47 @@
+"""The nodes as trio tasks in one process: producer -> store -> ACK, consumer delivery."""
+
+import trio
+
+from gateway.mesh.consumer import Consumer
+from gateway.mesh.producer import Producer
+from gateway.mesh.sockets import zmq_context
+from gateway.mesh.store.node import run_store
+from gateway.mesh.tower import run_tower
+from tests.mesh.conftest import fast_config
+from tests.mesh.memory_log import MemoryLog
+
+
+async def test_records_are_acked_delivered_and_gaps_fetched(tmp_path):
+    config = fast_config(store_db=str(tmp_path / "store"), offset_reset="earliest")
+    log = MemoryLog()
+    dropped = {3, 4, 10}
+    with zmq_context() as context, trio.fail_after(20):
+        producer = Producer(context, config, drop=lambda _uuid, sequence: sequence in dropped)
+        consumer = Consumer(context, config, ["orders"])
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(run_tower, context, config)
+                await nursery.start(run_store, context, config, log)
+                await nursery.start(producer.run)
+                await nursery.start(consumer.run)
+                partition = producer.host("orders", next_sequence=0)
+                while len(producer.node.peers) < 3:  # both store nodes and the consumer
+                    await trio.sleep(0.05)
+                await trio.sleep(0.3)  # subscriptions travel after the connections
+                for i in range(20):
+                    await partition.publish(b"record %d" % i)
+                await partition.wait_acked(19, stores=1)
+                got = []
+                async for delivery in consumer.deliveries:
+                    got.append((delivery.sequence, bytes(delivery.content)))
+                    if len(got) == 20:
+                        break
+                assert got == [(i, b"record %d" % i) for i in range(20)]
+                assert [e.sequence for e in log.entries[("orders", partition.uuid)]] == list(range(20))
+                assert [(s, bytes(c)) for s, c in await consumer.read("orders", partition.uuid, 5, 10)] == [
+                    (i, b"record %d" % i) for i in range(5, 15)
+                ]
+                nursery.cancel_scope.cancel()
+        finally:
+            producer.close()
+            consumer.close()

@@ -1,0 +1,176 @@
+"""Dafka messages against bytes written by hand from dafka-wire.md."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from protocol.dafka import (
+    Ack,
+    ConsumerHello,
+    DirectHead,
+    DirectRecord,
+    Fetch,
+    GetHeads,
+    Head,
+    Record,
+    StoreHello,
+    decode,
+    decode_subscription,
+    encode,
+    subscription,
+)
+from protocol.errors import DecodeError, EncodeError
+
+P = "0123456789ABCDEF0123456789ABCDEF"  # a partition / producer UUID
+C = "FEDCBA9876543210FEDCBA9876543210"  # a consumer / store UUID
+ADDR_P = b"\x20" + P.encode()
+ADDR_C = b"\x20" + C.encode()
+
+EXPECTED = [
+    (
+        Record(partition=P, subject="hello", sequence=7, content=b"payload"),
+        [b"Mhello\x00\x01" + ADDR_P + b"\x05hello" + b"\x00" * 7 + b"\x07", b"payload"],
+    ),
+    (
+        DirectRecord(requester=C, partition=P, subject="t", sequence=2**64 - 1, content=b""),
+        [b"D" + C.encode() + b"\x00\x01" + ADDR_P + b"\x01t" + b"\xff" * 8, b""],
+    ),
+    (
+        Fetch(partition=P, requester=C, subject="t", sequence=256, count=10),
+        [b"F" + P.encode() + b"\x00\x01" + ADDR_C + b"\x01t" + b"\x00" * 6 + b"\x01\x00" + b"\x00\x00\x00\x0a"],
+    ),
+    (
+        Ack(partition=P, subject="orders", sequence=3),
+        [b"K" + P.encode() + b"\x00\x01" + b"\x06orders" + b"\x00" * 7 + b"\x03"],
+    ),
+    (
+        Head(partition=P, subject="t", sequence=1),
+        [b"Ht\x00\x01" + ADDR_P + b"\x01t" + b"\x00" * 7 + b"\x01"],
+    ),
+    (
+        DirectHead(consumer=C, partition=P, subject="t", sequence=0),
+        [b"E" + C.encode() + b"\x00\x01" + ADDR_P + b"\x01t" + b"\x00" * 8],
+    ),
+    (
+        GetHeads(subject="topic", consumer=C),
+        [b"Gtopic\x00\x01" + ADDR_C],
+    ),
+    (
+        ConsumerHello(store=P, consumer=C, subjects=("a", "bc")),
+        [b"W" + P.encode() + b"\x00\x01" + ADDR_C + b"\x00\x00\x00\x02" + b"\x00\x00\x00\x01a" + b"\x00\x00\x00\x02bc"],
+    ),
+    (
+        StoreHello(consumer=C, store=P),
+        [b"L" + C.encode() + b"\x00\x01" + ADDR_P],
+    ),
+]
+
+
+@pytest.mark.parametrize("message, frames", EXPECTED, ids=lambda v: type(v).__name__)
+def test_encode_matches_hand_written_bytes(message, frames):
+    assert [bytes(f) for f in encode(message)] == frames
+    assert decode(frames) == message
+
+
+def test_content_frame_is_passed_through_without_copy():
+    content = memoryview(bytearray(b"x" * 1000))
+    frames = encode(Record(partition=P, subject="t", sequence=0, content=content))
+    assert frames[1] is content
+    assert decode(frames).content is content
+
+
+def test_subscription_prefixes():
+    assert subscription(Record, "hello") == b"Mhello"
+    assert subscription(Ack, P) == b"K" + P.encode()
+    assert subscription(Fetch) == b"F"
+    assert decode_subscription(b"\x01Mhello") == (True, b"Mhello")
+    assert decode_subscription(b"\x00L" + C.encode()) == (False, b"L" + C.encode())
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        Record(partition=P.lower(), subject="t", sequence=0, content=b""),
+        Head(partition=P, subject="x" * 256, sequence=0),
+        Ack(partition=P, subject="t", sequence=-1),
+        Fetch(partition=P, requester=C, subject="t", sequence=0, count=2**32),
+        GetHeads(subject="a\x00b", consumer=C),
+    ],
+)
+def test_unencodable_values_raise_encode_error(message):
+    with pytest.raises(EncodeError):
+        encode(message)
+
+
+@pytest.mark.parametrize(
+    "frames",
+    [
+        [],
+        [b""],
+        [b"Zt\x00\x01"],
+        [b"Ht\x00\x02" + ADDR_P + b"\x01t" + b"\x00" * 8],  # version 2
+        [b"Ht\x01" + ADDR_P + b"\x01t" + b"\x00" * 8],  # no NUL
+        [b"Ht\x00\x01" + ADDR_P + b"\x01t" + b"\x00" * 7],  # truncated sequence
+        [b"Ht\x00\x01" + ADDR_P + b"\x01t" + b"\x00" * 9],  # trailing byte
+        [b"Ht\x00\x01" + b"\x20" + P.lower().encode() + b"\x01t" + b"\x00" * 8],  # lower hex
+        [b"Mt\x00\x01" + ADDR_P + b"\x01t" + b"\x00" * 8],  # RECORD without content
+        [b"Gt\x00\x01" + ADDR_C, b"extra"],
+        [b"W" + P.encode() + b"\x00\x01" + ADDR_C + b"\xff\xff\xff\xff"],  # absurd count
+        [b"Gt\x00\x01" + b"\x40" + C.encode()],  # length past end
+        [b"G\xff\x00\x01" + ADDR_C],  # topic not UTF-8
+    ],
+)
+def test_bad_frames_raise_decode_error(frames):
+    with pytest.raises(DecodeError):
+        decode(frames)
+
+
+addresses = st.text("0123456789ABCDEF", min_size=32, max_size=32)
+subjects = st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=60)
+u64 = st.integers(0, 2**64 - 1)
+u32 = st.integers(0, 2**32 - 1)
+contents = st.binary(max_size=300)
+
+messages = st.one_of(
+    st.builds(Record, partition=addresses, subject=subjects, sequence=u64, content=contents),
+    st.builds(DirectRecord, requester=addresses, partition=addresses, subject=subjects, sequence=u64, content=contents),
+    st.builds(Fetch, partition=addresses, requester=addresses, subject=subjects, sequence=u64, count=u32),
+    st.builds(Ack, partition=addresses, subject=subjects, sequence=u64),
+    st.builds(Head, partition=addresses, subject=subjects, sequence=u64),
+    st.builds(DirectHead, consumer=addresses, partition=addresses, subject=subjects, sequence=u64),
+    st.builds(GetHeads, subject=subjects, consumer=addresses),
+    st.builds(ConsumerHello, store=addresses, consumer=addresses, subjects=st.lists(subjects, max_size=5).map(tuple)),
+    st.builds(StoreHello, consumer=addresses, store=addresses),
+)
+
+
+@given(messages)
+def test_round_trip(message):
+    assert decode(encode(message)) == message
+
+
+@given(messages, st.data())
+def test_mutated_frames_raise_only_decode_error(message, data):
+    frames = [bytes(f) for f in encode(message)]
+    frame = bytearray(frames[0])
+    for _ in range(data.draw(st.integers(1, 4))):
+        action = data.draw(st.sampled_from(["flip", "cut", "insert"]))
+        position = data.draw(st.integers(0, max(len(frame) - 1, 0)))
+        if action == "flip" and frame:
+            frame[position] = data.draw(st.integers(0, 255))
+        elif action == "cut":
+            del frame[position:]
+        else:
+            frame[position:position] = data.draw(st.binary(min_size=1, max_size=4))
+    try:
+        decode([bytes(frame), *frames[1:]])
+    except DecodeError:
+        pass
+
+
+@given(st.lists(st.binary(max_size=80), max_size=3))
+def test_random_frames_raise_only_decode_error(frames):
+    try:
+        decode(frames)
+    except DecodeError:
+        pass

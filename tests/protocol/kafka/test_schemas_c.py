@@ -1,0 +1,240 @@
+"""Declarations of group C APIs against facts checked in Kafka's message definitions."""
+
+import importlib
+
+import pytest
+
+from protocol.kafka import decode_request, decode_response, encode_request, encode_response
+from protocol.kafka.messages import camel, message_classes
+from protocol.kafka.schema import Field
+
+# module, key, name, versions, flexible: 0 up to the newest version of Kafka 4.1.
+APIS = [
+    ("heartbeat", 12, "Heartbeat", "0-4", "4+"),
+    ("sasl_handshake", 17, "SaslHandshake", "0-1", "none"),
+    ("alter_configs", 33, "AlterConfigs", "0-2", "2+"),
+    ("sasl_authenticate", 36, "SaslAuthenticate", "0-2", "2+"),
+    ("create_partitions", 37, "CreatePartitions", "0-3", "2+"),
+    ("delete_groups", 42, "DeleteGroups", "0-2", "2+"),
+    ("incremental_alter_configs", 44, "IncrementalAlterConfigs", "0-1", "1+"),
+    ("offset_delete", 47, "OffsetDelete", "0", "none"),
+    ("describe_cluster", 60, "DescribeCluster", "0-2", "0+"),
+    ("describe_producers", 61, "DescribeProducers", "0", "0+"),
+    ("describe_transactions", 65, "DescribeTransactions", "0", "0+"),
+    ("list_transactions", 66, "ListTransactions", "0-2", "0+"),
+    ("consumer_group_heartbeat", 68, "ConsumerGroupHeartbeat", "0-1", "0+"),
+    ("consumer_group_describe", 69, "ConsumerGroupDescribe", "0-1", "0+"),
+    ("get_telemetry_subscriptions", 71, "GetTelemetrySubscriptions", "0", "0+"),
+    ("describe_topic_partitions", 75, "DescribeTopicPartitions", "0", "0+"),
+]
+
+
+def api(module):
+    return importlib.import_module(f"protocol.kafka.apis.{module}").API
+
+
+def field(fields, path) -> Field:
+    """The field at a dotted path, e.g. "groups.members.member_type"."""
+    head, _, rest = path.partition(".")
+    (found,) = [f for f in fields if f.name == head]
+    return field(found.fields, rest) if rest else found
+
+
+def names(fields):
+    return [f.name for f in fields]
+
+
+@pytest.mark.parametrize("module,key,name,versions,flexible", APIS)
+def test_identity_and_ranges(module, key, name, versions, flexible):
+    declared = api(module)
+    assert (declared.key, declared.name, declared.versions, declared.flexible) == (
+        key, name, versions, flexible,
+    )
+    assert declared.version_range.low == 0
+
+
+def test_heartbeat():
+    declared = api("heartbeat")
+    instance = field(declared.request, "group_instance_id")
+    assert (instance.versions, instance.nullable, instance.default) == ("3+", "3+", None)
+    throttle = field(declared.response, "throttle_time_ms")
+    assert throttle.versions == "1+" and throttle.ignorable
+    assert declared.request_header_version(3) == 1
+    assert declared.response_header_version(4) == 1
+
+
+def test_sasl():
+    handshake = api("sasl_handshake")
+    assert names(handshake.request) == ["mechanism"]
+    assert field(handshake.response, "mechanisms").type == "[]string"
+    authenticate = api("sasl_authenticate")
+    assert names(authenticate.response) == [
+        "error_code", "error_message", "auth_bytes", "session_lifetime_ms",
+    ]
+    lifetime = field(authenticate.response, "session_lifetime_ms")
+    assert (lifetime.type, lifetime.versions, lifetime.default) == ("int64", "1+", 0)
+    assert field(authenticate.response, "error_message").nullable == "0+"
+
+
+def test_config_apis():
+    alter = api("alter_configs")
+    value = field(alter.request, "resources.configs.value")
+    assert value.nullable == "0+"
+    assert field(alter.request, "resources.resource_type").type == "int8"
+    assert names(alter.response) == ["throttle_time_ms", "responses"]
+    incremental = api("incremental_alter_configs")
+    assert names(field(incremental.request, "resources.configs").fields) == [
+        "name", "config_operation", "value",
+    ]
+    assert field(incremental.request, "resources.configs.config_operation").map_key
+    assert names(incremental.response) == ["throttle_time_ms", "responses"]
+
+
+def test_create_partitions():
+    declared = api("create_partitions")
+    assignments = field(declared.request, "topics.assignments")
+    assert (assignments.type, assignments.nullable) == ("[]", "0+")
+    assert field(declared.request, "topics.assignments.broker_ids").type == "[]int32"
+    message = field(declared.response, "results.error_message")
+    assert (message.nullable, message.default) == ("0+", None)
+
+
+def test_group_admin_apis():
+    delete = api("delete_groups")
+    assert field(delete.request, "groups_names").type == "[]string"
+    # Kafka trunk's per-group error_message (v3) came after 4.1.
+    assert names(field(delete.response, "results").fields) == ["group_id", "error_code"]
+    offset_delete = api("offset_delete")
+    assert names(offset_delete.response) == ["error_code", "throttle_time_ms", "topics"]
+    assert field(offset_delete.response, "topics.partitions.partition_index").map_key
+
+
+def test_describe_cluster():
+    declared = api("describe_cluster")
+    assert names(declared.request) == [
+        "include_cluster_authorized_operations", "endpoint_type", "include_fenced_brokers",
+    ]
+    assert field(declared.request, "endpoint_type").default == 1
+    assert field(declared.request, "include_fenced_brokers").versions == "2+"
+    assert field(declared.response, "endpoint_type").versions == "1+"
+    assert field(declared.response, "controller_id").default == -1
+    assert field(declared.response, "brokers.is_fenced").versions == "2+"
+    assert field(declared.response, "cluster_authorized_operations").default == -(2**31)
+
+
+def test_transaction_admin_apis():
+    producers = api("describe_producers")
+    active = field(producers.response, "topics.partitions.active_producers")
+    assert names(active.fields) == [
+        "producer_id", "producer_epoch", "last_sequence", "last_timestamp",
+        "coordinator_epoch", "current_txn_start_offset",
+    ]
+    assert field(active.fields, "producer_epoch").type == "int32"
+    assert field(active.fields, "current_txn_start_offset").default == -1
+    describe = api("describe_transactions")
+    assert field(describe.response, "transaction_states.producer_epoch").type == "int16"
+    assert names(field(describe.response, "transaction_states.topics").fields) == [
+        "topic", "partitions",
+    ]
+    listing = api("list_transactions")
+    assert field(listing.request, "duration_filter").default == -1
+    pattern = field(listing.request, "transactional_id_pattern")
+    assert (pattern.versions, pattern.nullable, pattern.default) == ("2+", "2+", None)
+    assert names(listing.response) == [
+        "throttle_time_ms", "error_code", "unknown_state_filters", "transaction_states",
+    ]
+
+
+def test_consumer_group_heartbeat():
+    declared = api("consumer_group_heartbeat")
+    regex = field(declared.request, "subscribed_topic_regex")
+    assert (regex.versions, regex.nullable) == ("1+", "1+")
+    assert field(declared.request, "rebalance_timeout_ms").default == -1
+    owned = field(declared.request, "topic_partitions")
+    assert (owned.nullable, owned.default) == ("0+", None)
+    assignment = field(declared.response, "assignment")
+    assert (assignment.type, assignment.nullable, assignment.default) == ("struct", "0+", None)
+    assert names(field(assignment.fields, "topic_partitions").fields) == ["topic_id", "partitions"]
+    # GroupCreationTimeMs (v2, KIP-1327) is newer than 4.1.
+    assert "group_creation_time_ms" not in names(declared.response)
+
+
+def test_consumer_group_describe():
+    declared = api("consumer_group_describe")
+    member = field(declared.response, "groups.members")
+    member_type = field(member.fields, "member_type")
+    assert (member_type.type, member_type.versions, member_type.default) == ("int8", "1+", -1)
+    target = field(member.fields, "target_assignment")
+    assert target.type == "struct"
+    assert names(field(target.fields, "topic_partitions").fields) == [
+        "topic_id", "topic_name", "partitions",
+    ]
+    assert field(declared.response, "groups.authorized_operations").default == -(2**31)
+
+
+def test_get_telemetry_subscriptions():
+    declared = api("get_telemetry_subscriptions")
+    assert field(declared.request, "client_instance_id").type == "uuid"
+    assert field(declared.response, "accepted_compression_types").type == "[]int8"
+    assert names(declared.response)[-2:] == ["delta_temporality", "requested_metrics"]
+
+
+def test_describe_topic_partitions():
+    declared = api("describe_topic_partitions")
+    assert field(declared.request, "response_partition_limit").default == 2000
+    cursor = field(declared.request, "cursor")
+    assert (cursor.type, cursor.nullable, cursor.default) == ("struct", "0+", None)
+    assert field(declared.response, "topics.name").nullable == "0+"
+    elr = field(declared.response, "topics.partitions.eligible_leader_replicas")
+    assert (elr.type, elr.nullable, elr.default) == ("[]int32", "0+", None)
+    assert field(declared.response, "next_cursor").nullable == "0+"
+    assert field(declared.response, "topics.partitions.leader_epoch").default == -1
+
+
+def test_ranges_are_consistent():
+    """Every field lives in some version of its API and is nullable only where it exists."""
+
+    def check(fields, api_range):
+        for f in fields:
+            assert f.version_range.low <= api_range.high, f.name
+            nullable = f.nullable_range
+            if nullable:
+                assert f.version_range.low <= nullable.low, f.name
+            if f.default is None:
+                assert nullable, f.name
+            check(f.fields, api_range)
+
+    for module, *_ in APIS:
+        declared = api(module)
+        check(declared.request, declared.version_range)
+        check(declared.response, declared.version_range)
+
+
+def filled(cls):
+    """An instance whose every list of structs holds one element and every struct is set."""
+    values = {}
+    for f in cls._fields:
+        if f.type == "[]":
+            values[f.name] = [filled(getattr(cls, camel(f.name)))]
+        elif f.type == "struct":
+            values[f.name] = filled(getattr(cls, camel(f.name)))
+    return cls(**values)
+
+
+@pytest.mark.parametrize("module", [m for m, *_ in APIS])
+def test_round_trip_every_version(module):
+    declared = api(module)
+    request_cls, response_cls = message_classes(declared)
+    for version in range(declared.version_range.low, declared.version_range.high + 1):
+        for body in (request_cls(), filled(request_cls)):
+            frame = encode_request(declared.key, version, 7, "client", body)
+            header, decoded = decode_request(frame)
+            assert (header.api_key, header.api_version) == (declared.key, version)
+            assert encode_request(declared.key, version, 7, "client", decoded) == frame
+        for body in (response_cls(), filled(response_cls)):
+            frame = encode_response(declared.key, version, 7, body)
+            correlation_id, decoded = decode_response(declared.key, version, frame)
+            assert correlation_id == 7
+            assert encode_response(declared.key, version, 7, decoded) == frame
+        assert decode_response(declared.key, version, encode_response(
+            declared.key, version, 7, response_cls()))[1] == response_cls()
