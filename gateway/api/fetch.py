@@ -17,7 +17,7 @@ from protocol.kafka.error_codes import ErrorCode
 from protocol.records import RecordBatch, batch_to_legacy
 
 from ..broker.fetch_sessions import FINAL_EPOCH, INITIAL_EPOCH, SessionPartition
-from ..broker.topics import KafkaError
+from ..errors import KafkaError
 from ..server.connection import Deferred
 from .registry import handles
 

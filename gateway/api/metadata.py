@@ -9,7 +9,7 @@ from __future__ import annotations
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 
-from ..broker.topics import KafkaError
+from ..errors import KafkaError
 from .registry import handles
 
 API = by_name("Metadata")

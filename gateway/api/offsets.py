@@ -11,6 +11,7 @@ LIST_OFFSETS = by_name("ListOffsets")
 LEADER_EPOCH = by_name("OffsetForLeaderEpoch")
 DELETE_RECORDS = by_name("DeleteRecords")
 
+FIRST_LEADER_EPOCH_LIST_OFFSETS = 4
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
 
 
@@ -32,8 +33,9 @@ async def list_offsets(request):
     Partition = LIST_OFFSETS.Response.Topics.Partitions
 
     async def answer(partition, wanted):
-        response = Partition(partition_index=wanted.partition_index,
-                             leader_epoch=partition.leader_epoch)
+        response = Partition(partition_index=wanted.partition_index)
+        if request.version >= FIRST_LEADER_EPOCH_LIST_OFFSETS:
+            response.leader_epoch = partition.leader_epoch
         error = partition.epoch_error(wanted.current_leader_epoch)
         if error is not None:
             response.error_code = error
@@ -79,7 +81,9 @@ async def offset_for_leader_epoch(request):
             response.error_code = error
         elif wanted.leader_epoch <= partition.leader_epoch:
             # One epoch so far: it ends at the log end.
-            response.leader_epoch, response.end_offset = partition.leader_epoch, partition.next_offset
+            response.end_offset = partition.next_offset
+            if request.version >= 1:
+                response.leader_epoch = partition.leader_epoch
         return response
 
     topics = await for_each_partition(

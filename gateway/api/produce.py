@@ -16,8 +16,8 @@ import trio
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 
-from ..broker.topics import KafkaError
-from ..log.produced import checked_batches
+from ..errors import KafkaError
+from ..log.produced import checked_batch
 from ..server.connection import NO_RESPONSE, CloseConnection, Deferred
 from .registry import handles
 
@@ -67,11 +67,11 @@ async def _append(request, topic_name: str, data, answer):
                          f"{topic_name}/{data.index} is not a partition of this cluster")
     partition = topic.partitions[data.index]
     max_bytes = int(topic.config("max.message.bytes", broker.defaults))
-    batches = checked_batches(data.records, request.version, max_bytes)
+    batch = checked_batch(data.records, request.version, max_bytes)
     append_time = None
     if topic.config("message.timestamp.type", broker.defaults) == "LogAppendTime":
         append_time = int(time.time() * 1000)
-    answer.base_offset, last_sequence = await partition.append(batches, log_append_time=append_time)
+    answer.base_offset, last_sequence = await partition.append(batch, log_append_time=append_time)
     answer.log_append_time_ms = -1 if append_time is None else append_time
     answer.log_start_offset = partition.log_start_offset
     return answer, partition, last_sequence

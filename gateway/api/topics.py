@@ -12,7 +12,7 @@ from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 from protocol.kafka.primitives import ZERO_UUID
 
-from ..broker.topics import KafkaError
+from ..errors import KafkaError
 from .configs import repeated, topic_entries
 from .registry import handles
 
@@ -126,13 +126,16 @@ async def delete_topics(request):
               else [(t.name, t.topic_id) for t in request.body.topics])
     results, names, ids = by_name_or_id(wanted)
     found = {}
-    resolve(names, broker.topic, lambda name, code, message: Result(name=name, error_code=code, error_message=message),
-            DUPLICATE_NAME, (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition."),
-            results, found)
-    resolve(ids, broker.topic_by_id,
-            lambda topic_id, code, message: Result(name=None, topic_id=topic_id, error_code=code, error_message=message),
-            "Duplicate topic ID.", (ErrorCode.UNKNOWN_TOPIC_ID, "This server does not host this topic ID."),
-            results, found)
+    def named(name, code, message):
+        return Result(name=name, error_code=code, error_message=message)
+
+    def numbered(topic_id, code, message):
+        return Result(name=None, topic_id=topic_id, error_code=code, error_message=message)
+
+    resolve(names, broker.topic, named, DUPLICATE_NAME,
+            (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition."), results, found)
+    resolve(ids, broker.topic_by_id, numbered, "Duplicate topic ID.",
+            (ErrorCode.UNKNOWN_TOPIC_ID, "This server does not host this topic ID."), results, found)
     for topic in found.values():
         result = Result(name=topic.name, topic_id=topic.topic_id)
         try:

@@ -12,13 +12,16 @@ from protocol.kafka.error_codes import ErrorCode
 
 from ..config import GatewaySettings
 from ..log.index import OffsetIndex
-from ..log.partition import PartitionLog
+from ..log.partition import PartitionLog, recovered_state
+from ..log.producer_state import ProducerStates
 from ..mesh.config import new_uuid
 from .configs import InvalidConfig, checked_overrides
 from .fetch_sessions import FetchSessions
 from .journal import Journal
+from .producer_ids import ProducerIds
 from .storage import MeshStorage
-from .topics import KafkaError, PartitionState, Topic, check_topic_name
+from ..errors import KafkaError
+from .topics import PartitionState, Topic, check_topic_name
 
 log = structlog.get_logger()
 
@@ -31,6 +34,7 @@ class Broker:
         self.journal = Journal(storage, settings.cluster_id, settings.defaults.min_insync_replicas)
         self.topics: dict[str, Topic] = {}
         self.fetch_sessions = FetchSessions()
+        self.producer_ids = ProducerIds(self.journal)
         self._nursery: trio.Nursery | None = None
         self._topic_lock = trio.Lock()
 
@@ -43,8 +47,10 @@ class Broker:
             for entry in await self.journal.replay():
                 if entry["type"] == "topic":
                     states[entry["name"]] = entry
-                else:
+                elif entry["type"] == "topic_deleted":
                     states.pop(entry["name"], None)
+                elif entry["type"] == "producer_ids":
+                    self.producer_ids.replay(entry)
             for state in states.values():
                 await self._open(Topic.from_state(state))
             log.info("broker_ready", topics=len(self.topics))
@@ -54,15 +60,15 @@ class Broker:
     async def _open(self, topic: Topic) -> None:
         for number, state in enumerate(topic.partition_states[len(topic.partitions):],
                                        start=len(topic.partitions)):
-            offsets = await self.storage.rebuild_index(topic.name, state.address)
-            topic.partitions.append(self._partition_log(topic, number, state, offsets))
+            recovered = await recovered_state(self.storage.contents(topic.name, state.address))
+            topic.partitions.append(self._partition_log(topic, number, state, *recovered))
         self.topics[topic.name] = topic
 
     def _partition_log(self, topic: Topic, number: int, state: PartitionState,
-                       offsets: OffsetIndex) -> PartitionLog:
+                       offsets: OffsetIndex, producers: ProducerStates) -> PartitionLog:
         mesh = self.storage.host(topic.name, state.address, offsets.next_sequence)
         partition = PartitionLog(
-            topic.name, number, mesh, self.storage.read, offsets,
+            topic.name, number, mesh, self.storage.read, offsets, producers,
             min_insync=int(topic.config("min.insync.replicas", self.defaults)),
             tail_bytes=self.settings.tail_bytes_per_partition,
             log_start_offset=max(state.log_start_offset, offsets.first_offset),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from protocol.kafka.error_codes import ErrorCode
 
-from .topics import KafkaError
+from ..errors import KafkaError
 
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1

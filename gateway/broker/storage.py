@@ -15,9 +15,6 @@ import zmq
 from gateway.mesh.config import MeshConfig
 from gateway.mesh.consumer import Consumer
 from gateway.mesh.producer import Producer, ProducerPartition
-from protocol.records import RecordBatch
-
-from ..log.index import OffsetIndex
 
 log = structlog.get_logger()
 
@@ -73,13 +70,3 @@ class MeshStorage:
             for record in records:
                 yield record
             sequence = records[-1][0] + 1
-
-    async def rebuild_index(self, subject: str, uuid: str) -> OffsetIndex:
-        """The offset index of a partition, from the batch headers the stores hold."""
-        index = None
-        async for sequence, content in self.contents(subject, uuid):
-            batch = RecordBatch(memoryview(content))
-            if index is None:
-                index = OffsetIndex(sequence, batch.base_offset)
-            index.add(sequence, batch.base_offset, batch.last_offset_delta + 1, batch.max_timestamp)
-        return index or OffsetIndex()

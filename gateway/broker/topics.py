@@ -9,20 +9,11 @@ from dataclasses import dataclass, field
 from protocol.kafka.error_codes import ErrorCode
 
 from ..config import BrokerDefaults
-from ..log.partition import PartitionLog
+from ..errors import KafkaError
 from .configs import TOPIC_CONFIGS
 
 MAX_NAME_LENGTH = 249
 LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
-
-
-class KafkaError(Exception):
-    """A request the broker refuses, with the Kafka error code to answer."""
-
-    def __init__(self, code: ErrorCode, message: str):
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def check_topic_name(name: str) -> None:
@@ -46,7 +37,7 @@ class Topic:
     replication_factor: int
     partition_states: list[PartitionState]
     configs: dict[str, str] = field(default_factory=dict)  # overrides only
-    partitions: list[PartitionLog] = field(default_factory=list)
+    partitions: list = field(default_factory=list)  # PartitionLog per partition state
 
     def config(self, name: str, defaults: BrokerDefaults) -> str:
         override = self.configs.get(name)

@@ -24,6 +24,7 @@ from protocol.kafka.error_codes import ErrorCode
 from protocol.records import RecordBatch, assign_offsets
 
 from .index import OffsetIndex
+from .producer_state import ProducerStates
 
 log = structlog.get_logger()
 
@@ -55,13 +56,14 @@ class PartitionLog:
     """Offsets, watermarks and batches of one partition."""
 
     def __init__(self, topic: str, index: int, mesh: MeshPartition, read: MeshRead,
-                 offsets: OffsetIndex, *, min_insync: int, tail_bytes: int,
+                 offsets: OffsetIndex, producers: ProducerStates, *, min_insync: int, tail_bytes: int,
                  log_start_offset: int = 0, leader_epoch: int = 0):
         self.topic = topic
         self.index = index
         self.mesh = mesh
         self._read = read
         self.offsets = offsets
+        self.producers = producers
         self.min_insync = min_insync
         self.log_start_offset = log_start_offset
         self.leader_epoch = leader_epoch
@@ -87,25 +89,30 @@ class PartitionLog:
     def next_offset(self) -> int:
         return self.offsets.next_offset
 
-    async def append(self, batches: list[RecordBatch], *, log_append_time: int | None = None
+    async def append(self, batch: RecordBatch, *, log_append_time: int | None = None
                      ) -> tuple[int, int]:
-        """Stamp and publish checked v2 batches; (base offset, last sequence).
+        """Stamp and publish a checked v2 batch: (base offset, Dafka sequence).
 
-        The lock keeps the offsets and sequences of concurrent appends in
-        the same order as the bytes they publish.
+        A retried batch of an idempotent producer is not appended again: the
+        answer is where it went the first time. The lock keeps offsets and
+        sequences of concurrent appends in the order of the bytes published.
         """
         async with self._append_lock:
-            base = self.next_offset
-            sequence = -1
-            for batch in batches:
-                first = self.offsets.next_offset
-                assign_offsets(batch, first, self.leader_epoch, log_append_time=log_append_time)
-                sequence = await self.mesh.publish(batch.buffer)
-                timestamp = batch.max_timestamp if log_append_time is None else log_append_time
-                self.offsets.add(sequence, first, batch.last_offset_delta + 1, timestamp)
-                self._keep(StoredBatch(first, first + batch.last_offset_delta, sequence, batch.buffer))
+            duplicate = self.producers.duplicate_of(batch)
+            if duplicate is not None:
+                return duplicate.base_offset, duplicate.dafka_sequence
+            first = self.offsets.next_offset
+            assign_offsets(batch, first, self.leader_epoch, log_append_time=log_append_time)
+            sequence = await self.mesh.publish(batch.buffer)
+            self._index(sequence, batch, log_append_time)
+            self._keep(StoredBatch(first, first + batch.last_offset_delta, sequence, batch.buffer))
             self._published.set()
-            return base, sequence
+            return first, sequence
+
+    def _index(self, sequence: int, batch: RecordBatch, log_append_time: int | None = None) -> None:
+        timestamp = batch.max_timestamp if log_append_time is None else log_append_time
+        self.producers.appended(batch, batch.base_offset, sequence)
+        self.offsets.add(sequence, batch.base_offset, batch.last_offset_delta + 1, timestamp)
 
     async def wait_durable(self, sequence: int) -> None:
         await self.mesh.wait_acked(sequence, self.min_insync)
@@ -206,3 +213,15 @@ class PartitionLog:
     def _stored(self, sequence: int, content: bytes) -> StoredBatch:
         base, last = self.offsets.range_of(sequence)
         return StoredBatch(base, last, sequence, bytes(content))
+
+
+async def recovered_state(contents) -> tuple[OffsetIndex, ProducerStates]:
+    """The offset index and producer states of a partition, from its stored batches."""
+    offsets, producers = None, ProducerStates()
+    async for sequence, content in contents:
+        batch = RecordBatch(memoryview(content))
+        if offsets is None:
+            offsets = OffsetIndex(sequence, batch.base_offset)
+        producers.appended(batch, batch.base_offset, sequence)
+        offsets.add(sequence, batch.base_offset, batch.last_offset_delta + 1, batch.max_timestamp)
+    return offsets or OffsetIndex(), producers

@@ -12,14 +12,14 @@ from protocol.errors import DecodeError, EncodeError
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import Codec, RecordBatch, legacy_to_batch, split_records
 
-from ..broker.topics import KafkaError
+from ..errors import KafkaError
 
 FIRST_V2_PRODUCE = 3
 FIRST_ZSTD_PRODUCE = 7
 
 
-def checked_batches(records, version: int, max_message_bytes: int) -> list[RecordBatch]:
-    """The request's record data as writable v2 batches, or KafkaError."""
+def checked_batch(records, version: int, max_message_bytes: int) -> RecordBatch:
+    """The request's record data as one writable v2 batch, or KafkaError."""
     if records is None:
         raise KafkaError(ErrorCode.INVALID_RECORD, "produce without records")
     try:
@@ -35,10 +35,10 @@ def checked_batches(records, version: int, max_message_bytes: int) -> list[Recor
             raise KafkaError(ErrorCode.MESSAGE_TOO_LARGE,
                              f"batch of {entry.size} bytes exceeds max.message.bytes {max_message_bytes}")
     if version >= FIRST_V2_PRODUCE:
-        return [_checked_v2(entries, version)]
+        return _checked_v2(entries, version)
     if any(entry.magic == 2 for entry in entries):
         raise KafkaError(ErrorCode.INVALID_RECORD, f"produce v{version} cannot carry magic 2 batches")
-    return [_from_legacy(entries)]
+    return _from_legacy(entries)
 
 
 def _checked_v2(entries, version: int) -> RecordBatch:

@@ -9,6 +9,7 @@ Run as `python -m gateway.mesh.consumer TOPIC...` to print contents to stdout.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
@@ -41,6 +42,10 @@ from protocol.errors import DecodeError
 RECV_BATCH = 256
 DELIVERY_BUFFER = 10_000
 HEADS_WAIT_S = 0.5  # how long stores may take to answer GET-HEADS
+# A consumer that missed a partition's last records and HEADs (its queue was full) would never
+# learn of them once the producer is gone; stores know every head, so we ask them now and then.
+HEADS_POLL_S = 1.0
+STDOUT_BATCH = 4096  # lines per write
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +104,7 @@ class Consumer:
             await nursery.start(self.node.run)
             nursery.start_soon(self._watch_subscriptions)
             nursery.start_soon(keep_filling_gaps, self.node, self.sequencers)
+            nursery.start_soon(self._ask_heads)
             task_status.started()
             await self._receive()
 
@@ -212,6 +218,11 @@ class Consumer:
             self._stores_changed = trio.Event()
         return store
 
+    async def _ask_heads(self) -> None:
+        while True:
+            await trio.sleep(HEADS_POLL_S)
+            await self.node.publisher.send_batch([encode(GetHeads(s, self.node.uuid)) for s in self.subjects])
+
     async def _watch_subscriptions(self) -> None:
         """Verbose XPUB: a store reader's `W`+UUID subscription means it just connected."""
         while True:
@@ -233,11 +244,17 @@ async def _print_contents(context: zmq.Context, config: MeshConfig, topics: list
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(consumer.run)
-            out = sys.stdout.buffer
-            async for delivery in consumer.deliveries:
-                out.write(bytes(delivery.content) + b"\n")
-                if not consumer.deliveries.statistics().current_buffer_used:
-                    out.flush()
+            # Non-blocking writes of everything delivered so far: a slow reader of our
+            # stdout must not stop the loop (and with it our beacons).
+            async with trio.lowlevel.FdStream(os.dup(sys.stdout.fileno())) as out:
+                async for delivery in consumer.deliveries:
+                    lines = [delivery.content]
+                    while len(lines) < STDOUT_BATCH:
+                        try:
+                            lines.append(consumer.deliveries.receive_nowait().content)
+                        except trio.WouldBlock:
+                            break
+                    await out.send_all(b"".join(bytes(line) + b"\n" for line in lines))
     finally:
         consumer.close()
 

@@ -27,6 +27,10 @@ from protocol.dafka.beacon import BEACON, WELCOME
 from protocol.errors import DecodeError
 
 NODE_PROPERTY = "X-Dafka-Node"  # ZMTP metadata naming the sender; reference nodes ignore it
+# Messages queued per peer before a PUB drops (the default, 1000, drops in any burst and turns it
+# into FETCH traffic). Large contents are sent zero-copy, so queued records mostly share the memory
+# a producer holds until ACKed anyway; a producer's ACK window bounds what a healthy mesh queues.
+DATA_HWM = 10_000
 log = structlog.get_logger()
 
 
@@ -46,12 +50,14 @@ class MeshNode:
         self.config = config
         self.peers: dict[str, Peer] = {}
         self.publisher = Socket(context, zmq.XPUB if verbose_publisher else zmq.PUB)
+        self.publisher.zsock.sndhwm = DATA_HWM
         self.publisher.zsock.setsockopt(zmq.METADATA, f"{NODE_PROPERTY}:{self.uuid}".encode())
         if verbose_publisher:
             self.publisher.zsock.setsockopt(zmq.XPUB_VERBOSE, 1)
         self.publisher.zsock.bind("tcp://*:*")
         self.port = int(self.publisher.zsock.getsockopt_string(zmq.LAST_ENDPOINT).rsplit(":", 1)[1])
         self.subscriber = Socket(context, zmq.SUB)
+        self.subscriber.zsock.rcvhwm = DATA_HWM
         self._beacon_out = Socket(context, zmq.PUB, linger_ms=0)
         self._beacon_out.zsock.connect(config.beacon_sub_address)
         self._beacon_in = Socket(context, zmq.SUB, linger_ms=0)
@@ -66,10 +72,10 @@ class MeshNode:
             socket.close()
 
     def subscribe(self, prefix: bytes) -> None:
-        self.subscriber.zsock.subscribe(prefix)
+        self.subscriber.subscribe(prefix)
 
     def unsubscribe(self, prefix: bytes) -> None:
-        self.subscriber.zsock.unsubscribe(prefix)
+        self.subscriber.unsubscribe(prefix)
 
     async def send(self, message: Message) -> None:
         await self.publisher.send(encode(message))
@@ -106,8 +112,8 @@ class MeshNode:
             peer.last_seen = now
             return
         if peer is not None:
-            self.subscriber.zsock.disconnect(peer.endpoint)
-        self.subscriber.zsock.connect(beacon.endpoint)
+            self.subscriber.disconnect(peer.endpoint)
+        self.subscriber.connect(beacon.endpoint)
         self.peers[beacon.uuid] = Peer(beacon.endpoint, now)
         self._beacon_soon.set()  # so the newcomer learns of us at once
         self.log.info("peer_appeared", peer=beacon.uuid, endpoint=beacon.endpoint)
@@ -128,7 +134,7 @@ class MeshNode:
             for uuid, peer in list(self.peers.items()):
                 if now - peer.last_seen > timeout:
                     del self.peers[uuid]
-                    self.subscriber.zsock.disconnect(peer.endpoint)
+                    self.subscriber.disconnect(peer.endpoint)
                     self.log.info("peer_expired", peer=uuid, endpoint=peer.endpoint)
 
 

@@ -9,6 +9,7 @@ lines of stdin.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import deque
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from protocol.errors import DecodeError
 
 RECV_BATCH = 256
 WINDOW = 500  # records the command-line producer publishes ahead of ACKs
+STDIN_CHUNK = 1 << 16
 
 DropHook = Callable[[str, int], bool]  # (partition UUID, sequence) -> skip publishing it
 
@@ -162,9 +164,8 @@ async def _publish_stdin(context: zmq.Context, config: MeshConfig, topic: str, a
         async with trio.open_nursery() as nursery:
             await nursery.start(producer.run)
             partition = producer.host(topic, uuid=producer.node.uuid)
-            stdin = trio.wrap_file(sys.stdin.buffer)
-            async for line in stdin:
-                sequence = await partition.publish(line.rstrip(b"\n"))
+            async for line in _stdin_lines():
+                sequence = await partition.publish(line)
                 if acks and sequence >= WINDOW:  # stay within what the sockets can queue
                     await partition.wait_acked(sequence - WINDOW, 1)
             if acks and partition.next_sequence:
@@ -173,6 +174,19 @@ async def _publish_stdin(context: zmq.Context, config: MeshConfig, topic: str, a
             nursery.cancel_scope.cancel()
     finally:
         producer.close()
+
+
+async def _stdin_lines():
+    """The lines of stdin without their newlines, read in large chunks straight from the loop."""
+    pending = b""
+    async with trio.lowlevel.FdStream(os.dup(sys.stdin.fileno())) as stdin:
+        while chunk := await stdin.receive_some(STDIN_CHUNK):
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            for line in lines:
+                yield line
+    if pending:
+        yield pending
 
 
 def main() -> None:

@@ -1,11 +1,12 @@
 """ZeroMQ sockets driven from trio: no busy polling, no thread per socket.
 
 A ZeroMQ socket exposes one file descriptor that is edge-triggered: it becomes
-readable when the socket's state *may* have changed, and only reading
-`zmq.EVENTS` re-arms it. So we never wait on the FD while EVENTS already says
-the socket is ready, and after every send or receive (which may consume the
-edge) we wake any task waiting on the FD so that it re-checks EVENTS.
-Only one task may wait on an FD in trio; others wait for the watcher's news.
+readable when commands reach the socket, and *any* operation on the socket
+(send, receive, reading `zmq.EVENTS`, connect, disconnect, subscribe) may
+process those commands and so consume the edge. Hence: whoever touches the
+socket while tasks wait reads `zmq.EVENTS` afterwards and wakes the waiters
+whose event it shows; only then may the FD be waited on again. Only one task
+may wait on an FD in trio (the watcher); the others wait for its news.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ def zmq_context(io_threads: int = 1) -> Iterator[zmq.Context]:
 class Socket:
     """A ZeroMQ socket whose sends and receives never block the trio loop.
 
-    `zsock` is the raw socket, for bind/connect/subscribe and options.
+    `zsock` is the raw socket, for bind and options before use; connect and
+    subscribe through the methods here, which keep waiting tasks informed.
     Received frames are `zmq.Frame`s (zero-copy; they support the buffer
     protocol); frames to send may be bytes, memoryviews or Frames and are
     sent without copying when large.
@@ -42,8 +44,9 @@ class Socket:
         self.zsock = context.socket(socket_type)
         self.zsock.linger = linger_ms
         self._fd = self.zsock.getsockopt(zmq.FD)
-        self._watcher: trio.CancelScope | None = None
-        self._news = trio.Event()
+        self._watcher: trio.CancelScope | None = None  # the task waiting on the FD
+        self._watched_flag = 0
+        self._waiters: dict[int, trio.Event] = {}  # POLLIN/POLLOUT -> set when it may be ready
 
     def __enter__(self) -> Socket:
         return self
@@ -69,6 +72,20 @@ class Socket:
             await self._send(frames)
         await trio.lowlevel.cancel_shielded_checkpoint()
 
+    def send_nowait(self, frames: Sequence) -> bool:
+        """Send one message if the socket takes it now; False if it is full.
+
+        For XPUB with XPUB_NODROP, whose EVENTS always claim POLLOUT: waiting
+        for POLLOUT there would spin while a peer's pipe is full.
+        """
+        try:
+            self.zsock.send_multipart(frames, zmq.NOBLOCK, copy=False)
+        except zmq.Again:
+            return False
+        finally:
+            self._touched()
+        return True
+
     async def recv(self) -> list[zmq.Frame]:
         """Receive one multipart message."""
         await trio.lowlevel.checkpoint_if_cancelled()
@@ -85,9 +102,25 @@ class Socket:
                 batch.append(self.zsock.recv_multipart(zmq.NOBLOCK, copy=False))
             except zmq.Again:
                 break
-        self._spread_news()
+        self._touched()
         await trio.lowlevel.cancel_shielded_checkpoint()
         return batch
+
+    def connect(self, endpoint: str) -> None:
+        self.zsock.connect(endpoint)
+        self._touched()
+
+    def disconnect(self, endpoint: str) -> None:
+        self.zsock.disconnect(endpoint)
+        self._touched()
+
+    def subscribe(self, prefix: bytes) -> None:
+        self.zsock.subscribe(prefix)
+        self._touched()
+
+    def unsubscribe(self, prefix: bytes) -> None:
+        self.zsock.unsubscribe(prefix)
+        self._touched()
 
     async def _send(self, frames: Sequence) -> None:
         while True:
@@ -96,7 +129,7 @@ class Socket:
             except zmq.Again:
                 await self._until(zmq.POLLOUT)
             else:
-                self._spread_news()
+                self._touched()
                 return
 
     async def _recv(self) -> list[zmq.Frame]:
@@ -106,28 +139,38 @@ class Socket:
             except zmq.Again:
                 await self._until(zmq.POLLIN)
             else:
-                self._spread_news()
+                self._touched()
                 return message
 
-    async def _until(self, event: int) -> None:
-        while not self.zsock.getsockopt(zmq.EVENTS) & event:
-            if self._watcher is None:
-                await self._watch_fd()
-            else:
-                await self._news.wait()
+    def _touched(self) -> None:
+        """After an operation that may have eaten the FD's edge: tell waiters what it hid."""
+        if self._watcher is not None or self._waiters:
+            self._announce(self.zsock.getsockopt(zmq.EVENTS))
 
-    async def _watch_fd(self) -> None:
+    def _announce(self, events: int) -> None:
+        for flag in [flag for flag in self._waiters if events & flag]:
+            self._waiters.pop(flag).set()
+        if self._watcher is not None and events & self._watched_flag:
+            self._watcher.cancel()
+
+    async def _until(self, flag: int) -> None:
+        while True:
+            events = self.zsock.getsockopt(zmq.EVENTS)
+            self._announce(events)
+            if events & flag:
+                return
+            if self._watcher is None:
+                await self._watch_fd(flag)
+            else:
+                await self._waiters.setdefault(flag, trio.Event()).wait()
+
+    async def _watch_fd(self, flag: int) -> None:
+        self._watched_flag = flag
         with trio.CancelScope() as self._watcher:
             try:
                 await trio.lowlevel.wait_readable(self._fd)
             finally:
                 self._watcher = None
-                self._spread_news()
-
-    def _spread_news(self) -> None:
-        """Make every waiter re-check EVENTS: the FD edge may have been consumed."""
-        if self._watcher is not None:
-            self._watcher.cancel()
-        if self._news.statistics().tasks_waiting:
-            self._news.set()
-            self._news = trio.Event()
+                for waiter in self._waiters.values():  # one of them must take over the FD
+                    waiter.set()
+                self._waiters.clear()

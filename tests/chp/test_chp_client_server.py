@@ -151,6 +151,9 @@ async def test_client_drops_updates_not_newer_than_what_it_holds(free_base_port,
         async with trio.open_nursery() as server_tasks:
             server_tasks.start_soon(_send_hugz, publisher)
             server_tasks.start_soon(_answer_snapshot, snapshot)
+            # A SUB socket forwards its subscription to a new peer only when
+            # it is used, so the collector must be read for clients to sync.
+            server_tasks.start_soon(_drain, collector)
             async with open_chp_client([("127.0.0.1", port)], **client_options) as client:
                 assert client.items() == {"/k": b"five"}
                 with client.watch() as changes:
@@ -165,6 +168,11 @@ async def _send_hugz(publisher):
     while True:
         await publisher.send([b"HUGZ", seq(5), b"", b"", b""])
         await trio.sleep(0.05)
+
+
+async def _drain(collector):
+    while True:
+        await collector.recv()
 
 
 async def _answer_snapshot(snapshot):

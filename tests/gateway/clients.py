@@ -144,7 +144,8 @@ def aiokafka_produce(bootstrap: str, topic: str, records: list[Sent], **config) 
                                     partition=r.partition, timestamp_ms=r.timestamp_ms)
                 for r in records
             ]
-            return [(await f).offset for f in futures]
+            results = [await f for f in futures]  # None under acks=0
+            return [-1 if r is None else r.offset for r in results]
         finally:
             await producer.stop()
 

@@ -230,10 +230,9 @@ def test_kafka_python_describe_configs_and_cluster(kafka_python_admin):
     (modified,) = described["topic"]["kp-configs"].items()
     assert modified[0] == "retention.bytes" and modified[1]["value"] == "777"
     cluster = kafka_python_admin.describe_cluster()
-    print(cluster)
-    assert cluster["cluster_id"] == "dafka-gateway"
-    assert cluster["controller_id"] == 0
-    assert [b["broker_id"] for b in cluster["brokers"]] == [0]
+    assert (cluster["cluster_id"], cluster["controller_id"]) == ("dafka-gateway", 0)
+    assert [(b["broker_id"], b["host"], b["is_fenced"]) for b in cluster["brokers"]] == [(0, "127.0.0.1", False)]
+    assert {"DESCRIBE", "ALTER_CONFIGS", "IDEMPOTENT_WRITE"} <= set(cluster["authorized_operations"])
 
 
 def test_kafka_python_describe_topic_partitions_pages(kafka_python_admin):
@@ -272,17 +271,18 @@ def test_aiokafka_create_topics_and_describe_configs(shared_gateway):
             await client.close()
 
     created, described = asyncio.run(run())
-    assert [(t["name"], t["error_code"]) for t in created["topics"]] == [("aio-topic", 0)]
+    assert [(t["topic"], t["error_code"]) for t in created["topic_errors"]] == [("aio-topic", 0)]
     (response,) = described
-    (result,) = response["results"]
-    values = {c["name"]: c["value"] for c in result["configs"]}
-    assert result["error_code"] == 0
-    assert values["retention.ms"] == "9000"
+    (result,) = response["resources"]
+    assert (result["error_code"], result["resource_name"]) == (0, "aio-topic")
+    sources = {c["config_names"]: (c["config_value"], c["config_source"]) for c in result["config_entries"]}
+    assert sources["retention.ms"] == ("9000", ConfigSource.DYNAMIC_TOPIC_CONFIG.value)
+    assert sources["cleanup.policy"] == ("delete", ConfigSource.DEFAULT_CONFIG.value)
 
 
 # kcat ---------------------------------------------------------------------
 
-def test_kcat_lists_brokers_and_topics(admin, shared_gateway):
+def test_kcat_lists_brokers_and_topics(shared_gateway):
     create_topic(shared_gateway.bootstrap, "kcat-listed", partitions=2)
     listing = subprocess.run(["kcat", "-b", shared_gateway.bootstrap, "-L", "-t", "kcat-listed"],
                              capture_output=True, text=True, timeout=TIMEOUT_S, check=True).stdout

@@ -33,7 +33,7 @@ NODE_ID = 0
 CLUSTER_ID = "golden-capture"
 GENERATION_ID = 1
 PRODUCER_ID = 1000
-EARLIEST, LATEST = -2, -1
+LATEST = -1  # the ListOffsets timestamp that asks for the end offset
 SIZE = struct.Struct(">i")
 POLL_S = 0.05  # how often blocked threads look at the stop flag
 MAX_FETCH_WAIT_S = 0.1  # an empty Fetch is held this long at most, as a broker would
@@ -113,7 +113,8 @@ class CaptureServer:
 
     def stop(self) -> None:
         self._stopping.set()
-        for thread in list(self._threads):
+        # The accept thread comes first: once it is joined, no thread is added.
+        for thread in self._threads:
             if thread.is_alive():
                 thread.join()
         self._listener.close()
@@ -233,12 +234,14 @@ class CaptureServer:
 
     def _Metadata(self, version: int, request) -> Any:  # noqa: N802
         response = by_name("Metadata").Response
+        # All topics: null from v1, an empty list in v0 (where v1+ means none).
+        wants_all = request.topics is None or (version == 0 and not request.topics)
         with self._lock:
-            if request.topics:
-                self.topics.update(topic.name for topic in request.topics)
-                names = [topic.name for topic in request.topics]
-            else:
+            if wants_all:
                 names = sorted(self.topics)
+            else:
+                names = [topic.name for topic in request.topics]
+                self.topics.update(names)
         return response(
             brokers=[response.Brokers(node_id=NODE_ID, host="127.0.0.1", port=self.port)],
             cluster_id=CLUSTER_ID,
@@ -258,7 +261,8 @@ class CaptureServer:
         for topic in request.topic_data:
             partitions = []
             for partition in topic.partition_data:
-                count = sum(len(entry.records()) for entry in split_records(partition.records).entries)
+                entries = split_records(partition.records).entries
+                count = sum(len(entry.records()) for entry in entries)
                 with self._lock:
                     key = (topic.name, partition.index)
                     base_offset = self.end_offsets.get(key, 0)

@@ -13,12 +13,13 @@ from . import expect
 from .expect import FETCHED, FETCHED_TOPIC, SENT, Consumed, Produced
 
 CLIENT_ID = "golden-aiokafka"
-REQUEST_TIMEOUT_MS = 7000  # aiokafka sends it as the Produce timeout
 
 
 async def produce(server, topic, **config) -> None:
-    producer = AIOKafkaProducer(bootstrap_servers=server.bootstrap, client_id=CLIENT_ID,
-                                request_timeout_ms=REQUEST_TIMEOUT_MS, linger_ms=20, **config)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=server.bootstrap, client_id=CLIENT_ID,
+        request_timeout_ms=expect.REQUEST_TIMEOUT_MS, linger_ms=20, **config,
+    )
     await producer.start()
     try:
         sends = [
@@ -42,7 +43,7 @@ def test_idempotent_produce(codec):
                             compression_type=None if codec == "none" else codec))
     # aiokafka asks ApiVersions v0, which names no client software.
     expect.assert_idempotent_produce(server, CLIENT_ID, None, Produced(
-        topic, acks=-1, timeout_ms=REQUEST_TIMEOUT_MS, codec=codec, producer_id=1000))
+        topic, acks=-1, timeout_ms=expect.REQUEST_TIMEOUT_MS, codec=codec))
 
 
 @pytest.mark.parametrize("acks", [0, 1])
@@ -50,7 +51,7 @@ def test_produce_acks(acks):
     with expect.captured_server() as server:
         asyncio.run(produce(server, "golden-ak-acks", acks=acks))
     expect.assert_plain_produce(server, CLIENT_ID, Produced(
-        "golden-ak-acks", acks=acks, timeout_ms=REQUEST_TIMEOUT_MS))
+        "golden-ak-acks", acks=acks, timeout_ms=expect.REQUEST_TIMEOUT_MS))
 
 
 async def init_transactions(server) -> None:
@@ -71,7 +72,7 @@ async def consume_and_commit(server) -> list[tuple]:
     consumer = AIOKafkaConsumer(
         FETCHED_TOPIC, bootstrap_servers=server.bootstrap, client_id=CLIENT_ID,
         group_id="golden-ak-group", rebalance_timeout_ms=expect.REBALANCE_TIMEOUT_MS,
-        request_timeout_ms=REQUEST_TIMEOUT_MS, **expect.PYTHON_CONSUMER_CONFIG,
+        request_timeout_ms=expect.REQUEST_TIMEOUT_MS, **expect.PYTHON_CONSUMER_CONFIG,
     )
     await consumer.start()
     try:

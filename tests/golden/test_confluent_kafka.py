@@ -13,7 +13,6 @@ CLIENT_ID = "golden-confluent"
 SOFTWARE = ("confluent-kafka-python",
             f"{confluent_kafka.__version__}-rdkafka-{confluent_kafka.libversion()[0]}")
 TIMEOUT_S = 5
-REQUEST_TIMEOUT_MS = 7000  # librdkafka sends it as the Produce timeout
 
 
 def client_config(server, **config) -> dict:
@@ -25,14 +24,17 @@ def client_config(server, **config) -> dict:
 
 def produce(server, topic, **config) -> None:
     producer = Producer(client_config(server, **{
-        "message.timeout.ms": TIMEOUT_S * 1000, "request.timeout.ms": REQUEST_TIMEOUT_MS,
+        "message.timeout.ms": TIMEOUT_S * 1000, "request.timeout.ms": expect.REQUEST_TIMEOUT_MS,
         "linger.ms": 20, **config}))
     reports = []
+
+    def report(error, message) -> None:
+        reports.append((error, message.offset()))
+
     try:
         for r in SENT:
             producer.produce(topic, partition=0, key=r.key, value=r.value, timestamp=r.timestamp,
-                             headers=list(r.headers),
-                             on_delivery=lambda error, message: reports.append((error, message.offset())))
+                             headers=list(r.headers), on_delivery=report)
         assert producer.flush(TIMEOUT_S) == 0, expect.apis(server)
     finally:
         producer.close()
@@ -48,7 +50,7 @@ def test_idempotent_produce(codec):
     with expect.captured_server() as server:
         produce(server, topic, **{"enable.idempotence": True, "compression.type": codec})
     expect.assert_idempotent_produce(server, CLIENT_ID, SOFTWARE, Produced(
-        topic, acks=-1, timeout_ms=REQUEST_TIMEOUT_MS, codec=codec, producer_id=1000))
+        topic, acks=-1, timeout_ms=expect.REQUEST_TIMEOUT_MS, codec=codec))
 
 
 @pytest.mark.parametrize("acks", [0, 1])
@@ -56,7 +58,7 @@ def test_produce_acks(acks):
     with expect.captured_server() as server:
         produce(server, "golden-ck-acks", acks=acks)
     expect.assert_plain_produce(server, CLIENT_ID, Produced(
-        "golden-ck-acks", acks=acks, timeout_ms=REQUEST_TIMEOUT_MS))
+        "golden-ck-acks", acks=acks, timeout_ms=expect.REQUEST_TIMEOUT_MS))
 
 
 def test_transactional_init():

@@ -12,12 +12,11 @@ from .expect import FETCHED, FETCHED_TOPIC, SENT, Consumed, Produced
 CLIENT_ID = "golden-kafka-python"
 SOFTWARE = ("kafka-python", kafka.__version__)
 TIMEOUT_S = 5
-REQUEST_TIMEOUT_MS = 7000  # kafka-python sends it as the Produce timeout
 
 
 def produce(server, topic, sent=SENT, **config) -> None:
     producer = KafkaProducer(bootstrap_servers=server.bootstrap, client_id=CLIENT_ID,
-                             request_timeout_ms=REQUEST_TIMEOUT_MS, linger_ms=20, **config)
+                             request_timeout_ms=expect.REQUEST_TIMEOUT_MS, linger_ms=20, **config)
     try:
         futures = [
             producer.send(topic, partition=0, key=r.key, value=r.value, timestamp_ms=r.timestamp,
@@ -38,7 +37,7 @@ def test_idempotent_produce(codec):
         produce(server, topic, acks="all", enable_idempotence=True,
                 compression_type=None if codec == "none" else codec)
     expect.assert_idempotent_produce(server, CLIENT_ID, SOFTWARE, Produced(
-        topic, acks=-1, timeout_ms=REQUEST_TIMEOUT_MS, codec=codec, producer_id=1000))
+        topic, acks=-1, timeout_ms=expect.REQUEST_TIMEOUT_MS, codec=codec))
 
 
 @pytest.mark.parametrize("acks", [0, 1])
@@ -46,7 +45,7 @@ def test_produce_acks(acks):
     with expect.captured_server() as server:
         produce(server, "golden-kp-acks", acks=acks, enable_idempotence=False)
     expect.assert_plain_produce(server, CLIENT_ID, Produced(
-        "golden-kp-acks", acks=acks, timeout_ms=REQUEST_TIMEOUT_MS))
+        "golden-kp-acks", acks=acks, timeout_ms=expect.REQUEST_TIMEOUT_MS))
 
 
 LEGACY = [((0, 10), 1), ((0, 9), 0)]
@@ -67,8 +66,9 @@ def test_legacy_message_sets(api_version, magic, codec):
     # A pinned api_version skips the ApiVersions probe: Produce v2 is magic 1, v1 is magic 0.
     assert {c.version for c in server.requests("Produce")} == {magic + 1}
     expected = sent if magic else [r._replace(timestamp=-1) for r in sent]
-    expect.assert_produce(server, Produced("golden-kp-legacy", acks=1, timeout_ms=REQUEST_TIMEOUT_MS,
-                                    codec=codec), expected, magic=magic)
+    expect.assert_produce(server, Produced(
+        "golden-kp-legacy", acks=1, timeout_ms=expect.REQUEST_TIMEOUT_MS, codec=codec,
+    ), expected, magic=magic)
 
 
 def test_transactional_init():
@@ -88,7 +88,7 @@ def test_consumer_group():
         consumer = KafkaConsumer(
             FETCHED_TOPIC, bootstrap_servers=server.bootstrap, client_id=CLIENT_ID,
             group_id="golden-kp-group", max_poll_interval_ms=expect.REBALANCE_TIMEOUT_MS,
-            request_timeout_ms=REQUEST_TIMEOUT_MS, **expect.PYTHON_CONSUMER_CONFIG,
+            request_timeout_ms=expect.REQUEST_TIMEOUT_MS, **expect.PYTHON_CONSUMER_CONFIG,
         )
         try:
             records = []

@@ -7,8 +7,14 @@ the same store to producers counting distinct ACKs. Run as
 
 from __future__ import annotations
 
+import fcntl
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import structlog
 import trio
 import zmq
 
@@ -17,6 +23,28 @@ from gateway.mesh.config import MeshConfig, new_uuid
 from gateway.mesh.store.log import StoreLog
 from gateway.mesh.store.reader import StoreReader
 from gateway.mesh.store.writer import StoreWriter
+
+
+LOCK_FILE = "store.lock"
+
+
+class StoreDirectoryInUse(Exception):
+    """Another store process holds this data directory."""
+
+
+@contextmanager
+def locked_directory(directory: Path) -> Iterator[None]:
+    """Hold an exclusive flock on the data directory: two stores writing one log would corrupt it."""
+    fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            structlog.get_logger().error("store_directory_in_use", directory=str(directory))
+            raise StoreDirectoryInUse(str(directory)) from None
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def store_uuid(directory: Path) -> str:
@@ -31,19 +59,20 @@ async def run_store(context: zmq.Context, config: MeshConfig, log=None, *, task_
     """Run writer and reader until cancelled; `log` defaults to a StoreLog under store_db."""
     directory = Path(config.store_db)
     directory.mkdir(parents=True, exist_ok=True)
-    if log is None:
-        log = await trio.to_thread.run_sync(StoreLog, directory / "log")
-    writer = StoreWriter(context, config, log, uuid=store_uuid(directory))
-    reader = StoreReader(context, config, log, writer_uuid=writer.node.uuid)
-    try:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(writer.run)
-            await nursery.start(reader.run)
-            task_status.started((writer, reader))
-    finally:
-        writer.close()
-        reader.close()
-        log.close()
+    with locked_directory(directory):
+        if log is None:
+            log = await trio.to_thread.run_sync(StoreLog, directory / "log")
+        writer = StoreWriter(context, config, log, uuid=store_uuid(directory))
+        reader = StoreReader(context, config, log, writer_uuid=writer.node.uuid)
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(writer.run)
+                await nursery.start(reader.run)
+                task_status.started((writer, reader))
+        finally:
+            writer.close()
+            reader.close()
+            log.close()
 
 
 def main() -> None:
@@ -52,7 +81,10 @@ def main() -> None:
     parser.add_argument("--exit-on-stdin-eof", action="store_true",
                         help="stop when standard input closes: a parent process's lifeline")
     arguments = parser.parse_args()
-    cli.run(run_store, cli.config_from(arguments), lifeline=arguments.exit_on_stdin_eof)
+    try:
+        cli.run(run_store, cli.config_from(arguments), lifeline=arguments.exit_on_stdin_eof)
+    except StoreDirectoryInUse:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """The store's reader node: answers FETCH, GET-HEADS and CONSUMER-HELLO from the log.
 
 Its publisher is a verbose XPUB so that it sees consumers subscribe to
-`L`+UUID and greets them with STORE-HELLO. It does not drop answers at the
-high-water mark (XPUB_NODROP): a long replay waits for the requester instead.
+`L`+UUID and greets them with STORE-HELLO. With XPUB_NODROP it learns when a
+requester's queue is full; it then ends that answer instead of waiting, so a
+slow requester never stalls the others: it FETCHes the rest again later.
 """
 
 from __future__ import annotations
@@ -69,13 +70,13 @@ class StoreReader:
         sequence, end = fetch.sequence, fetch.sequence + fetch.count
         while sequence < end:
             entries = await trio.to_thread.run_sync(self._read, fetch.subject, fetch.partition, sequence,
-                                         min(end - sequence, READ_MAX_COUNT))
+                                                    min(end - sequence, READ_MAX_COUNT))
             if not entries or entries[0].sequence != sequence:
                 return
-            await self.node.publisher.send_batch([
-                encode(DirectRecord(fetch.requester, fetch.partition, fetch.subject, entry.sequence, entry.content))
-                for entry in entries
-            ])
+            for entry in entries:
+                message = DirectRecord(fetch.requester, fetch.partition, fetch.subject, entry.sequence, entry.content)
+                if not self.node.publisher.send_nowait(encode(message)):
+                    return
             sequence = entries[-1].sequence + 1
 
     def _read(self, subject: str, partition: str, sequence: int, count: int) -> list:
@@ -87,11 +88,9 @@ class StoreReader:
         def heads():
             return [(s, p, self.log.head(s, p)) for s, p in self.log.partitions() if s in wanted]
 
-        await self.node.publisher.send_batch([
-            encode(DirectHead(consumer, partition, subject, head))
-            for subject, partition, head in await trio.to_thread.run_sync(heads)
-            if head is not None
-        ])
+        for subject, partition, head in await trio.to_thread.run_sync(heads):
+            if head is not None:  # lost if the consumer's queue is full: it asks again
+                self.node.publisher.send_nowait(encode(DirectHead(consumer, partition, subject, head)))
 
     async def _greet_consumers(self) -> None:
         """A consumer subscribing to `L`+its UUID has just connected to us."""
@@ -99,4 +98,4 @@ class StoreReader:
             frames = await self.node.publisher.recv()
             consumer = subscribed_address(frames[0], StoreHello)
             if consumer is not None:
-                await self.node.send(StoreHello(consumer, self.node.uuid))
+                self.node.publisher.send_nowait(encode(StoreHello(consumer, self.node.uuid)))

@@ -88,6 +88,7 @@ class Segment:
             return False
         self.index = SparseIndex.load(files.fd(self.index_path), below=point.length)
         os.ftruncate(files.fd(self.index_path), self.index.file_size())
+        self._complete_index(files)
         self._scan(files, on_disk)
         return True
 
@@ -165,11 +166,31 @@ class Segment:
     def loaded_index(self, files: Files) -> SparseIndex:
         if self.index is None:
             self.index = SparseIndex.load(files.fd(self.index_path), below=self.size)
+            self._complete_index(files)
             if self.sealed:
                 files.loaded_indexes.put(self, self)
         elif self.sealed:
             files.loaded_indexes.get(self)
         return self.index
+
+    def _complete_index(self, files: Files) -> None:
+        """Index records are not fsynced with the log: walk the headers after the
+        last stored record and add those that a crash lost (usually none)."""
+        relative, position = self.index.floor(self.count) if self.index else (0, 0)
+        reader = EntryReader(files.fd(self.log_path), position, self.written)
+        try:
+            for sequence in range(self.base + relative, self.next_sequence):
+                entry_position = reader.position
+                found, _ = reader.header()
+                if found != sequence:
+                    raise BadEntry(entry_position, f"sequence {found} where {sequence} belongs")
+                if self.index.due(entry_position):
+                    self.index.add(sequence - self.base, entry_position)
+                reader.skip()
+        except BadEntry as bad:
+            log.error("store_log.corrupt_durable_entry", path=self.log_path, position=bad.position, reason=bad.reason)
+            raise CorruptLogError(f"{self.log_path}: {bad}") from bad
+        self.index.flush(files.fd(self.index_path))
 
     def drop_index(self) -> None:
         self.index = None

@@ -1,9 +1,11 @@
 """The store's writer node: takes every partition's records durably, in order.
 
-Group commit: everything queued on the socket is taken at once, appended,
-made durable by one sync, and then each partition that grew gets one
-cumulative ACK. Log I/O runs in a worker thread so the trio loop keeps
-receiving meanwhile; the next batch is simply larger.
+Group commit, pipelined: the receiving task puts records in sequence order
+and queues them; the committing task takes everything queued at once,
+appends it and makes it durable with one sync in a worker thread, then sends
+each partition that grew one cumulative ACK. So while one sync runs (it can
+take a second on a busy disk), the next batch is received and grows instead
+of waiting.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ import zmq
 from gateway.mesh.config import MeshConfig
 from gateway.mesh.node import MeshNode
 from gateway.mesh.ordering import PartitionSequencer, Sequencers, fill_gaps, keep_filling_gaps
-from protocol.dafka import Ack, DirectRecord, Fetch, Head, Record, decode, encode, subscription
+from protocol.dafka import Ack, DirectRecord, Head, Record, decode, encode, subscription
 from protocol.errors import DecodeError
 
 RECV_BATCH = 512
+MAX_QUEUED_BYTES = 64 << 20  # content waiting for the next commit; beyond it, stop receiving
 
 
 class StoreWriter:
@@ -27,6 +30,12 @@ class StoreWriter:
         self.node = MeshNode(context, config, kind="store-writer", uuid=uuid)
         self.log = log
         self.sequencers = Sequencers()
+        self.durable: dict[tuple[str, str], int] = {}  # (subject, partition) -> last sequence synced
+        self._queued: list[tuple[str, str, int, object]] = []
+        self._queued_bytes = 0
+        self._heads_seen: set[tuple[str, str]] = set()
+        self._work = trio.Event()  # set when something waits for the committer
+        self._committed = trio.Event()  # set after each commit
         for prefix in (subscription(Record), subscription(Head), subscription(DirectRecord, uuid)):
             self.node.subscribe(prefix)
 
@@ -37,16 +46,18 @@ class StoreWriter:
         heads = await trio.to_thread.run_sync(lambda: {key: self.log.head(*key) for key in self.log.partitions()})
         for key, head in heads.items():
             self.sequencers[key] = PartitionSequencer(head + 1)
+            self.durable[key] = head
         async with trio.open_nursery() as nursery:
             await nursery.start(self.node.run)
             nursery.start_soon(keep_filling_gaps, self.node, self.sequencers)
+            nursery.start_soon(self._commit_loop)
             task_status.started()
             await self._receive()
 
     async def _receive(self) -> None:
         while True:
-            appends: list[tuple[str, str, int, object]] = []
-            heads_seen: set[tuple[str, str]] = set()
+            while self._queued_bytes >= MAX_QUEUED_BYTES:
+                await self._committed.wait()
             touched: set[tuple[str, str]] = set()
             for frames in await self.node.subscriber.recv_batch(RECV_BATCH):
                 try:
@@ -56,19 +67,35 @@ class StoreWriter:
                     continue
                 key = (message.subject, message.partition)
                 touched.add(key)
-                sequencer = self.sequencers.get(key)
-                if sequencer is None:  # a new partition: the store wants it from the start
-                    sequencer = self.sequencers[key] = PartitionSequencer(0)
-                if isinstance(message, Head):
-                    sequencer.note_head(message.sequence)
-                    heads_seen.add(key)
-                else:
-                    appends.extend((*key, s, c) for s, c in sequencer.offer(message.sequence, message.content))
+                self._take(key, message)
+            self._work.set()
+            await fill_gaps(self.node, self.sequencers, touched)
+
+    def _take(self, key: tuple[str, str], message) -> None:
+        sequencer = self.sequencers.get(key)
+        if sequencer is None:  # a new partition: the store wants it from the start
+            sequencer = self.sequencers[key] = PartitionSequencer(0)
+        if isinstance(message, Head):
+            sequencer.note_head(message.sequence)
+            self._heads_seen.add(key)
+            return
+        for sequence, content in sequencer.offer(message.sequence, message.content):
+            self._queued.append((*key, sequence, content))
+            self._queued_bytes += len(content)
+
+    async def _commit_loop(self) -> None:
+        while True:
+            await self._work.wait()
+            self._work = trio.Event()
+            appends, self._queued, self._queued_bytes = self._queued, [], 0
+            heads_seen, self._heads_seen = self._heads_seen, set()
             if appends:
                 await trio.to_thread.run_sync(self._append_durably, appends)
-            grown = {(subject, partition) for subject, partition, _, _ in appends}
-            await self._ack(grown | {k for k in heads_seen if self.sequencers[k].next_sequence > 0})
-            await fill_gaps(self.node, self.sequencers, touched)
+            self._committed.set()
+            self._committed = trio.Event()
+            grown = {(subject, partition): sequence for subject, partition, sequence, _ in appends}
+            self.durable.update(grown)
+            await self._ack(grown.keys() | (heads_seen & self.durable.keys()))
 
     def _append_durably(self, appends) -> None:
         now_ms = int(time.time() * 1000)
@@ -77,9 +104,8 @@ class StoreWriter:
         self.log.sync()
 
     async def _ack(self, keys) -> None:
-        """One cumulative ACK per partition; HEADs are answered too, so a producer
-        that missed an ACK (e.g. it connected late) learns it within a HEAD interval."""
+        """One cumulative ACK per partition, for what is synced; HEADs are answered too, so
+        a producer that missed an ACK (e.g. it connected late) learns it within a HEAD interval."""
         await self.node.publisher.send_batch([
-            encode(Ack(partition, subject, self.sequencers[(subject, partition)].next_sequence - 1))
-            for subject, partition in keys
+            encode(Ack(partition, subject, self.durable[(subject, partition)])) for subject, partition in keys
         ])

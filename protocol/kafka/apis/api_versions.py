@@ -8,8 +8,8 @@ API = Api(
     versions="0-4",
     flexible="3+",
     request=(
-        F("client_software_name", "string", "3+"),
-        F("client_software_version", "string", "3+"),
+        F("client_software_name", "string", "3+", ignorable=True),
+        F("client_software_version", "string", "3+", ignorable=True),
     ),
     response=(
         F("error_code", "int16"),

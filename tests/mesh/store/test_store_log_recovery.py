@@ -146,6 +146,33 @@ def test_lost_index_is_rebuilt(tmp_path):
         assert sequences(store, "t", start=250) == list(range(250, 400))
 
 
+def test_index_records_lost_behind_a_durable_point_are_rebuilt(tmp_path):
+    with StoreLog(tmp_path, segment_bytes=20_000) as store:
+        fill(store, "t", 400)
+    index_sizes = {}
+    for index in tmp_path.glob("*/*/*.idx"):
+        index_sizes[index] = index.stat().st_size
+        with open(index, "r+b") as file:
+            file.seek(32)
+            file.write(bytes(index_sizes[index] - 32))
+    with StoreLog(tmp_path, segment_bytes=20_000) as store:
+        assert sequences(store, "t", start=250) == list(range(250, 400))
+        assert sequences(store, "t") == list(range(400))
+    assert {index: index.stat().st_size for index in index_sizes} == index_sizes
+
+
+def test_lost_index_records_and_torn_tail_together(tmp_path):
+    snapshot = crashed_copy(tmp_path, synced=300, unsynced=5)
+    (index,) = snapshot.glob("*/*/*.idx")
+    with open(index, "r+b") as file:
+        file.seek(32)
+        file.write(bytes(index.stat().st_size - 32))
+    os.truncate(only_log_file(snapshot), entry_position(305) - 1)
+    with StoreLog(snapshot) as store:
+        assert sequences(store, "t", start=200) == list(range(200, 304))
+    assert index.stat().st_size > 40
+
+
 WRITER = textwrap.dedent("""
     import sys
     from pathlib import Path
@@ -158,6 +185,7 @@ WRITER = textwrap.dedent("""
     sequence = 0
     while True:
         fill(store, "t", 7, start=sequence)
+        fill(store, "u", 7, start=sequence)
         sequence += 7
         store.sync()
         print(sequence - 1, flush=True)
@@ -173,6 +201,7 @@ def test_everything_reported_synced_survives_sigkill(tmp_path):
     reported += [int(line) for line in writer.stdout.read().split()]
     writer.wait()
     with StoreLog(tmp_path, segment_bytes=50_000) as store:
-        head = store.head("t", ADDRESS)
-        assert head >= reported[-1]
-        assert sequences(store, "t") == list(range(head + 1))
+        for subject in ("t", "u"):
+            head = store.head(subject, ADDRESS)
+            assert head >= reported[-1]
+            assert sequences(store, subject) == list(range(head + 1))

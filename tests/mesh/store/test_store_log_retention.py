@@ -1,7 +1,10 @@
 """StoreLog: retention, many partitions with few handles, fsync policies."""
 
 import os
+import tempfile
+from pathlib import Path
 
+import pytest
 from store_log_helpers import ADDRESS, fill, sequences
 
 from gateway.mesh.store.log import StoreLog
@@ -69,11 +72,21 @@ def open_descriptors() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
-def test_many_partitions_with_few_handles(tmp_path):
+@pytest.fixture
+def memory_path(tmp_path):
+    """A directory in memory where there is one: this test is about handles, not disks."""
+    if not os.path.isdir("/dev/shm"):
+        yield tmp_path
+        return
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as directory:
+        yield Path(directory)
+
+
+def test_many_partitions_with_few_handles(memory_path):
     addresses = [f"{number:032X}" for number in range(1000)]
     subjects = [f"topic-{number}" for number in range(10)]
     allowed = open_descriptors() + 64 + 1  # the handles and the directory lock (fsync threads close theirs)
-    with StoreLog(tmp_path, max_open_files=64) as store:
+    with StoreLog(memory_path, max_open_files=64) as store:
         for round_number in range(2):
             for subject in subjects:
                 for address in addresses:
@@ -83,7 +96,7 @@ def test_many_partitions_with_few_handles(tmp_path):
             assert open_descriptors() <= allowed
         assert len(store.partitions()) == 10_000
         assert [e.sequence for e in store.read("topic-3", addresses[7], 0, 10, 10**6)] == [0, 1]
-    with StoreLog(tmp_path, max_open_files=64) as store:
+    with StoreLog(memory_path, max_open_files=64) as store:
         assert len(store.partitions()) == 10_000
         for subject in subjects:
             for address in addresses:

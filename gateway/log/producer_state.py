@@ -1,0 +1,85 @@
+"""Idempotent producers on one partition: epochs and sequence numbers.
+
+Kafka keeps, per producer id, the epoch and the last five batches appended;
+a retried batch that matches one of them is a duplicate and is answered with
+its original offset, a gap in sequence numbers is refused, and so is a stale
+epoch. The state is rebuilt from batch headers when the partition is opened,
+so it survives a restart.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from protocol.kafka.error_codes import ErrorCode
+
+from ..errors import KafkaError
+
+KEPT_BATCHES = 5
+MAX_SEQUENCE = 0x7FFFFFFF
+NO_PRODUCER_ID = -1
+
+
+@dataclass(frozen=True)
+class AppendedBatch:
+    first_sequence: int
+    last_sequence: int
+    base_offset: int
+    dafka_sequence: int
+
+
+@dataclass
+class ProducerEntry:
+    epoch: int
+    batches: deque[AppendedBatch] = field(default_factory=lambda: deque(maxlen=KEPT_BATCHES))
+
+    def next_sequence(self) -> int:
+        return (self.batches[-1].last_sequence + 1) & MAX_SEQUENCE if self.batches else 0
+
+
+def last_sequence(batch) -> int:
+    return (batch.base_sequence + batch.last_offset_delta) & MAX_SEQUENCE
+
+
+class ProducerStates:
+    def __init__(self):
+        self.producers: dict[int, ProducerEntry] = {}
+
+    def duplicate_of(self, batch) -> AppendedBatch | None:
+        """The earlier append `batch` repeats, None for a new batch; KafkaError if refused."""
+        producer_id = batch.producer_id
+        if producer_id == NO_PRODUCER_ID:
+            return None
+        entry = self.producers.get(producer_id)
+        epoch, first = batch.producer_epoch, batch.base_sequence
+        if entry is None or epoch > entry.epoch:
+            if first != 0 and entry is None:
+                raise KafkaError(ErrorCode.UNKNOWN_PRODUCER_ID,
+                                 f"no state for producer {producer_id}; its sequence {first} is not 0")
+            if first != 0:
+                raise KafkaError(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                                 f"producer {producer_id} epoch {epoch} must start at sequence 0, not {first}")
+            return None
+        if epoch < entry.epoch:
+            raise KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH,
+                             f"producer {producer_id} epoch {epoch} is older than {entry.epoch}")
+        last = last_sequence(batch)
+        for appended in entry.batches:
+            if appended.first_sequence == first and appended.last_sequence == last:
+                return appended
+        if first != entry.next_sequence():
+            raise KafkaError(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                             f"producer {producer_id} sent sequence {first}, {entry.next_sequence()} expected")
+        return None
+
+    def appended(self, batch, base_offset: int, dafka_sequence: int) -> None:
+        """Note a batch just appended (or replayed at start-up)."""
+        producer_id = batch.producer_id
+        if producer_id == NO_PRODUCER_ID or batch.is_control:
+            return
+        entry = self.producers.get(producer_id)
+        if entry is None or batch.producer_epoch > entry.epoch:
+            entry = self.producers[producer_id] = ProducerEntry(batch.producer_epoch)
+        entry.batches.append(AppendedBatch(batch.base_sequence, last_sequence(batch),
+                                           base_offset, dafka_sequence))
