@@ -52,15 +52,19 @@ class Broker:
                 elif entry["type"] == "producer_ids":
                     self.producer_ids.replay(entry)
             for state in states.values():
-                await self._open(Topic.from_state(state))
+                topic = Topic.from_state(state)
+                await self._open(topic, await self.storage.heads(topic.name))
             log.info("broker_ready", topics=len(self.topics))
             task_status.started()
             await trio.sleep_forever()
 
-    async def _open(self, topic: Topic) -> None:
+    async def _open(self, topic: Topic, heads: dict[str, int] | None = None) -> None:
+        """Start serving the topic's new partitions; `heads` (from the stores) when
+        they may hold data already, as at start-up."""
         for number, state in enumerate(topic.partition_states[len(topic.partitions):],
                                        start=len(topic.partitions)):
-            recovered = await recovered_state(self.storage.contents(topic.name, state.address))
+            head = (heads or {}).get(state.address)
+            recovered = await recovered_state(self.storage.contents(topic.name, state.address, head))
             topic.partitions.append(self._partition_log(topic, number, state, *recovered))
         self.topics[topic.name] = topic
 

@@ -17,18 +17,19 @@ from .storage import MeshStorage
 
 log = structlog.get_logger()
 
-SUBJECT = "__dafka_gateway_metadata"
 
-
-def journal_uuid(cluster_id: str) -> str:
+def journal_uuid(cluster_id: str, kind: str = "metadata") -> str:
     """The journal's partition address: the same for every start of a cluster."""
-    return uuid.uuid5(uuid.NAMESPACE_URL, f"dafka-gateway:{cluster_id}:metadata").hex.upper()
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"dafka-gateway:{cluster_id}:{kind}").hex.upper()
 
 
 class Journal:
-    def __init__(self, storage: MeshStorage, cluster_id: str, min_insync: int):
+    """One journal per `kind` of state: topic metadata, or group state and offsets."""
+
+    def __init__(self, storage: MeshStorage, cluster_id: str, min_insync: int, kind: str = "metadata"):
         self.storage = storage
-        self.uuid = journal_uuid(cluster_id)
+        self.subject = f"__dafka_gateway_{kind}"
+        self.uuid = journal_uuid(cluster_id, kind)
         self.min_insync = min_insync
         self._partition = None
 
@@ -36,11 +37,12 @@ class Journal:
         """Every entry written so far, oldest first; then the journal takes writes."""
         entries = []
         next_sequence = 0
-        async for sequence, content in self.storage.contents(SUBJECT, self.uuid):
+        head = (await self.storage.heads(self.subject)).get(self.uuid)
+        async for sequence, content in self.storage.contents(self.subject, self.uuid, head):
             entries.append(json.loads(bytes(content)))
             next_sequence = sequence + 1
-        self._partition = self.storage.host(SUBJECT, self.uuid, next_sequence)
-        log.info("journal_replayed", entries=len(entries), uuid=self.uuid)
+        self._partition = self.storage.host(self.subject, self.uuid, next_sequence)
+        log.info("journal_replayed", subject=self.subject, entries=len(entries), uuid=self.uuid)
         return entries
 
     async def write(self, entry: dict) -> None:

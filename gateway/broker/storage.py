@@ -53,13 +53,12 @@ class MeshStorage:
     async def read(self, subject: str, uuid: str, sequence: int, count: int) -> list[tuple[int, bytes]]:
         return await self.consumer.read(subject, uuid, sequence, count)
 
-    async def head(self, subject: str, uuid: str) -> int | None:
-        """The last sequence any store holds of a partition, None if none does."""
-        return (await self.consumer.heads(subject)).get(uuid)
+    async def heads(self, subject: str) -> dict[str, int]:
+        """partition uuid -> the last sequence any store holds, for one subject."""
+        return await self.consumer.heads(subject)
 
-    async def contents(self, subject: str, uuid: str):
-        """Every stored record of a partition, in order: (sequence, content)."""
-        head = await self.head(subject, uuid)
+    async def contents(self, subject: str, uuid: str, head: int | None):
+        """Every stored record of a partition up to `head`, in order: (sequence, content)."""
         if head is None:
             return
         sequence = 0

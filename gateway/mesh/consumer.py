@@ -167,7 +167,11 @@ class Consumer:
             sequencer.note_head(message.sequence)
             return key
         for sequence, content in sequencer.offer(message.sequence, message.content):
-            await self._deliver.send(Delivery(key[0], key[1], sequence, content))
+            delivery = Delivery(key[0], key[1], sequence, content)
+            try:  # no scheduling point per record while the reader keeps up
+                self._deliver.send_nowait(delivery)
+            except trio.WouldBlock:
+                await self._deliver.send(delivery)
         return key
 
     def _sequencer(self, key, message) -> PartitionSequencer | None:

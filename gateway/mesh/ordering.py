@@ -55,20 +55,27 @@ class PartitionSequencer:
         self.known_head = max(self.known_head, sequence)
 
     def fetch_due(self, now: float) -> tuple[int, int] | None:
-        """(first sequence, count) to FETCH now, or None if nothing is missing or asked."""
+        """(first sequence, count) to FETCH now, or None if nothing is missing or asked.
+
+        Once half of the outstanding FETCH has arrived, the next range is asked for
+        already, so a long replay streams instead of waiting a round trip per FETCH.
+        """
         if not self.behind:
             return None
-        if self.next_sequence <= self._fetch_end and now < self._fetch_deadline:
-            return None
+        first = self.next_sequence
+        if first <= self._fetch_end and now < self._fetch_deadline:
+            if self._fetch_end - first >= FETCH_BATCH // 2:
+                return None
+            first = self._fetch_end + 1
         last = self.known_head
         if self._ahead:
-            last = min(min(self._ahead) - 1, last)
-        count = min(FETCH_BATCH, last - self.next_sequence + 1)
+            last = min(min(self._ahead) - 1, last) if first == self.next_sequence else last
+        count = min(FETCH_BATCH, last - first + 1)
         if count <= 0:
             return None
-        self._fetch_end = self.next_sequence + count - 1
+        self._fetch_end = first + count - 1
         self._fetch_deadline = now + FETCH_RETRY_S
-        return self.next_sequence, count
+        return first, count
 
 
 class Sequencers(dict):

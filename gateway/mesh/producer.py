@@ -24,7 +24,7 @@ from protocol.dafka import Ack, DirectRecord, Fetch, Head, Record, decode, encod
 from protocol.errors import DecodeError
 
 RECV_BATCH = 256
-WINDOW = 500  # records the command-line producer publishes ahead of ACKs
+WINDOW = 5000  # records the command-line producer publishes ahead of ACKs (within DATA_HWM)
 STDIN_CHUNK = 1 << 16
 
 DropHook = Callable[[str, int], bool]  # (partition UUID, sequence) -> skip publishing it
@@ -63,6 +63,10 @@ class ProducerPartition:
         event = trio.Event()
         self._waiters.append((sequence, stores, event))
         await event.wait()
+
+    def acked_by(self, store: str) -> int:
+        """The highest sequence `store` has ACKed (-1: none)."""
+        return self._acked_by.get(store, -1)
 
     def on_ack(self, store: str, sequence: int) -> None:
         if sequence <= self._acked_by.get(store, -1):

@@ -6,7 +6,11 @@ import threading
 import time
 
 import pytest
+import trio
 
+from gateway.mesh.producer import Producer
+from gateway.mesh.sockets import zmq_context
+from gateway.mesh.store.log import StoreLog
 from tests.mesh.conftest import fast_config
 from tests.mesh.processes import NodeProcess, config_arguments
 
@@ -106,12 +110,63 @@ def test_dead_peer_is_expired_after_the_beacon_timeout(mesh):
     consumer.wait_for_log(STARTED)
     uuid = consumer.log_text().split("uuid='")[1][:32]
     store = nodes[1]
-    deadline = time.monotonic() + 10
-    while f"peer='{uuid}'" not in store.log_text():
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    store.wait_for_log(f"peer='{uuid}'")
     consumer.stop(signal.SIGKILL)
     killed_at = time.monotonic()
-    store.wait_for_log(f"event='peer_expired' node='store-writer' peer='{uuid}'", timeout=10)
+    store.wait_for_log(f"peer='{uuid}'", count=3, timeout=10)  # appeared in writer and reader, then expired
     waited = time.monotonic() - killed_at
-    assert config.beacon_timeout_ms / 1000 - 0.2 <= waited <= config.beacon_timeout_ms / 1000 + 2
+    expired = [line for line in store.log_text().splitlines() if f"peer='{uuid}'" in line][2]
+    assert "event='peer_expired'" in expired
+    assert config.beacon_timeout_ms / 1000 - 0.3 <= waited <= config.beacon_timeout_ms / 1000 + 2
+
+
+def test_a_second_store_on_the_same_directory_exits(mesh):
+    config, directory, _ = mesh
+    second = NodeProcess.store(config, directory / "store-a", directory / "store-a-again.log")
+    assert second.process.wait(30) == 1
+    assert "event='store_directory_in_use'" in second.log_text()
+
+
+async def test_a_killed_store_keeps_what_it_acked_and_catches_up(mesh):
+    config, directory, _ = mesh
+    store_db = directory / "store-c"
+    store = await _started_store(config, store_db)
+    store_uuid = (store_db / "writer.uuid").read_text()
+    with zmq_context() as context:
+        producer = Producer(context, config)
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(producer.run)
+                partition = producer.host("durable")
+                await _publish(partition, 0, 2000, stores=3)
+                for sequence in range(2000, 4000):
+                    await partition.publish(b"durable %d" % sequence)
+                store.stop(signal.SIGKILL)
+                acked_before_kill = partition.acked_by(store_uuid)
+                await _publish(partition, 4000, 6000, stores=2)  # while it is down
+                store = await _started_store(config, store_db)
+                with trio.fail_after(60):
+                    await partition.wait_acked(5999, stores=3)  # it fetched what it missed
+                nursery.cancel_scope.cancel()
+        finally:
+            producer.close()
+    store.stop()
+    assert acked_before_kill >= 1999
+    with StoreLog(store_db / "log") as log:
+        entries = list(log.read("durable", partition.uuid, 0, 10_000, 1 << 30))
+    assert [(e.sequence, bytes(e.content)) for e in entries] == [(i, b"durable %d" % i) for i in range(6000)]
+
+
+async def _started_store(config, store_db) -> NodeProcess:
+    log_path = store_db.parent / f"{store_db.name}.log"
+    earlier = log_path.read_text().count(STARTED) if log_path.exists() else 0
+    store = NodeProcess.store(config, store_db, log_path)
+    await trio.to_thread.run_sync(store.wait_for_log, STARTED, earlier + 2)  # its writer and reader
+    return store
+
+
+async def _publish(partition, first: int, end: int, *, stores: int) -> None:
+    for sequence in range(first, end):
+        await partition.publish(b"durable %d" % sequence)
+    with trio.fail_after(60):
+        await partition.wait_acked(end - 1, stores)

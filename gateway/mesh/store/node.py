@@ -83,7 +83,7 @@ def main() -> None:
     arguments = parser.parse_args()
     try:
         cli.run(run_store, cli.config_from(arguments), lifeline=arguments.exit_on_stdin_eof)
-    except StoreDirectoryInUse:
+    except* StoreDirectoryInUse:  # logged where found
         sys.exit(1)
 
 

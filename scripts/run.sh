@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Starts the gateway with its embedded mesh on a fresh machine: installs what it needs first.
+# Options are passed to dafka-gateway (see `bash scripts/run.sh --help`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -x .venv/bin/dafka-gateway ]; then
+    python3 -m venv .venv
+    .venv/bin/pip install -q --upgrade pip
+    .venv/bin/pip install -q -e .
+fi
+exec .venv/bin/dafka-gateway "$@"
