@@ -1,22 +1,26 @@
-"""Producer -> store -> ACK throughput and ACK latency, in one process.
+"""Producer -> store -> ACK throughput, ACK latency and store replay, in one process.
 
-Tower, store (real StoreLog, fsync per batch) and producer run as trio tasks
-in this process; figures are printed, never judged.
-Usage: python bench/mesh.py [--seconds 5]
+Tower, store (real StoreLog, fsync per batch), producer and consumer run as
+trio tasks in this process; figures are printed, never judged.
+Usage: python -m bench.mesh [--seconds 5] [--dir /dev/shm]
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import socket
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
+import structlog
 import trio
 
+from gateway.mesh import cli
 from gateway.mesh.config import MeshConfig
+from gateway.mesh.consumer import Consumer
 from gateway.mesh.producer import Producer
 from gateway.mesh.sockets import zmq_context
 from gateway.mesh.store.node import run_store
@@ -55,35 +59,58 @@ async def latency(partition, size: int, count: int, gap_s: float) -> list[float]
     return samples
 
 
-async def main(seconds: float) -> None:
+async def replay(consumer, partition, size: int, count: int, chunk: int) -> tuple[float, float]:
+    """A consumer reads [0, count) of `partition` from the store, `chunk` records per FETCH."""
+    start = time.perf_counter()
+    for first in range(0, count, chunk):
+        records = await consumer.read(partition.subject, partition.uuid, first, min(chunk, count - first), timeout=30)
+        assert len(records) == min(chunk, count - first), (first, len(records))
+    elapsed = time.perf_counter() - start
+    return count / elapsed, count * size / elapsed / 1e6
+
+
+async def main(seconds: float, parent: str | None) -> None:
     sub, pub = free_port(), free_port()
-    with tempfile.TemporaryDirectory() as directory, zmq_context() as context:
+    with tempfile.TemporaryDirectory(dir=parent) as directory, zmq_context() as context:
         config = MeshConfig(beacon_sub_address=f"tcp://127.0.0.1:{sub}", beacon_pub_address=f"tcp://127.0.0.1:{pub}",
                             tower_sub_address=f"tcp://127.0.0.1:{sub}", tower_pub_address=f"tcp://127.0.0.1:{pub}",
                             beacon_interval_ms=200, store_db=str(Path(directory) / "store"))
         producer = Producer(context, config)
+        consumer = Consumer(context, config, [])
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(run_tower, context, config)
                 await nursery.start(run_store, context, config)
                 await nursery.start(producer.run)
-                while len(producer.node.peers) < 2:
+                await nursery.start(consumer.run)
+                while len(producer.node.peers) < 3:
                     await trio.sleep(0.05)
                 await trio.sleep(0.5)
-                for size, window in ((100, 2000), (1 << 20, 64)):
+                written = []
+                for size, window in ((100, 5000), (1 << 20, 64)):
                     partition = producer.host(f"bench-{size}")
                     rate, mbs = await throughput(partition, size, seconds, window)
-                    print(f"producer->store->ACK size={size}B records/s={rate:,.0f} MB/s={mbs:,.1f}")
+                    written.append((partition, size))
+                    print(f"producer->store->ACK size={size}B records/s={rate:,.0f} MB/s={mbs:,.1f}", flush=True)
                 samples = await latency(producer.host("latency"), 1 << 20, 200, 0.01)
                 samples.sort()
                 print(f"ACK latency 1MB at ~100 records/s: median={statistics.median(samples):.2f}ms "
-                      f"p99={samples[int(len(samples) * 0.99) - 1]:.2f}ms")
+                      f"p99={samples[int(len(samples) * 0.99) - 1]:.2f}ms", flush=True)
+                for (partition, size), chunk in zip(written, (5000, 16)):
+                    rate, mbs = await replay(consumer, partition, size, partition.next_sequence, chunk)
+                    print(f"store replay size={size}B records={partition.next_sequence} "
+                          f"records/s={rate:,.0f} MB/s={mbs:,.1f}", flush=True)
                 nursery.cancel_scope.cancel()
         finally:
             producer.close()
+            consumer.close()
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=5.0)
-    trio.run(main, parser.parse_args().seconds)
+    parser.add_argument("--dir", help="where the store's data directory goes (e.g. /dev/shm: no disk); default: TMPDIR")
+    cli.configure_logging()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    arguments = parser.parse_args()
+    trio.run(main, arguments.seconds, arguments.dir)

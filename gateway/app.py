@@ -29,6 +29,8 @@ from .server.listener import KafkaListener, ListenerSettings
 
 log = structlog.get_logger()
 
+STORE_RESTART_DELAY_S = 1.0
+
 
 @dataclass(frozen=True)
 class Embedded:
@@ -80,19 +82,30 @@ def store_directory(settings: GatewaySettings, number: int) -> Path:
 
 
 async def run_store(settings: GatewaySettings, number: int) -> None:
-    """One embedded store as a child process, stopped with the gateway."""
+    """One embedded store as a child process, restarted if it dies, stopped with
+    the gateway.
+
+    The store runs in a session of its own, so that a Ctrl-C meant for the
+    gateway does not stop it before the gateway has answered in-flight
+    produce requests (which need the store). Its standard input is a pipe
+    only the gateway holds: when the gateway dies, even by SIGKILL, the store
+    sees end of file and stops.
+    """
     mesh = settings.mesh
+    directory = store_directory(settings, number)
     command = [
         sys.executable, "-m", "gateway.mesh.store",
-        "--store-db", str(store_directory(settings, number)),
+        "--store-db", str(directory),
         "--beacon-sub-address", mesh.beacon_sub_address,
         "--beacon-pub-address", mesh.beacon_pub_address,
         "--beacon-interval", str(mesh.beacon_interval_ms),
         "--beacon-timeout", str(mesh.beacon_timeout_ms),
         "--exit-on-stdin-eof",
     ]
-    log.info("store_starting", number=number, directory=str(store_directory(settings, number)))
-    # The store's standard input is a pipe only this process holds: when the
-    # gateway dies, even by SIGKILL, the store sees end of file and stops.
-    async with trio.open_nursery() as nursery:
-        await nursery.start(partial(trio.run_process, command, stdin=subprocess.PIPE, check=False))
+    while True:
+        log.info("store_starting", number=number, directory=str(directory))
+        async with trio.open_nursery() as nursery:
+            process = await nursery.start(partial(
+                trio.run_process, command, stdin=subprocess.PIPE, check=False, start_new_session=True))
+        log.warning("store_exited", number=number, returncode=process.returncode)
+        await trio.sleep(STORE_RESTART_DELAY_S)

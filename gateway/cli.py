@@ -33,6 +33,8 @@ OPTIONS = {
     "--max-connections": ("gateway", "max_connections", "client connections served at once"),
     "--tail-bytes-per-partition": ("gateway", "tail_bytes_per_partition",
                                    "recent bytes per partition kept in memory for fetches"),
+    "--expected-stores": ("gateway", "expected_stores",
+                          "stores to wait for at start-up when joining a mesh (--stores 0)"),
     "--num-partitions": ("defaults", "num_partitions", "partitions of auto-created topics (num.partitions)"),
     "--default-replication-factor": ("defaults", "default_replication_factor",
                                      "replication factor of topics that ask for none"),
@@ -104,6 +106,9 @@ def main() -> None:
     arguments = parser().parse_args()
     configure_logging()
     embedded = Embedded(arguments.stores) if arguments.stores > 0 else None
-    trio.run(run_gateway, settings_from(arguments), embedded)
+    settings = settings_from(arguments)
+    if embedded is not None:
+        settings = replace(settings, expected_stores=embedded.stores)
+    trio.run(run_gateway, settings, embedded)
 
 

@@ -37,6 +37,9 @@ class GatewaySettings:
     max_connections: int = 1000
     # In-memory tail of each partition that fetches are served from.
     tail_bytes_per_partition: int = 32 * 1024 * 1024
+    # Stores that must be reachable before the gateway trusts what the mesh
+    # reports it holds (the embedded mesh sets it to its own store count).
+    expected_stores: int = 1
     mesh: MeshConfig = field(default_factory=MeshConfig)
     defaults: BrokerDefaults = field(default_factory=BrokerDefaults)
 

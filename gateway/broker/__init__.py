@@ -18,6 +18,7 @@ from ..mesh.config import new_uuid
 from .configs import InvalidConfig, checked_overrides
 from .fetch_sessions import FetchSessions
 from .journal import Journal
+from .native import ENTRY as NATIVE_ENTRY, NativeTopics
 from .producer_ids import ProducerIds
 from .storage import MeshStorage
 from ..errors import KafkaError
@@ -36,24 +37,32 @@ class Broker:
         self.fetch_sessions = FetchSessions()
         self.producer_ids = ProducerIds(self.journal)
         self._nursery: trio.Nursery | None = None
-        self._topic_lock = trio.Lock()
+        self.topic_lock = trio.Lock()
+        self.own_addresses: set[str] = set()  # every partition address a gateway topic ever had
+        self.native = NativeTopics(self)
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Recover every topic from the mesh, then keep the partitions' tasks running."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            await self.storage.wait_for_stores(self.defaults.min_insync_replicas)
+            await self.storage.wait_for_stores(
+                max(self.defaults.min_insync_replicas, self.settings.expected_stores))
             states: dict[str, dict] = {}
             for entry in await self.journal.replay():
                 if entry["type"] == "topic":
                     states[entry["name"]] = entry
+                    self.own_addresses.update(address for address, _ in entry["partitions"])
                 elif entry["type"] == "topic_deleted":
                     states.pop(entry["name"], None)
                 elif entry["type"] == "producer_ids":
                     self.producer_ids.replay(entry)
+                elif entry["type"] == NATIVE_ENTRY:
+                    self.native.replay(entry)
             for state in states.values():
                 topic = Topic.from_state(state)
                 await self._open(topic, await self.storage.heads(topic.name))
+            await self.native.open()
+            nursery.start_soon(self.native.run)
             log.info("broker_ready", topics=len(self.topics))
             task_status.started()
             await trio.sleep_forever()
@@ -61,6 +70,7 @@ class Broker:
     async def _open(self, topic: Topic, heads: dict[str, int] | None = None) -> None:
         """Start serving the topic's new partitions; `heads` (from the stores) when
         they may hold data already, as at start-up."""
+        self.own_addresses.update(state.address for state in topic.partition_states)
         for number, state in enumerate(topic.partition_states[len(topic.partitions):],
                                        start=len(topic.partitions)):
             head = (heads or {}).get(state.address)
@@ -108,7 +118,7 @@ class Broker:
             overrides = checked_overrides(configs or {})
         except InvalidConfig as exc:
             raise KafkaError(ErrorCode.INVALID_CONFIG, str(exc)) from None
-        async with self._topic_lock:
+        async with self.topic_lock:
             if name in self.topics:
                 raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
             topic = Topic(name, uuid.uuid4(), replication_factor,
@@ -133,10 +143,8 @@ class Broker:
         return topic
 
     async def delete_topic(self, name: str) -> None:
-        async with self._topic_lock:
-            topic = self.topics.get(name)
-            if topic is None:
-                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
+        async with self.topic_lock:
+            topic = self._changeable(name, ErrorCode.TOPIC_DELETION_DISABLED, "delete")
             await self.journal.write({"type": "topic_deleted", "name": name})
             del self.topics[name]
             for partition in topic.partitions:
@@ -145,10 +153,8 @@ class Broker:
         log.info("topic_deleted", topic=name)
 
     async def create_partitions(self, name: str, count: int, *, validate_only: bool = False) -> None:
-        async with self._topic_lock:
-            topic = self.topics.get(name)
-            if topic is None:
-                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
+        async with self.topic_lock:
+            topic = self._changeable(name, ErrorCode.POLICY_VIOLATION, "add partitions to")
             if count <= len(topic.partition_states):
                 raise KafkaError(ErrorCode.INVALID_PARTITIONS,
                                  f"topic {name!r} has {len(topic.partition_states)} partitions; "
@@ -167,10 +173,8 @@ class Broker:
     async def change_configs(self, name: str, change: Callable[[dict[str, str]], dict[str, str | None]], *,
                              validate_only: bool = False) -> None:
         """Replace a topic's overrides by `change(current overrides)`, atomically."""
-        async with self._topic_lock:
-            topic = self.topics.get(name)
-            if topic is None:
-                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
+        async with self.topic_lock:
+            topic = self._changeable(name, ErrorCode.POLICY_VIOLATION, "configure")
             try:
                 checked = checked_overrides(change(dict(topic.configs)))
             except InvalidConfig as exc:
@@ -183,9 +187,23 @@ class Broker:
             for partition in topic.partitions:
                 partition.min_insync = insync
 
+    def _changeable(self, name: str, refusal: ErrorCode, change: str) -> Topic:
+        """The topic `name`, if the gateway may `change` it: native topics belong to
+        their producers, so Kafka's answer for a change its policy forbids."""
+        topic = self.topics.get(name)
+        if topic is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
+        if topic.native:
+            raise KafkaError(refusal, f"topic {name!r} is published by native Dafka producers: "
+                                      f"the gateway cannot {change} it")
+        return topic
+
     async def save_log_start(self, topic: Topic) -> None:
         """Persist the log start offsets after DeleteRecords moved them."""
-        for state, partition in zip(topic.partition_states, topic.partitions):
-            state.log_start_offset = partition.log_start_offset
-        async with self._topic_lock:
+        async with self.topic_lock:
+            if topic.native:
+                await self.native.save_log_start(topic)
+                return
+            for state, partition in zip(topic.partition_states, topic.partitions):
+                state.log_start_offset = partition.log_start_offset
             await self.journal.write(topic.state())

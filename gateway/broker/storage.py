@@ -1,9 +1,10 @@
-"""The gateway's place on the mesh: one producer node, one consumer node.
+"""The gateway's place on the mesh: a producer, a consumer and a watcher node.
 
 The producer node publishes every partition this gateway leads (each its
 own Dafka partition UUID, all on one socket pair); the consumer node reads
 back what the in-memory tails no longer hold, and asks the stores for the
-heads of partitions when the gateway starts.
+heads of partitions when the gateway starts; the watcher node hears the
+HEADs of every topic, which is how native producers are found (native.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import zmq
 
 from gateway.mesh.config import MeshConfig
 from gateway.mesh.consumer import Consumer
+from gateway.mesh.node import MeshNode
 from gateway.mesh.producer import Producer, ProducerPartition
 
 log = structlog.get_logger()
@@ -26,23 +28,31 @@ class MeshStorage:
     def __init__(self, context: zmq.Context, config: MeshConfig):
         self.producer = Producer(context, config)
         self.consumer = Consumer(context, config, ())
+        self.watcher = MeshNode(context, config, kind="watcher")
 
     def close(self) -> None:
         self.producer.close()
         self.consumer.close()
+        self.watcher.close()
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         async with trio.open_nursery() as nursery:
             await nursery.start(self.producer.run)
             await nursery.start(self.consumer.run)
+            await nursery.start(self.watcher.run)
             task_status.started()
 
     async def wait_for_stores(self, count: int) -> None:
-        """Wait (bounded) until `count` store readers hear this gateway's requests."""
-        with trio.move_on_after(STORES_WAIT_S) as waited:
-            await self.consumer.wait_for_stores(count)
-        if waited.cancelled_caught:
-            log.warning("stores_missing", wanted=count, seen=len(self.consumer.stores()))
+        """Wait until `count` store readers hear this gateway's requests.
+
+        Without them the gateway cannot know what the mesh holds, and must not
+        guess: it would publish over sequences that exist.
+        """
+        while True:
+            with trio.move_on_after(STORES_WAIT_S):
+                await self.consumer.wait_for_stores(count)
+                return
+            log.warning("waiting_for_stores", wanted=count, seen=len(self.consumer.stores()))
 
     def host(self, subject: str, uuid: str, next_sequence: int) -> ProducerPartition:
         return self.producer.host(subject, uuid=uuid, next_sequence=next_sequence)

@@ -38,6 +38,7 @@ class Topic:
     partition_states: list[PartitionState]
     configs: dict[str, str] = field(default_factory=dict)  # overrides only
     partitions: list = field(default_factory=list)  # PartitionLog per partition state
+    native: bool = False  # published by native Dafka producers, read only (see native.py)
 
     def config(self, name: str, defaults: BrokerDefaults) -> str:
         override = self.configs.get(name)

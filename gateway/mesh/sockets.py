@@ -61,37 +61,35 @@ class Socket:
 
     async def send(self, frames: Sequence) -> None:
         """Send one multipart message, waiting (not blocking) while the socket is full."""
-        await trio.lowlevel.checkpoint_if_cancelled()
-        await self._send(frames)
-        await trio.lowlevel.cancel_shielded_checkpoint()
+        await self.send_batch([frames])
 
     async def send_batch(self, messages: Sequence[Sequence]) -> None:
         """Send several messages with a single scheduling point (for hot paths)."""
         await trio.lowlevel.checkpoint_if_cancelled()
         for frames in messages:
             await self._send(frames)
+        self._touched()
         await trio.lowlevel.cancel_shielded_checkpoint()
 
-    def send_nowait(self, frames: Sequence) -> bool:
-        """Send one message if the socket takes it now; False if it is full.
+    def send_nowait(self, messages: Sequence[Sequence]) -> int:
+        """Send messages while the socket takes them; how many it took.
 
         For XPUB with XPUB_NODROP, whose EVENTS always claim POLLOUT: waiting
         for POLLOUT there would spin while a peer's pipe is full.
         """
+        sent = 0
         try:
-            self.zsock.send_multipart(frames, zmq.NOBLOCK, copy=False)
+            for frames in messages:
+                self.zsock.send_multipart(frames, zmq.NOBLOCK, copy=False)
+                sent += 1
         except zmq.Again:
-            return False
-        finally:
-            self._touched()
-        return True
+            pass
+        self._touched()
+        return sent
 
     async def recv(self) -> list[zmq.Frame]:
         """Receive one multipart message."""
-        await trio.lowlevel.checkpoint_if_cancelled()
-        message = await self._recv()
-        await trio.lowlevel.cancel_shielded_checkpoint()
-        return message
+        return (await self.recv_batch(1))[0]
 
     async def recv_batch(self, max_messages: int) -> list[list[zmq.Frame]]:
         """Wait for one message, then take up to `max_messages` that are already queued."""
@@ -129,7 +127,6 @@ class Socket:
             except zmq.Again:
                 await self._until(zmq.POLLOUT)
             else:
-                self._touched()
                 return
 
     async def _recv(self) -> list[zmq.Frame]:
@@ -139,7 +136,6 @@ class Socket:
             except zmq.Again:
                 await self._until(zmq.POLLIN)
             else:
-                self._touched()
                 return message
 
     def _touched(self) -> None:

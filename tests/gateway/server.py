@@ -68,9 +68,13 @@ class GatewayProcess:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
     def kill(self) -> None:
-        """SIGKILL the gateway and every process it started (its stores)."""
+        """SIGKILL the gateway, then wait for its stores to stop (they follow it)."""
+        stores = children(self.process.pid)
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while any(alive(pid) for pid in stores) and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     def stop(self, timeout: float = 20.0) -> int:
         """SIGTERM, as a user's Ctrl-C would; the exit code."""
@@ -81,3 +85,17 @@ class GatewayProcess:
             except subprocess.TimeoutExpired:
                 self.kill()
         return self.process.returncode
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False

@@ -103,3 +103,29 @@ def test_client_that_stops_reading_does_not_block_others(shared_gateway):
     assert sent > 0
     assert api_versions_works(shared_gateway)
     stuck.close()
+
+
+def test_connection_limit(tmp_path):
+    from tests.gateway.server import GatewayProcess
+
+    server = GatewayProcess(tmp_path / "gateway", "--max-connections", "2").start()
+    try:
+        # The start-up probe's connection may still be closing: wait until two fit.
+        kept = []
+        deadline = time.monotonic() + 10
+        while len(kept) < 2 and time.monotonic() < deadline:
+            sock = connect(server)
+            if closed_by_server(sock, timeout=0.5):
+                sock.close()
+            else:
+                kept.append(sock)
+        assert len(kept) == 2
+        with connect(server) as third:
+            assert closed_by_server(third)
+        kept.pop().close()
+        time.sleep(0.5)
+        assert api_versions_works(server)
+    finally:
+        for sock in kept:
+            sock.close()
+        server.stop()

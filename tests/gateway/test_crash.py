@@ -71,3 +71,24 @@ def test_topics_and_configs_survive_restart(tmp_path):
         assert [(g.partition, g.value) for g in got] == [(2, b"x")]
     finally:
         server.stop()
+
+
+def test_sigterm_answers_in_flight_produces_then_exits(tmp_path):
+    server = GatewayProcess(tmp_path / "gateway").start()
+    kafka_python_produce(server.bootstrap, "graceful", [Sent(value=b"first")], acks="all")
+    acknowledged = [b"first"]
+    stopping = threading.Event()
+    producing = threading.Thread(target=produce_until_killed, args=(server, "graceful", acknowledged, stopping))
+    producing.start()
+    while len(acknowledged) < 2000:
+        threading.Event().wait(0.05)
+    assert server.stop() == 0
+    stopping.set()
+    producing.join()
+    assert "gateway_stopped" in server.log_tail()
+    server.start()
+    try:
+        got = confluent_consume(server.bootstrap, "graceful", [0], len(acknowledged))
+        assert set(acknowledged) <= {g.value for g in got}
+    finally:
+        server.stop()

@@ -45,3 +45,35 @@ async def test_records_are_acked_delivered_and_gaps_fetched(tmp_path):
         finally:
             producer.close()
             consumer.close()
+
+
+async def test_a_late_consumer_learns_heads_from_the_store_and_replays(tmp_path):
+    """HELLO handshake and GET-HEADS: with its producer gone, only the store knows the partition."""
+    config = fast_config(store_db=str(tmp_path / "store"), offset_reset="earliest")
+    with zmq_context() as context, trio.fail_after(20):
+        producer = Producer(context, config)
+        consumer = Consumer(context, config, ["orders"])
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(run_tower, context, config)
+                writer, reader = await nursery.start(run_store, context, config, MemoryLog())
+                await nursery.start(producer.run)
+                partition = producer.host("orders")
+                for i in range(5):
+                    await partition.publish(b"record %d" % i)
+                await partition.wait_acked(4, stores=1)
+                producer.release(partition)  # no more HEADs or FETCH answers from the producer
+                await nursery.start(consumer.run)
+                await consumer.wait_for_stores(1)
+                assert consumer.stores() == {reader.node.uuid}
+                assert await consumer.heads("orders") == {partition.uuid: 4}
+                got = []
+                async for delivery in consumer.deliveries:
+                    got.append((delivery.sequence, bytes(delivery.content)))
+                    if len(got) == 5:
+                        break
+                assert got == [(i, b"record %d" % i) for i in range(5)]
+                nursery.cancel_scope.cancel()
+        finally:
+            producer.close()
+            consumer.close()

@@ -87,6 +87,9 @@ def test_100k_records_reach_both_consumers_then_a_late_one(mesh):
         producer = NodeProcess("gateway.mesh.producer", [*config_arguments(config), "--acks=2", "load"],
                                directory / f"producer-{partition}.log", stdin=subprocess.PIPE)
         producers.append(producer)
+    for producer in producers:  # records published before peers connect would all be FETCHed
+        producer.wait_for_log("event='peer_appeared'", count=6)
+    time.sleep(0.3)  # subscriptions travel after the connections
     for partition, producer in enumerate(producers):  # fed at once: a pipe holds only 64 KiB
         threading.Thread(target=feed, args=(producer, expected_lines(partition)), daemon=True).start()
     try:

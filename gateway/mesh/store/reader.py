@@ -73,10 +73,12 @@ class StoreReader:
                                                     min(end - sequence, READ_MAX_COUNT))
             if not entries or entries[0].sequence != sequence:
                 return
-            for entry in entries:
-                message = DirectRecord(fetch.requester, fetch.partition, fetch.subject, entry.sequence, entry.content)
-                if not self.node.publisher.send_nowait(encode(message)):
-                    return
+            answers = [
+                encode(DirectRecord(fetch.requester, fetch.partition, fetch.subject, entry.sequence, entry.content))
+                for entry in entries
+            ]
+            if self.node.publisher.send_nowait(answers) < len(answers):
+                return
             sequence = entries[-1].sequence + 1
 
     def _read(self, subject: str, partition: str, sequence: int, count: int) -> list:
@@ -88,9 +90,11 @@ class StoreReader:
         def heads():
             return [(s, p, self.log.head(s, p)) for s, p in self.log.partitions() if s in wanted]
 
-        for subject, partition, head in await trio.to_thread.run_sync(heads):
-            if head is not None:  # lost if the consumer's queue is full: it asks again
-                self.node.publisher.send_nowait(encode(DirectHead(consumer, partition, subject, head)))
+        self.node.publisher.send_nowait([  # lost if the consumer's queue is full: it asks again
+            encode(DirectHead(consumer, partition, subject, head))
+            for subject, partition, head in await trio.to_thread.run_sync(heads)
+            if head is not None
+        ])
 
     async def _greet_consumers(self) -> None:
         """A consumer subscribing to `L`+its UUID has just connected to us."""
@@ -98,4 +102,4 @@ class StoreReader:
             frames = await self.node.publisher.recv()
             consumer = subscribed_address(frames[0], StoreHello)
             if consumer is not None:
-                self.node.publisher.send_nowait(encode(StoreHello(consumer, self.node.uuid)))
+                self.node.publisher.send_nowait([encode(StoreHello(consumer, self.node.uuid))])
