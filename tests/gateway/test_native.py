@@ -10,7 +10,9 @@ import time
 
 import pytest
 from confluent_kafka import Consumer as ConfluentConsumer
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka import TopicPartition as ConfluentPartition
+from confluent_kafka.admin import AdminClient
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import InvalidTopicError
 
@@ -76,6 +78,8 @@ def test_native_records_read_by_kafka_clients(gateway):
         assert {g.key for g in got} == {None}
         assert all(g.timestamp_ms > 0 for g in got)
     assert confluent_watermarks(gateway, "native.plain", 0) == (0, len(values))
+    described = AdminClient({"bootstrap.servers": gateway.bootstrap}).list_topics(timeout=TIMEOUT_S)
+    assert list(described.topics["native.plain"].partitions) == [0]
     consumer = KafkaConsumer(bootstrap_servers=gateway.bootstrap)
     try:
         assert "native.plain" in consumer.topics()
@@ -96,6 +100,10 @@ def test_produce_to_native_topic_is_refused(gateway):
             producer.send("native.readonly", b"from kafka", partition=0).get(TIMEOUT_S)
     finally:
         producer.close()
+    admin = AdminClient({"bootstrap.servers": gateway.bootstrap})
+    with pytest.raises(KafkaException) as refused:
+        admin.delete_topics(["native.readonly"])["native.readonly"].result(TIMEOUT_S)
+    assert refused.value.args[0].code() == KafkaError.TOPIC_DELETION_DISABLED
     got = kafka_python_consume(gateway.bootstrap, "native.readonly", [0], 1)
     assert [g.value for g in got] == [b"only"]
 
@@ -107,10 +115,14 @@ def test_partition_numbers_survive_restart(tmp_path):
         second = [b"second-%d" % n for n in range(70)]
         assert publish_natively(server, "native.kept", first) == 0
         assert publish_natively(server, "native.kept", second) == 1
+        admin = AdminClient({"bootstrap.servers": server.bootstrap})
+        for future in admin.delete_records([ConfluentPartition("native.kept", 0, 10)]).values():
+            future.result(TIMEOUT_S)
         server.stop()
         server.start()
-        got = kafka_python_consume(server.bootstrap, "native.kept", [0, 1], len(first) + len(second))
-        assert [g.value for g in got if g.partition == 0] == first
+        assert confluent_watermarks(server, "native.kept", 0) == (10, len(first))
+        got = kafka_python_consume(server.bootstrap, "native.kept", [0, 1], len(first) - 10 + len(second))
+        assert [g.value for g in got if g.partition == 0] == first[10:]
         assert [g.value for g in got if g.partition == 1] == second
         assert confluent_watermarks(server, "native.kept", 1) == (0, len(second))
         assert publish_natively(server, "native.kept", [b"third"]) == 2
