@@ -29,19 +29,26 @@ def produce_until_killed(server: GatewayProcess, topic: str, acknowledged: list[
     producer.flush(10)
 
 
-def test_acknowledged_records_survive_sigkill(tmp_path):
-    server = GatewayProcess(tmp_path / "gateway").start()
-    kafka_python_produce(server.bootstrap, "crash", [Sent(value=b"first")], acks="all")
+def acknowledged_before(server: GatewayProcess, topic: str, count: int, interrupt) -> list[bytes]:
+    """Produce with acks=all until `count` are acknowledged, then `interrupt(server)`
+    while production goes on; the restarted server's record of acknowledged values."""
+    kafka_python_produce(server.bootstrap, topic, [Sent(value=b"first")], acks="all")
     acknowledged = [b"first"]
-    killed = threading.Event()
-    producing = threading.Thread(target=produce_until_killed, args=(server, "crash", acknowledged, killed))
+    interrupted = threading.Event()
+    producing = threading.Thread(target=produce_until_killed, args=(server, topic, acknowledged, interrupted))
     producing.start()
-    while len(acknowledged) < 5000:
+    while len(acknowledged) < count:
         threading.Event().wait(0.05)
-    server.kill()
-    killed.set()
+    interrupt(server)
+    interrupted.set()
     producing.join()
     server.start()
+    return acknowledged
+
+
+def test_acknowledged_records_survive_sigkill(tmp_path):
+    server = GatewayProcess(tmp_path / "gateway").start()
+    acknowledged = acknowledged_before(server, "crash", 5000, GatewayProcess.kill)
     try:
         got = confluent_consume(server.bootstrap, "crash", [0], len(acknowledged))
         values = [g.value for g in got]
@@ -75,19 +82,11 @@ def test_topics_and_configs_survive_restart(tmp_path):
 
 def test_sigterm_answers_in_flight_produces_then_exits(tmp_path):
     server = GatewayProcess(tmp_path / "gateway").start()
-    kafka_python_produce(server.bootstrap, "graceful", [Sent(value=b"first")], acks="all")
-    acknowledged = [b"first"]
-    stopping = threading.Event()
-    producing = threading.Thread(target=produce_until_killed, args=(server, "graceful", acknowledged, stopping))
-    producing.start()
-    while len(acknowledged) < 2000:
-        threading.Event().wait(0.05)
-    assert server.stop() == 0
-    stopping.set()
-    producing.join()
-    assert "gateway_stopped" in server.log_tail()
-    server.start()
+    exit_codes = []
+    acknowledged = acknowledged_before(server, "graceful", 2000, lambda s: exit_codes.append(s.stop()))
     try:
+        assert exit_codes == [0]
+        assert "gateway_stopped" in server.log_path.read_text()
         got = confluent_consume(server.bootstrap, "graceful", [0], len(acknowledged))
         assert set(acknowledged) <= {g.value for g in got}
     finally:
