@@ -34,7 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 MB = 1e6
 START_TIMEOUT_S = 30.0
 PRODUCER_SETTINGS = {"acks": "all", "linger.ms": 5, "batch.size": 1_000_000,
-                     "queue.buffering.max.kbytes": 1_048_576, "delivery.report.only.error": True}
+                     "queue.buffering.max.kbytes": 1_048_576,
+                     "queue.buffering.max.messages": 1_000_000, "delivery.report.only.error": True}
 LATENCY_SAMPLES = 2000
 
 
@@ -118,11 +119,12 @@ def produce_confluent(target: Target, topic: str, size: int, seconds: float) -> 
     count, started = 0, time.perf_counter()
     while time.perf_counter() - started < seconds:
         for _ in range(1000):
-            try:
-                produce(topic, payload)
-            except BufferError:
-                poll(0.005)
-                produce(topic, payload)
+            while True:
+                try:
+                    produce(topic, payload)
+                    break
+                except BufferError:  # the client's queue is full: let it drain
+                    poll(0.005)
         count += 1000
         poll(0)
     producer.flush(60)

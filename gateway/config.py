@@ -22,6 +22,14 @@ class BrokerDefaults:
     log_message_timestamp_type: str = "CreateTime"
     compression_type: str = "producer"
     log_cleanup_policy: str = "delete"
+    # The group coordinator's settings (Kafka's group.* and offsets.* names).
+    group_initial_rebalance_delay_ms: int = 3000
+    group_min_session_timeout_ms: int = 6000
+    group_max_session_timeout_ms: int = 1800000
+    offsets_retention_minutes: int = 7 * 24 * 60
+    # The transaction coordinator's (Kafka's transaction.* names).
+    transaction_max_timeout_ms: int = 900000
+    transaction_abort_timed_out_transaction_cleanup_interval_ms: int = 10000
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from ..log.index import OffsetIndex
 from ..log.partition import PartitionLog, recovered_state
 from ..log.producer_state import ProducerStates
 from ..mesh.config import new_uuid
+from ..txn.coordinator import TransactionCoordinator
 from .configs import InvalidConfig, checked_overrides
 from .fetch_sessions import FetchSessions
 from .journal import Journal
@@ -40,6 +41,7 @@ class Broker:
         self.topic_lock = trio.Lock()
         self.own_addresses: set[str] = set()  # every partition address a gateway topic ever had
         self.native = NativeTopics(self)
+        self.transactions = TransactionCoordinator(self)
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Recover every topic from the mesh, then keep the partitions' tasks running."""
@@ -63,6 +65,7 @@ class Broker:
                 await self._open(topic, await self.storage.heads(topic.name))
             await self.native.open()
             nursery.start_soon(self.native.run)
+            await nursery.start(self.transactions.run)  # after the partitions its markers go to
             log.info("broker_ready", topics=len(self.topics))
             task_status.started()
             await trio.sleep_forever()

@@ -44,8 +44,8 @@ BATCH_BYTES = 1 << 20  # and its size, unless one record alone is larger
 RECORD_OVERHEAD = 16  # a record's framing beyond its value, rounded up
 BATCH_OVERHEAD = 61
 READ_COUNT = 64  # records asked of the mesh at once
-CONTENT_CACHE_BYTES = 8 << 20  # contents seen live, for fetches at the head
-BATCH_CACHE_BYTES = 8 << 20  # built batches, for consumers reading the same range
+CONTENT_CACHE_BYTES = 2 << 20  # contents seen live, for fetches at the head
+BATCH_CACHE_BYTES = 4 << 20  # built batches, for consumers reading the same range
 
 
 class ArrivalTimes:
@@ -178,14 +178,14 @@ class NativePartition:
         contents = []
         size = BATCH_OVERHEAD
         sequence = first
-        while sequence < end:
+        complete = True
+        while sequence < end and complete:
             if sequence in self._live:
                 chunk = [self._live[sequence]]
             else:
-                chunk = [c for _, c in await self._read(self.topic, self.address, sequence,
-                                                        min(READ_COUNT, end - sequence))]
-                if not chunk:
-                    break
+                count = self._missing_run(sequence, min(end, sequence + READ_COUNT))
+                chunk = [c for _, c in await self._read(self.topic, self.address, sequence, count)]
+                complete = len(chunk) == count  # the rest is not to be had now: do not wait again
             for content in chunk:
                 size += len(content) + RECORD_OVERHEAD
                 if contents and size > budget:
@@ -193,6 +193,13 @@ class NativePartition:
                 contents.append(content)
             sequence += len(chunk)
         return contents
+
+    def _missing_run(self, first: int, end: int) -> int:
+        """How many sequences from `first` (before `end`) are not kept live."""
+        sequence = first
+        while sequence < end and sequence not in self._live:
+            sequence += 1
+        return sequence - first
 
     async def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the first readable record stamped at or after `timestamp`."""

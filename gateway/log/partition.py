@@ -120,6 +120,11 @@ class PartitionLog:
     def is_durable(self, sequence: int) -> bool:
         return self.offsets.range_of(sequence)[1] < self.high_watermark
 
+    @property
+    def last_stable_offset(self) -> int:
+        """Where read_committed consumers stop: before the oldest unfinished transaction."""
+        return self.producers.transactions.last_stable_offset(self.high_watermark)
+
     def _keep(self, batch: StoredBatch) -> None:
         self._tail.append(batch)
         self._tail_bytes += len(batch.data)

@@ -1,0 +1,184 @@
+"""The group coordinator: every group of the cluster, its members and its committed offsets.
+
+This gateway coordinates every group until coordination is distributed
+between gateways. State and offsets live on the coordinator's own journal
+and are replayed at start, before the first request is served.
+"""
+
+from __future__ import annotations
+
+import structlog
+import trio
+
+from protocol.kafka.error_codes import ErrorCode
+
+from ..broker.journal import Journal
+from ..config import GatewaySettings
+from ..errors import KafkaError
+from .classic import ClassicGroup, ClassicState
+from .consumer import ConsumerGroup, ConsumerGroups
+from .log import GroupLog
+from .membership import ClassicMembership
+from .offsets import Committed, OffsetStore
+from .timer import Timer
+
+log = structlog.get_logger()
+
+# Kafka's offsets.retention.check.interval.ms.
+RETENTION_CHECK_S = 600.0
+
+
+class GroupCoordinator:
+    def __init__(self, settings: GatewaySettings, storage):
+        self.defaults = settings.defaults
+        self.log = GroupLog(Journal(storage, settings.cluster_id, settings.defaults.min_insync_replicas,
+                                    kind="groups"))
+        self.timer = Timer()
+        self.groups: dict[str, ClassicGroup | ConsumerGroup] = {}
+        self.offsets = OffsetStore()
+        self.classic = ClassicMembership(self)
+        self.consumer = ConsumerGroups(self)
+
+    async def run(self, topics, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Replay the journal, then run the timeouts. `topics` are the broker's, by name."""
+        async with trio.open_nursery() as nursery:
+            self.consumer.topics = topics
+            for entry in await self.log.replay(nursery):
+                self._replay(entry)
+            for group in self.groups.values():
+                if isinstance(group, ClassicGroup):
+                    self.classic.restored(group)
+                else:
+                    self.consumer.restored(group)
+            log.info("groups_ready", groups=len(self.groups), with_offsets=len(self.offsets.groups()))
+            nursery.start_soon(self.timer.run)
+            nursery.start_soon(self._expire_offsets)
+            task_status.started()
+
+    def _replay(self, entry: dict) -> None:
+        kind, group_id = entry["type"], entry["group"]
+        if kind == "classic_group":
+            self.groups[group_id] = ClassicGroup.restored(entry)
+        elif kind == "consumer_group":
+            self.groups[group_id] = ConsumerGroup.restored(entry)
+        elif kind == "group_deleted":
+            self.groups.pop(group_id, None)
+            self.offsets.apply_delete(group_id, None)
+        else:
+            self.offsets.replay(entry)
+            if group_id not in self.groups and self.offsets.of(group_id):
+                self.groups[group_id] = ClassicGroup(group_id)  # a group that only stores offsets
+
+    def classic_group(self, group_id: str, create: bool = False) -> ClassicGroup:
+        """The classic group, made if `create`; KafkaError as Kafka answers otherwise."""
+        if not group_id:
+            raise KafkaError(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
+        group = self.groups.get(group_id)
+        if isinstance(group, ConsumerGroup):
+            if not (create and group.is_empty()):
+                raise KafkaError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, f"{group_id} is a consumer group")
+            group = None
+        if group is None:
+            if not create:
+                raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"group {group_id} does not exist")
+            group = self.groups[group_id] = ClassicGroup(group_id)
+        return group
+
+    # Offsets ---------------------------------------------------------------------
+
+    async def commit_offsets(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
+                             version: int, commits: dict[tuple[str, int], Committed]) -> None:
+        """Commit after Kafka's generation or member epoch checks; KafkaError if refused."""
+        group = self.groups.get(group_id)
+        if group is None:
+            if generation >= 0:
+                code = ErrorCode.GROUP_ID_NOT_FOUND if version >= 9 else ErrorCode.ILLEGAL_GENERATION
+                raise KafkaError(code, f"group {group_id} does not exist")
+            group = self.groups[group_id] = ClassicGroup(group_id)
+        if isinstance(group, ClassicGroup):
+            validate_classic_commit(group, member_id, instance_id, generation)
+        else:
+            group.validate_commit(member_id, generation, version)
+        if commits:
+            await self.log.write(self.offsets.commit(group_id, commits))
+
+    def fetch_offsets(self, group_id: str, member_id: str | None, member_epoch: int) -> dict:
+        """A group's committed offsets, after the member checks of KIP-848 groups."""
+        group = self.groups.get(group_id)
+        if isinstance(group, ConsumerGroup) and member_id is not None:
+            group.validate_fetch(member_id, member_epoch)
+        return self.offsets.of(group_id)
+
+    async def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]]) -> dict:
+        """{(topic, partition): error} for OffsetDelete; KafkaError for the whole group."""
+        group = self.groups.get(group_id)
+        if group is None or not group_id:
+            raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"group {group_id} does not exist")
+        if isinstance(group, ClassicGroup) and group.protocol_type not in (None, "consumer") and group.members:
+            raise KafkaError(ErrorCode.NON_EMPTY_GROUP, f"group {group_id} is not empty")
+        subscribed = group.subscribed_topics() or set()
+        errors = {p: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if p[0] in subscribed else ErrorCode.NONE
+                  for p in partitions}
+        deleted = [p for p, error in errors.items() if error == ErrorCode.NONE and self.offsets.get(group_id, *p)]
+        if deleted:
+            await self.log.write(self.offsets.delete(group_id, deleted))
+        return errors
+
+    async def _expire_offsets(self) -> None:
+        while True:
+            await trio.sleep(RETENTION_CHECK_S)
+            await self.expire_offsets()
+
+    async def expire_offsets(self) -> None:
+        retention_ms = self.defaults.offsets_retention_minutes * 60 * 1000
+        for group_id in self.offsets.groups():
+            group = self.groups.get(group_id)
+            if group is not None and not group.is_empty():
+                continue
+            empty_since = group.state_timestamp_ms if isinstance(group, ClassicGroup) and group.protocol_type else None
+            expired = self.offsets.expired(group_id, empty_since, retention_ms)
+            if expired:
+                log.info("offsets_expired", group=group_id, partitions=len(expired))
+                await self.log.write(self.offsets.delete(group_id, expired))
+            if group is not None and not self.offsets.of(group_id):
+                await self._delete_group(group_id)
+
+    # Groups ------------------------------------------------------------------------
+
+    async def delete_groups(self, group_ids: list[str]) -> list[ErrorCode]:
+        errors = []
+        for group_id in group_ids:
+            group = self.groups.get(group_id)
+            if not group_id:
+                errors.append(ErrorCode.INVALID_GROUP_ID)
+            elif group is None:
+                errors.append(ErrorCode.GROUP_ID_NOT_FOUND)
+            elif not group.is_empty():
+                errors.append(ErrorCode.NON_EMPTY_GROUP)
+            else:
+                await self._delete_group(group_id)
+                errors.append(ErrorCode.NONE)
+        return errors
+
+    async def _delete_group(self, group_id: str) -> None:
+        group = self.groups.pop(group_id)
+        group.mark_dead()
+        self.offsets.apply_delete(group_id, None)
+        await self.log.write({"type": "group_deleted", "group": group_id})
+        log.info("group_deleted", group=group_id)
+
+
+def validate_classic_commit(group: ClassicGroup, member_id: str, instance_id: str | None, generation: int) -> None:
+    """Kafka's checks of a commit to a classic group."""
+    if group.is_(ClassicState.DEAD):
+        raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "group is being deleted")
+    if generation < 0 and group.is_(ClassicState.EMPTY):
+        return  # an admin client or a consumer that assigns partitions itself
+    if generation >= 0 or member_id or instance_id is not None:
+        group.validate_member(member_id, instance_id)
+        if generation != group.generation:
+            raise KafkaError(ErrorCode.ILLEGAL_GENERATION, f"generation {generation} is not {group.generation}")
+    else:
+        raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, "a group with members takes commits of members only")
+    if group.is_(ClassicState.COMPLETING_REBALANCE):
+        raise KafkaError(ErrorCode.REBALANCE_IN_PROGRESS, "the group is completing a rebalance")

@@ -1,0 +1,53 @@
+"""Transactions seen by one partition: the last stable offset and the aborted ones.
+
+A transaction is unstable from its first batch until its marker is below the
+high watermark; the last stable offset (LSO) is the first offset of the
+oldest unstable transaction, or the high watermark. read_committed consumers
+read up to the LSO and skip the records of the aborted transactions listed
+with each fetch, so every aborted transaction is remembered with its first
+and last (marker) offset.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class AbortedTransaction:
+    producer_id: int
+    first_offset: int
+    last_offset: int  # the offset of its ABORT marker
+
+
+class TransactionIndex:
+    def __init__(self):
+        self.ongoing: dict[int, int] = {}  # producer id -> first offset of its open transaction
+        self._ending: list[tuple[int, int]] = []  # (first offset, marker offset) not yet stable
+        self._aborted: list[AbortedTransaction] = []  # in marker order
+        self._aborted_ends: list[int] = []
+
+    def begin(self, producer_id: int, first_offset: int) -> None:
+        """Note a transactional batch; the first of a transaction opens it."""
+        self.ongoing.setdefault(producer_id, first_offset)
+
+    def end(self, producer_id: int, marker_offset: int, *, aborted: bool) -> None:
+        """A marker closes the producer's transaction (a marker for none changes nothing)."""
+        first = self.ongoing.pop(producer_id, None)
+        if first is None:
+            return
+        self._ending.append((first, marker_offset))
+        if aborted:
+            self._aborted.append(AbortedTransaction(producer_id, first, marker_offset))
+            self._aborted_ends.append(marker_offset)
+
+    def last_stable_offset(self, high_watermark: int) -> int:
+        self._ending = [(first, marker) for first, marker in self._ending if marker >= high_watermark]
+        firsts = [*self.ongoing.values(), *(first for first, _ in self._ending)]
+        return min([high_watermark, *firsts])
+
+    def aborted_between(self, start: int, end: int) -> list[AbortedTransaction]:
+        """Aborted transactions with records in [start, end)."""
+        since = bisect.bisect_left(self._aborted_ends, start)
+        return [t for t in self._aborted[since:] if t.first_offset < end]

@@ -1,0 +1,1 @@
+"""The transaction coordinator (KIP-98): transactional ids, their epochs and transactions."""

@@ -1,0 +1,44 @@
+"""COMMIT and ABORT markers: one control batch into every partition of a transaction.
+
+A marker is written like a produce with acks=all: the transaction is complete
+only once every marker is durable. Partitions of deleted topics (and
+__consumer_offsets, which the gateway keeps elsewhere) take no marker.
+"""
+
+from __future__ import annotations
+
+import time
+
+import structlog
+import trio
+
+from protocol.records import ControlType, RecordBatch, build_control_batch
+
+from ..errors import KafkaError
+
+log = structlog.get_logger()
+
+COORDINATOR_EPOCH = 0  # one coordinator per cluster so far: it never changes
+
+
+async def write_markers(broker, txn, commit: bool) -> None:
+    marker = ControlType.COMMIT if commit else ControlType.ABORT
+    async with trio.open_nursery() as nursery:
+        for topic, number in sorted(txn.partitions):
+            partition = broker.partition(topic, number)
+            if partition is not None:
+                nursery.start_soon(_write_marker, partition, marker, txn)
+
+
+async def _write_marker(partition, marker: ControlType, txn) -> None:
+    batch = build_control_batch(marker, offset=0, timestamp=int(time.time() * 1000),
+                                producer_id=txn.producer_id, producer_epoch=txn.producer_epoch,
+                                coordinator_epoch=COORDINATOR_EPOCH)
+    try:
+        _, sequence = await partition.append(RecordBatch(memoryview(bytearray(batch))))
+    except KafkaError as exc:
+        # A newer epoch reached the partition first: the transaction is over there.
+        log.warning("marker_refused", topic=partition.topic, partition=partition.index,
+                    id=txn.transactional_id, error=exc.code.name, reason=exc.message)
+        return
+    await partition.wait_durable(sequence)
