@@ -128,10 +128,11 @@ async def _read_partition(request, entry: SessionPartition, budget: int, *, firs
         missing = ErrorCode.UNKNOWN_TOPIC_ID if request.version >= 13 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return Partition(partition_index=entry.partition, error_code=missing, high_watermark=-1,
                          records=b"")
+    committed = body.isolation_level == READ_COMMITTED
+    stable = log_.last_stable_offset
     answer = Partition(partition_index=entry.partition, high_watermark=log_.high_watermark,
-                       last_stable_offset=log_.high_watermark, log_start_offset=log_.log_start_offset,
-                       aborted_transactions=[] if body.isolation_level == READ_COMMITTED else None,
-                       records=b"")
+                       last_stable_offset=stable, log_start_offset=log_.log_start_offset,
+                       aborted_transactions=[] if committed else None, records=b"")
     error = log_.epoch_error(entry.current_leader_epoch)
     if error is None and not log_.log_start_offset <= entry.fetch_offset <= log_.next_offset:
         error = ErrorCode.OFFSET_OUT_OF_RANGE
@@ -139,15 +140,23 @@ async def _read_partition(request, entry: SessionPartition, budget: int, *, firs
         answer.error_code = error
         return answer
     limit = min(entry.max_bytes, budget)
-    batches = await log_.read(entry.fetch_offset, max(limit, 0))
+    batches = await log_.read(entry.fetch_offset, max(limit, 0), limit=stable if committed else None)
     if batches and not first and len(batches[0].data) > limit:
         batches = []
+    if committed and batches:
+        answer.aborted_transactions = _aborted(log_, entry.fetch_offset, batches[-1].last_offset + 1)
     try:
         answer.records = _encode(batches, request.version)
     except EncodeError as exc:
         answer.error_code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
         log.info("fetch_down_conversion_failed", topic=entry.topic, reason=str(exc))
     return answer
+
+
+def _aborted(log_, start: int, end: int) -> list:
+    """The aborted transactions a read_committed consumer must skip in [start, end)."""
+    return [Partition.AbortedTransactions(producer_id=t.producer_id, first_offset=t.first_offset)
+            for t in log_.producers.transactions.aborted_between(start, end)]
 
 
 def _encode(batches, version: int) -> bytes:

@@ -31,9 +31,6 @@ async def produce(request):
     body = request.body
     if body.acks not in (-1, 0, 1):
         return _refuse_all(body, ErrorCode.INVALID_REQUIRED_ACKS, "acks must be -1, 0 or 1")
-    if body.transactional_id is not None:
-        return _refuse_all(body, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-                           "transactions are not supported yet")
     appended = []  # (response, partition, last sequence)
     responses = []
     for topic_data in body.topic_data:
@@ -68,6 +65,9 @@ async def _append(request, topic_name: str, data, answer):
     partition = topic.partitions[data.index]
     max_bytes = int(topic.config("max.message.bytes", broker.defaults))
     batch = checked_batch(data.records, request.version, max_bytes)
+    if batch.is_transactional and request.body.transactional_id is not None:
+        broker.transactions.check_produce(request.body.transactional_id, batch.producer_id,
+                                          batch.producer_epoch, topic_name, data.index)
     append_time = None
     if topic.config("message.timestamp.type", broker.defaults) == "LogAppendTime":
         append_time = int(time.time() * 1000)

@@ -1,0 +1,132 @@
+"""OffsetCommit, OffsetFetch and OffsetDelete: a group's committed positions."""
+
+from __future__ import annotations
+
+from protocol.kafka.apis import by_name
+from protocol.kafka.error_codes import ErrorCode
+
+from ..errors import KafkaError
+from ..group.classic import now_ms
+from ..group.offsets import MAX_METADATA_CHARS, Committed
+from .registry import handles
+
+COMMIT = by_name("OffsetCommit")
+FETCH = by_name("OffsetFetch")
+DELETE = by_name("OffsetDelete")
+FIRST_TOPIC_ID_VERSION = 10
+FIRST_BATCHED_FETCH = 8
+
+
+def topic_of(broker, name: str | None, topic_id, version: int):
+    """(topic name, error) of a requested topic, named or (v10+) by id."""
+    if version >= FIRST_TOPIC_ID_VERSION:
+        topic = broker.topic_by_id(topic_id)
+        return (topic.name, ErrorCode.NONE) if topic else (None, ErrorCode.UNKNOWN_TOPIC_ID)
+    return name, ErrorCode.NONE if broker.topic(name) else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+@handles("OffsetCommit")
+async def offset_commit(request):
+    body, version, broker = request.body, request.version, request.broker
+    now = now_ms()
+    errors: dict[tuple[int, int], ErrorCode] = {}  # (topic index, partition index) -> error
+    commits: dict[tuple[str, int], Committed] = {}
+    for t, topic in enumerate(body.topics):
+        name, error = topic_of(broker, topic.name, topic.topic_id, version)
+        for p, wanted in enumerate(topic.partitions):
+            metadata = wanted.committed_metadata or ""
+            if error == ErrorCode.NONE and len(metadata) > MAX_METADATA_CHARS:
+                errors[t, p] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+                continue
+            errors[t, p] = error
+            if error == ErrorCode.NONE:
+                stamp = wanted.commit_timestamp if version == 1 and wanted.commit_timestamp != -1 else now
+                expire = stamp + body.retention_time_ms if body.retention_time_ms != -1 else None
+                commits[name, wanted.partition_index] = Committed(
+                    wanted.committed_offset, wanted.committed_leader_epoch, metadata, stamp, expire)
+    try:
+        await broker.groups.commit_offsets(body.group_id, body.member_id, body.group_instance_id,
+                                           body.generation_id_or_member_epoch, version, commits)
+    except KafkaError as exc:
+        errors = {key: exc.code if error == ErrorCode.NONE else error for key, error in errors.items()}
+    Topic = COMMIT.Response.Topics
+    return COMMIT.Response(topics=[
+        Topic(name=topic.name, topic_id=topic.topic_id, partitions=[
+            Topic.Partitions(partition_index=wanted.partition_index, error_code=errors[t, p])
+            for p, wanted in enumerate(topic.partitions)])
+        for t, topic in enumerate(body.topics)])
+
+
+@handles("OffsetFetch")
+async def offset_fetch(request):
+    body, version = request.body, request.version
+    if version < FIRST_BATCHED_FETCH:
+        error, topics = fetch_group(request, body.group_id, None, -1, body.topics)
+        response = FETCH.Response(topics=topics)
+        if version >= 2:
+            response.error_code = error
+        return response
+    Group = FETCH.Response.Groups
+    groups = []
+    for wanted in body.groups:
+        error, topics = fetch_group(request, wanted.group_id, wanted.member_id, wanted.member_epoch, wanted.topics)
+        groups.append(Group(group_id=wanted.group_id, error_code=error, topics=topics))
+    return FETCH.Response(groups=groups)
+
+
+def fetch_group(request, group_id: str, member_id: str | None, member_epoch: int, wanted_topics):
+    """(group error, response topics) for one group, in the shape of the request's version."""
+    version, broker = request.version, request.broker
+    batched = version >= FIRST_BATCHED_FETCH
+    Topic = FETCH.Response.Groups.Topics if batched else FETCH.Response.Topics
+    try:
+        offsets = broker.groups.fetch_offsets(group_id, member_id, member_epoch)
+    except KafkaError as exc:
+        return exc.code, []
+    if wanted_topics is None:
+        asked: dict[str, list[int]] = {}
+        for topic, partition in sorted(offsets):
+            asked.setdefault(topic, []).append(partition)
+        wanted_topics = [(name, broker.topic(name).topic_id if broker.topic(name) else None, parts)
+                         for name, parts in asked.items()]
+    else:
+        wanted_topics = [(*_fetched_topic(broker, t, version), t.partition_indexes) for t in wanted_topics]
+    topics = []
+    for name, topic_id, partitions in wanted_topics:
+        answers = []
+        for number in partitions:
+            committed = offsets.get((name, number))
+            answers.append(Topic.Partitions(
+                partition_index=number, committed_offset=committed.offset if committed else -1,
+                committed_leader_epoch=committed.leader_epoch if committed and version >= 5 else -1,
+                metadata=committed.metadata if committed else "",
+                error_code=ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.NONE))
+        topic = Topic(name=name or "", partitions=answers)
+        if version >= FIRST_TOPIC_ID_VERSION:
+            topic.topic_id = topic_id
+        topics.append(topic)
+    return ErrorCode.NONE, topics
+
+
+def _fetched_topic(broker, wanted, version: int):
+    if version >= FIRST_TOPIC_ID_VERSION:
+        topic = broker.topic_by_id(wanted.topic_id)
+        return (topic.name if topic else None), wanted.topic_id
+    return wanted.name, None
+
+
+@handles("OffsetDelete")
+async def offset_delete(request):
+    body, broker = request.body, request.broker
+    known = [(t.name, p.partition_index) for t in body.topics for p in t.partitions if broker.topic(t.name)]
+    try:
+        errors = await broker.groups.delete_offsets(body.group_id, known)
+    except KafkaError as exc:
+        return DELETE.Response(error_code=exc.code)
+    Topic = DELETE.Response.Topics
+    return DELETE.Response(topics=[
+        Topic(name=t.name, partitions=[
+            Topic.Partitions(partition_index=p.partition_index,
+                             error_code=errors.get((t.name, p.partition_index), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            for p in t.partitions])
+        for t in body.topics])

@@ -1,0 +1,123 @@
+"""AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit and EndTxn: a producer's transaction.
+
+The coordinator (gateway/txn) decides; these handlers translate requests and
+answers, including Kafka's rule that clients older than KIP-588 get
+INVALID_PRODUCER_EPOCH where newer ones get PRODUCER_FENCED. EndTxn v5 and
+TxnOffsetCommit v5 belong to transaction protocol 2, which the gateway does
+not offer.
+"""
+
+from __future__ import annotations
+
+from protocol.kafka.apis import by_name
+from protocol.kafka.error_codes import ErrorCode
+
+from ..errors import KafkaError
+from ..txn.metadata import PendingOffset
+from .registry import handles
+
+ADD_PARTITIONS = by_name("AddPartitionsToTxn")
+ADD_OFFSETS = by_name("AddOffsetsToTxn")
+OFFSET_COMMIT = by_name("TxnOffsetCommit")
+END = by_name("EndTxn")
+FIRST_BATCHED_ADD = 4
+
+
+def for_version(code: ErrorCode, version: int, first_fenced_version: int) -> ErrorCode:
+    """PRODUCER_FENCED as a client of `version` understands it."""
+    if code == ErrorCode.PRODUCER_FENCED and version < first_fenced_version:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    return code
+
+
+async def _outcome(call, version: int, first_fenced_version: int) -> ErrorCode:
+    try:
+        await call
+    except KafkaError as exc:
+        return for_version(exc.code, version, first_fenced_version)
+    return ErrorCode.NONE
+
+
+@handles("AddPartitionsToTxn")
+async def add_partitions_to_txn(request):
+    body, version = request.body, request.version
+    if version < FIRST_BATCHED_ADD:
+        results = await _add_partitions(request, body.v3_and_below_transactional_id, body.v3_and_below_producer_id,
+                                        body.v3_and_below_producer_epoch, body.v3_and_below_topics, False)
+        return ADD_PARTITIONS.Response(results_by_topic_v3_and_below=results)
+    Result = ADD_PARTITIONS.Response.ResultsByTransaction
+    return ADD_PARTITIONS.Response(results_by_transaction=[
+        Result(transactional_id=t.transactional_id, topic_results=await _add_partitions(
+            request, t.transactional_id, t.producer_id, t.producer_epoch, t.topics, t.verify_only))
+        for t in body.transactions
+    ])
+
+
+async def _add_partitions(request, transactional_id, producer_id, epoch, topics, verify_only: bool):
+    """Per-topic results: unknown partitions fail, and then nothing is attempted."""
+    coordinator = request.broker.transactions
+    wanted = {(t.name, p) for t in topics for p in t.partitions}
+    unknown = {(t, p) for t, p in wanted if request.broker.partition(t, p) is None}
+    errors: dict[tuple[str, int], ErrorCode] = {}
+    if unknown:
+        errors = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
+                  for tp in wanted}
+    elif verify_only:
+        errors = {tp: _verified(coordinator, transactional_id, producer_id, epoch, tp) for tp in wanted}
+    else:
+        code = await _outcome(coordinator.add_partitions(transactional_id, producer_id, epoch, wanted),
+                              request.version, 2)
+        errors = dict.fromkeys(wanted, code)
+    TopicResult = ADD_PARTITIONS.Response.ResultsByTopicV3AndBelow
+    return [
+        TopicResult(name=t.name, results_by_partition=[
+            TopicResult.ResultsByPartition(partition_index=p, partition_error_code=errors[(t.name, p)])
+            for p in t.partitions
+        ])
+        for t in topics
+    ]
+
+
+def _verified(coordinator, transactional_id, producer_id, epoch, partition) -> ErrorCode:
+    try:
+        coordinator.check_produce(transactional_id, producer_id, epoch, *partition)
+    except KafkaError as exc:
+        return exc.code
+    return ErrorCode.NONE
+
+
+@handles("AddOffsetsToTxn")
+async def add_offsets_to_txn(request):
+    body = request.body
+    code = await _outcome(request.broker.transactions.add_offsets(
+        body.transactional_id, body.producer_id, body.producer_epoch, body.group_id), request.version, 2)
+    return ADD_OFFSETS.Response(error_code=code)
+
+
+@handles("TxnOffsetCommit", "0-4")
+async def txn_offset_commit(request):
+    body, broker = request.body, request.broker
+    offsets = {
+        (t.name, p.partition_index): PendingOffset(p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
+        for t in body.topics for p in t.partitions if broker.partition(t.name, p.partition_index) is not None
+    }
+    code = await _outcome(broker.transactions.commit_offsets(
+        body.transactional_id, body.producer_id, body.producer_epoch, body.group_id, offsets), request.version, 3)
+    Topic = OFFSET_COMMIT.Response.Topics
+    return OFFSET_COMMIT.Response(topics=[
+        Topic(name=t.name, partitions=[
+            Topic.Partitions(partition_index=p.partition_index,
+                             error_code=code if (t.name, p.partition_index) in offsets
+                             else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            for p in t.partitions
+        ])
+        for t in body.topics
+    ])
+
+
+@handles("EndTxn", "0-4")
+async def end_txn(request):
+    body = request.body
+    code = await _outcome(request.broker.transactions.end_transaction(
+        body.transactional_id, body.producer_id, body.producer_epoch, body.committed), request.version, 2)
+    return END.Response(error_code=code)
