@@ -156,7 +156,7 @@ async def _read_partition(request, entry: SessionPartition, budget: int, *, firs
 def _aborted(log_, start: int, end: int) -> list:
     """The aborted transactions a read_committed consumer must skip in [start, end)."""
     return [Partition.AbortedTransactions(producer_id=t.producer_id, first_offset=t.first_offset)
-            for t in log_.producers.transactions.aborted_between(start, end)]
+            for t in log_.aborted_transactions(start, end)]
 
 
 def _encode(batches, version: int) -> bytes:

@@ -13,6 +13,7 @@ from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 
 from ..errors import KafkaError
+from ..group.offsets import MAX_METADATA_CHARS
 from ..txn.metadata import PendingOffset
 from .registry import handles
 
@@ -97,22 +98,36 @@ async def add_offsets_to_txn(request):
 @handles("TxnOffsetCommit", "0-4")
 async def txn_offset_commit(request):
     body, broker = request.body, request.broker
+    errors = {(t.name, p.partition_index): _offset_error(broker, t.name, p) for t in body.topics for p in t.partitions}
     offsets = {
         (t.name, p.partition_index): PendingOffset(p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
-        for t in body.topics for p in t.partitions if broker.partition(t.name, p.partition_index) is not None
+        for t in body.topics for p in t.partitions if errors[(t.name, p.partition_index)] == ErrorCode.NONE
     }
-    code = await _outcome(broker.transactions.commit_offsets(
-        body.transactional_id, body.producer_id, body.producer_epoch, body.group_id, offsets), request.version, 3)
+    code = await _outcome(_commit_offsets(broker, body, offsets), request.version, 3)
     Topic = OFFSET_COMMIT.Response.Topics
     return OFFSET_COMMIT.Response(topics=[
         Topic(name=t.name, partitions=[
             Topic.Partitions(partition_index=p.partition_index,
-                             error_code=code if (t.name, p.partition_index) in offsets
-                             else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                             error_code=errors[(t.name, p.partition_index)] or code)
             for p in t.partitions
         ])
         for t in body.topics
     ])
+
+
+def _offset_error(broker, topic: str, partition) -> ErrorCode:
+    if broker.partition(topic, partition.partition_index) is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if len(partition.committed_metadata or "") > MAX_METADATA_CHARS:
+        return ErrorCode.OFFSET_METADATA_TOO_LARGE
+    return ErrorCode.NONE
+
+
+async def _commit_offsets(broker, body, offsets) -> None:
+    broker.groups.validate_transactional_commit(body.group_id, body.member_id, body.group_instance_id,
+                                                body.generation_id)
+    await broker.transactions.commit_offsets(body.transactional_id, body.producer_id, body.producer_epoch,
+                                             body.group_id, offsets)
 
 
 @handles("EndTxn", "0-4")

@@ -23,6 +23,7 @@ from .native import ENTRY as NATIVE_ENTRY, NativeTopics
 from .producer_ids import ProducerIds
 from .storage import MeshStorage
 from ..errors import KafkaError
+from ..group import GroupCoordinator
 from .topics import PartitionState, Topic, check_topic_name
 
 log = structlog.get_logger()
@@ -37,6 +38,7 @@ class Broker:
         self.topics: dict[str, Topic] = {}
         self.fetch_sessions = FetchSessions()
         self.producer_ids = ProducerIds(self.journal)
+        self.groups = GroupCoordinator(settings, storage)
         self._nursery: trio.Nursery | None = None
         self.topic_lock = trio.Lock()
         self.own_addresses: set[str] = set()  # every partition address a gateway topic ever had
@@ -65,7 +67,9 @@ class Broker:
                 await self._open(topic, await self.storage.heads(topic.name))
             await self.native.open()
             nursery.start_soon(self.native.run)
-            await nursery.start(self.transactions.run)  # after the partitions its markers go to
+            await nursery.start(self.groups.run, self.topics)
+            # After the partitions and groups that its prepared transactions complete into.
+            await nursery.start(self.transactions.run)
             log.info("broker_ready", topics=len(self.topics))
             task_status.started()
             await trio.sleep_forever()

@@ -24,6 +24,8 @@ from .timer import Timer
 
 log = structlog.get_logger()
 
+# The OffsetCommit version whose checks TxnOffsetCommit v3+ shares.
+TXN_COMMIT_AS_OFFSET_COMMIT_VERSION = 8
 # Kafka's offsets.retention.check.interval.ms.
 RETENTION_CHECK_S = 600.0
 
@@ -101,6 +103,22 @@ class GroupCoordinator:
             group.validate_commit(member_id, generation, version)
         if commits:
             await self.log.write(self.offsets.commit(group_id, commits))
+
+    def validate_transactional_commit(self, group_id: str, member_id: str, instance_id: str | None,
+                                      generation: int) -> None:
+        """TxnOffsetCommit's member checks; the offsets wait for the transaction's commit."""
+        group = self.groups.get(group_id)
+        if group is None or (generation < 0 and not member_id):
+            return  # producers without group metadata (TxnOffsetCommit v0-2) are not checked
+        if isinstance(group, ClassicGroup):
+            validate_classic_commit(group, member_id, instance_id, generation)
+        else:
+            group.validate_commit(member_id, generation, TXN_COMMIT_AS_OFFSET_COMMIT_VERSION)
+
+    async def commit_transactional_offsets(self, group_id: str, commits: dict[tuple[str, int], Committed]) -> None:
+        """Apply the offsets of a committed transaction, checked when they were sent."""
+        self.groups.setdefault(group_id, ClassicGroup(group_id))
+        await self.log.write(self.offsets.commit(group_id, commits))
 
     def fetch_offsets(self, group_id: str, member_id: str | None, member_epoch: int) -> dict:
         """A group's committed offsets, after the member checks of KIP-848 groups."""

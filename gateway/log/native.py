@@ -114,6 +114,13 @@ class NativePartition:
     def next_offset(self) -> int:
         return self.high_watermark
 
+    @property
+    def last_stable_offset(self) -> int:
+        return self.high_watermark  # native producers write no transactions
+
+    def aborted_transactions(self, start: int, end: int) -> list:
+        return []
+
     def saw_head(self, sequence: int) -> None:
         self._advance(sequence + 1)
 

@@ -25,6 +25,7 @@ from protocol.records import RecordBatch, assign_offsets
 
 from .index import OffsetIndex
 from .producer_state import ProducerStates
+from .transactions import AbortedTransaction
 
 log = structlog.get_logger()
 
@@ -125,6 +126,10 @@ class PartitionLog:
         """Where read_committed consumers stop: before the oldest unfinished transaction."""
         return self.producers.transactions.last_stable_offset(self.high_watermark)
 
+    def aborted_transactions(self, start: int, end: int) -> list[AbortedTransaction]:
+        """Aborted transactions with records in [start, end), for read_committed fetches."""
+        return self.producers.transactions.aborted_between(start, end)
+
     def _keep(self, batch: StoredBatch) -> None:
         self._tail.append(batch)
         self._tail_bytes += len(batch.data)
@@ -205,7 +210,8 @@ class PartitionLog:
         return await self._first_record(sequence, lambda record: record.timestamp == largest)
 
     async def _first_record(self, sequence: int | None, wanted) -> tuple[int, int] | None:
-        while sequence is not None and sequence <= (self.offsets.last_sequence or -1):
+        last = self.offsets.last_sequence  # None when empty; 0 is a real first batch
+        while sequence is not None and last is not None and sequence <= last:
             stored = (await self._batches_from(sequence, 0))[0]
             if stored.base_offset >= self.high_watermark:
                 return None

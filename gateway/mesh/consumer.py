@@ -40,7 +40,7 @@ from protocol.dafka import (
 from protocol.errors import DecodeError
 
 RECV_BATCH = 256
-DELIVERY_BUFFER = 10_000
+DELIVERY_BUFFER = 64  # batches of up to RECV_BATCH deliveries
 HEADS_WAIT_S = 0.5  # how long stores may take to answer GET-HEADS
 # A consumer that missed a partition's last records and HEADs (its queue was full) would never
 # learn of them once the producer is gone; stores know every head, so we ask them now and then.
@@ -88,7 +88,8 @@ class Consumer:
         self._heads: dict[str, list[dict[str, int]]] = defaultdict(list)
         self._stores: set[str] = set()
         self._stores_changed = trio.Event()
-        self._deliver, self.deliveries = trio.open_memory_channel[Delivery](DELIVERY_BUFFER)
+        # Lists of deliveries, one per batch of messages received: a channel operation per record costs more.
+        self._deliver, self.deliveries = trio.open_memory_channel[list[Delivery]](DELIVERY_BUFFER)
         me = self.node.uuid
         for prefix in (subscription(DirectRecord, me), subscription(DirectHead, me), subscription(StoreHello, me)):
             self.node.subscribe(prefix)
@@ -133,6 +134,7 @@ class Consumer:
     async def _receive(self) -> None:
         while True:
             touched = set()
+            deliveries: list[Delivery] = []
             for frames in await self.node.subscriber.recv_batch(RECV_BATCH):
                 try:
                     message = decode(frames)
@@ -141,12 +143,15 @@ class Consumer:
                     continue
                 if isinstance(message, StoreHello):
                     await self._hello(message.store)
-                elif key := await self._take(message):
+                elif key := self._take(message, deliveries):
                     touched.add(key)
+            if deliveries:
+                await self._deliver.send(deliveries)
             await fill_gaps(self.node, self.sequencers, touched)
 
-    async def _take(self, message) -> tuple[str, str] | None:
-        """Feed a record or head to its partition; the partition's key if it may lag."""
+    def _take(self, message, deliveries: list[Delivery]) -> tuple[str, str] | None:
+        """Feed a record or head to its partition, adding what is now in order to `deliveries`;
+        the partition's key if it may lag."""
         if isinstance(message, (Record, DirectRecord)):
             key = (message.subject, message.partition)
             for request in self._reads.get(key, ()):
@@ -167,11 +172,7 @@ class Consumer:
             sequencer.note_head(message.sequence)
             return key
         for sequence, content in sequencer.offer(message.sequence, message.content):
-            delivery = Delivery(key[0], key[1], sequence, content)
-            try:  # no scheduling point per record while the reader keeps up
-                self._deliver.send_nowait(delivery)
-            except trio.WouldBlock:
-                await self._deliver.send(delivery)
+            deliveries.append(Delivery(key[0], key[1], sequence, content))
         return key
 
     def _sequencer(self, key, message) -> PartitionSequencer | None:
@@ -251,14 +252,13 @@ async def _print_contents(context: zmq.Context, config: MeshConfig, topics: list
             # Non-blocking writes of everything delivered so far: a slow reader of our
             # stdout must not stop the loop (and with it our beacons).
             async with trio.lowlevel.FdStream(os.dup(sys.stdout.fileno())) as out:
-                async for delivery in consumer.deliveries:
-                    lines = [delivery.content]
-                    while len(lines) < STDOUT_BATCH:
+                async for deliveries in consumer.deliveries:
+                    while len(deliveries) < STDOUT_BATCH:
                         try:
-                            lines.append(consumer.deliveries.receive_nowait().content)
+                            deliveries += consumer.deliveries.receive_nowait()
                         except trio.WouldBlock:
                             break
-                    await out.send_all(b"".join(bytes(line) + b"\n" for line in lines))
+                    await out.send_all(b"\n".join([bytes(delivery.content) for delivery in deliveries]) + b"\n")
     finally:
         consumer.close()
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import trio
 import zmq
@@ -20,11 +20,14 @@ import zmq
 from gateway.mesh import cli
 from gateway.mesh.config import MeshConfig, new_uuid
 from gateway.mesh.node import MeshNode, sender_of
-from protocol.dafka import Ack, DirectRecord, Fetch, Head, Record, decode, encode, subscription
+from protocol.dafka import (
+    Ack, DirectRecord, Fetch, Head, Record, content_prefix, decode, encode, encode_sequence, subscription,
+)
 from protocol.errors import DecodeError
 
 RECV_BATCH = 256
 WINDOW = 5000  # records the command-line producer publishes ahead of ACKs (within DATA_HWM)
+PUBLISH_BATCH = 500  # lines of stdin published at once
 STDIN_CHUNK = 1 << 16
 
 DropHook = Callable[[str, int], bool]  # (partition UUID, sequence) -> skip publishing it
@@ -42,18 +45,27 @@ class ProducerPartition:
         self._first_unacked = next_sequence
         self._acked_by: dict[str, int] = {}  # store -> highest sequence it ACKed
         self._waiters: list[tuple[int, int, trio.Event]] = []
+        self._prefix = content_prefix(Record(uuid, subject, 0, b""))
 
     async def publish(self, content) -> int:
         """Publish one record and return its sequence (not yet durable: see wait_acked)."""
-        sequence = self.next_sequence
-        self.next_sequence += 1
-        self._unacked.append(content)
+        return await self.publish_many([content])
+
+    async def publish_many(self, contents: Sequence) -> int:
+        """Publish records in one go (one scheduling point); the sequence of the first."""
+        first = self.next_sequence
+        self.next_sequence += len(contents)
+        self._unacked.extend(contents)
         drop = self.producer.drop
-        if drop is not None and drop(self.uuid, sequence):
-            await trio.lowlevel.checkpoint()
-            return sequence
-        await self.producer.node.publisher.send(encode(Record(self.uuid, self.subject, sequence, content)))
-        return sequence
+        messages = [
+            [self._prefix + encode_sequence(sequence), content]
+            for sequence, content in enumerate(contents, first)
+            if drop is None or not drop(self.uuid, sequence)
+        ]
+        await trio.lowlevel.checkpoint_if_cancelled()
+        self.producer.node.publisher.send_nowait(messages)  # a PUB drops at its high-water mark, never waits
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        return first
 
     async def wait_acked(self, sequence: int, stores: int) -> None:
         """Return once `stores` distinct stores have ACKed every record up to `sequence`."""
@@ -168,10 +180,13 @@ async def _publish_stdin(context: zmq.Context, config: MeshConfig, topic: str, a
         async with trio.open_nursery() as nursery:
             await nursery.start(producer.run)
             partition = producer.host(topic, uuid=producer.node.uuid)
-            async for line in _stdin_lines():
-                sequence = await partition.publish(line)
-                if acks and sequence >= WINDOW:  # stay within what the sockets can queue
-                    await partition.wait_acked(sequence - WINDOW, 1)
+            async for lines in _stdin_lines():
+                for start in range(0, len(lines), PUBLISH_BATCH):
+                    batch = lines[start : start + PUBLISH_BATCH]
+                    last = partition.next_sequence + len(batch) - 1
+                    if acks and last >= WINDOW:  # stay within what the sockets can queue
+                        await partition.wait_acked(last - WINDOW, 1)
+                    await partition.publish_many(batch)
             if acks and partition.next_sequence:
                 await partition.wait_acked(partition.next_sequence - 1, acks)
             producer.node.log.info("published", topic=topic, records=partition.next_sequence)
@@ -181,16 +196,16 @@ async def _publish_stdin(context: zmq.Context, config: MeshConfig, topic: str, a
 
 
 async def _stdin_lines():
-    """The lines of stdin without their newlines, read in large chunks straight from the loop."""
+    """The lines of stdin without their newlines, a chunk's worth at a time, read straight from the loop."""
     pending = b""
     async with trio.lowlevel.FdStream(os.dup(sys.stdin.fileno())) as stdin:
         while chunk := await stdin.receive_some(STDIN_CHUNK):
             lines = (pending + chunk).split(b"\n")
             pending = lines.pop()
-            for line in lines:
-                yield line
+            if lines:
+                yield lines
     if pending:
-        yield pending
+        yield [pending]
 
 
 def main() -> None:

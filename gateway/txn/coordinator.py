@@ -22,6 +22,7 @@ from protocol.kafka.error_codes import ErrorCode
 
 from ..broker.journal import Journal
 from ..errors import KafkaError
+from ..group.offsets import Committed
 from .markers import write_markers
 from .metadata import (MAX_EPOCH, NO_EPOCH, PREPARING, PendingOffset,
                        TransactionMetadata, TxnState)
@@ -178,8 +179,7 @@ class TransactionCoordinator:
             try:
                 await write_markers(self.broker, txn, commit)
                 if commit:
-                    for group_id, offsets in txn.offsets.items():
-                        await self.broker.commit_transactional_offsets(group_id, offsets)
+                    await self._apply_offsets(txn)
                 state = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
                 await self._record(replace(txn, state=state, partitions=set(), offsets={}, update_ms=now_ms()))
                 log.info("transaction_completed", id=txn.transactional_id, state=state.value,
@@ -188,6 +188,19 @@ class TransactionCoordinator:
             except Exception:
                 log.exception("transaction_completion_failed", id=txn.transactional_id)
                 await trio.sleep(RETRY_DELAY_S)
+
+    async def _apply_offsets(self, txn: TransactionMetadata) -> None:
+        now = now_ms()
+        for group_id, offsets in txn.offsets.items():
+            if offsets:
+                await self.broker.groups.commit_transactional_offsets(group_id, {
+                    key: Committed(o.offset, o.leader_epoch, o.metadata or "", now) for key, o in offsets.items()})
+
+    def has_pending_offset(self, group_id: str, topic: str, partition: int) -> bool:
+        """Whether an open transaction carries an offset for the partition (OffsetFetch's
+        require_stable answers UNSTABLE_OFFSET_COMMIT then)."""
+        return any((topic, partition) in txn.offsets.get(group_id, {}) for txn in self.transactions.values()
+                   if txn.state in (TxnState.ONGOING, *PREPARING))
 
     async def _abort_timed_out(self) -> None:
         now = now_ms()

@@ -88,8 +88,10 @@ public final class Conformance {
             pending.put(feature[0], feature.length > 1 ? feature[1] : "pending");
         }
         Conformance conformance = new Conformance(args[0], pending);
-        try (Admin ignored = conformance.admin) {
+        try {
             conformance.runAll();
+        } finally {
+            conformance.admin.close();
         }
         System.out.printf("conformance: %d passed, %d failed, %d skipped%n",
                 conformance.passed, conformance.failed, conformance.skipped);
@@ -129,14 +131,17 @@ public final class Conformance {
     }
 
     private void check(String name, Check body) {
+        long start = System.nanoTime();
+        String outcome;
         try {
-            System.out.println("PASS " + name + ": " + body.run());
+            outcome = "PASS " + name + ": " + body.run();
             passed++;
         } catch (Throwable failure) {
             Throwable cause = failure instanceof ExecutionException ? failure.getCause() : failure;
-            System.out.println("FAIL " + name + ": " + cause);
+            outcome = "FAIL " + name + ": " + cause;
             failed++;
         }
+        System.out.printf("%s (%.1f s)%n", outcome, (System.nanoTime() - start) / 1e9);
         System.out.flush();
     }
 
@@ -530,7 +535,8 @@ public final class Conformance {
             consumer.subscribe(List.of(grouped));
             List<ConsumerRecord<String, String>> got = pollFor(consumer, PARTITIONS * PER_PARTITION);
             expectEqual(Set.copyOf(partitions), consumer.assignment(), "assignment");
-            expectEqual(PARTITIONS * PER_PARTITION, got.stream().map(ConsumerRecord::value).distinct().count(), "distinct");
+            expectEqual((long) PARTITIONS * PER_PARTITION, got.stream().map(ConsumerRecord::value).distinct().count(),
+                    "distinct values");
             consumer.commitSync();
             Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(Set.copyOf(partitions));
             for (TopicPartition partition : partitions) {

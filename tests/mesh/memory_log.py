@@ -21,10 +21,10 @@ class MemoryLog:
         entries = self.entries.get((subject, address))
         return entries[-1].sequence if entries else None
 
-    def append(self, subject, address, sequence, content, timestamp_ms):
+    def append_many(self, subject, address, first, contents, timestamp_ms):
         entries = self.entries.setdefault((subject, address), [])
-        assert not entries or sequence == entries[-1].sequence + 1
-        entries.append(Entry(sequence, timestamp_ms, bytes(content)))
+        assert not entries or first == entries[-1].sequence + 1
+        entries += [Entry(sequence, timestamp_ms, bytes(content)) for sequence, content in enumerate(contents, first)]
 
     def sync(self):
         self.syncs += 1

@@ -92,11 +92,15 @@ class StoreLog:
     def append(self, subject: str, address: str, sequence: int, content: bytes | memoryview,
                timestamp_ms: int) -> None:
         """Append one entry: `sequence` must follow the head, unless the partition is empty."""
-        if not isinstance(content, bytes):
-            content = memoryview(content).cast("B")
+        self.append_many(subject, address, sequence, [content], timestamp_ms)
+
+    def append_many(self, subject: str, address: str, first: int, contents, timestamp_ms: int) -> None:
+        """Append entries of consecutive sequences from `first` on, under one lock."""
+        contents = [content if isinstance(content, bytes) else memoryview(content).cast("B") for content in contents]
         with self._lock:
             partition = self._partitions.get((subject, address)) or self._new_partition(subject, address)
-            self._unsynced.add(partition.append(self._files, sequence, content, timestamp_ms, self._segment_bytes))
+            for sequence, content in enumerate(contents, first):
+                self._unsynced.add(partition.append(self._files, sequence, content, timestamp_ms, self._segment_bytes))
 
     def sync(self) -> None:
         """Policy "batch": all appended so far is durable on return.

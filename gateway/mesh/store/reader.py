@@ -20,8 +20,10 @@ from protocol.dafka import (
     Fetch,
     GetHeads,
     StoreHello,
+    content_prefix,
     decode,
     encode,
+    encode_sequence,
     subscribed_address,
     subscription,
 )
@@ -68,15 +70,13 @@ class StoreReader:
     async def _answer_fetch(self, fetch: Fetch) -> None:
         """Records in ascending order, only if the log holds the first one asked for."""
         sequence, end = fetch.sequence, fetch.sequence + fetch.count
+        prefix = content_prefix(DirectRecord(fetch.requester, fetch.partition, fetch.subject, 0, b""))
         while sequence < end:
             entries = await trio.to_thread.run_sync(self._read, fetch.subject, fetch.partition, sequence,
                                                     min(end - sequence, READ_MAX_COUNT))
             if not entries or entries[0].sequence != sequence:
                 return
-            answers = [
-                encode(DirectRecord(fetch.requester, fetch.partition, fetch.subject, entry.sequence, entry.content))
-                for entry in entries
-            ]
+            answers = [[prefix + encode_sequence(entry.sequence), entry.content] for entry in entries]
             if self.node.publisher.send_nowait(answers) < len(answers):
                 return
             sequence = entries[-1].sequence + 1

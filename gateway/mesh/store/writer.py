@@ -31,7 +31,7 @@ class StoreWriter:
         self.log = log
         self.sequencers = Sequencers()
         self.durable: dict[tuple[str, str], int] = {}  # (subject, partition) -> last sequence synced
-        self._queued: list[tuple[str, str, int, object]] = []
+        self._queued: dict[tuple[str, str], tuple[int, list]] = {}  # key -> (first sequence, contents)
         self._queued_bytes = 0
         self._heads_seen: set[tuple[str, str]] = set()
         self._work = trio.Event()  # set when something waits for the committer
@@ -79,28 +79,34 @@ class StoreWriter:
             sequencer.note_head(message.sequence)
             self._heads_seen.add(key)
             return
-        for sequence, content in sequencer.offer(message.sequence, message.content):
-            self._queued.append((*key, sequence, content))
+        ready = sequencer.offer(message.sequence, message.content)
+        if not ready:
+            return
+        queued = self._queued.get(key)
+        if queued is None:
+            queued = self._queued[key] = (ready[0][0], [])
+        for _, content in ready:
+            queued[1].append(content)
             self._queued_bytes += len(content)
 
     async def _commit_loop(self) -> None:
         while True:
             await self._work.wait()
             self._work = trio.Event()
-            appends, self._queued, self._queued_bytes = self._queued, [], 0
+            appends, self._queued, self._queued_bytes = self._queued, {}, 0
             heads_seen, self._heads_seen = self._heads_seen, set()
             if appends:
                 await trio.to_thread.run_sync(self._append_durably, appends)
             self._committed.set()
             self._committed = trio.Event()
-            grown = {(subject, partition): sequence for subject, partition, sequence, _ in appends}
+            grown = {key: first + len(contents) - 1 for key, (first, contents) in appends.items()}
             self.durable.update(grown)
             await self._ack(grown.keys() | (heads_seen & self.durable.keys()))
 
     def _append_durably(self, appends) -> None:
         now_ms = int(time.time() * 1000)
-        for subject, partition, sequence, content in appends:
-            self.log.append(subject, partition, sequence, content, now_ms)
+        for (subject, partition), (first, contents) in appends.items():
+            self.log.append_many(subject, partition, first, contents, now_ms)
         self.log.sync()
 
     async def _ack(self, keys) -> None:

@@ -1,0 +1,82 @@
+"""DescribeGroups, ListGroups and DeleteGroups: the coordinator's groups, for admin clients."""
+
+from __future__ import annotations
+
+from protocol.kafka.apis import by_name
+from protocol.kafka.error_codes import ErrorCode
+
+from ..group.classic import ClassicGroup, ClassicState
+from .metadata import NO_OPERATIONS
+from .registry import handles
+
+DESCRIBE = by_name("DescribeGroups")
+LIST = by_name("ListGroups")
+DELETE = by_name("DeleteGroups")
+# READ, DELETE, DESCRIBE: what Kafka reports of a group to an authorized client.
+GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8))
+FIRST_NOT_FOUND_VERSION = 6
+
+
+@handles("DescribeGroups")
+async def describe_groups(request):
+    body, version = request.body, request.version
+    operations = GROUP_OPERATIONS if body.include_authorized_operations else NO_OPERATIONS
+    groups = request.broker.groups.groups
+    return DESCRIBE.Response(groups=[
+        described(groups.get(group_id), group_id, version, operations) for group_id in body.groups])
+
+
+def described(group, group_id: str, version: int, operations: int):
+    Group = DESCRIBE.Response.Groups
+    if not isinstance(group, ClassicGroup):
+        if version < FIRST_NOT_FOUND_VERSION:
+            return Group(group_id=group_id, group_state=ClassicState.DEAD.value, authorized_operations=operations)
+        kind = "a classic group" if group is not None else "known"
+        return Group(group_id=group_id, group_state=ClassicState.DEAD.value, error_code=ErrorCode.GROUP_ID_NOT_FOUND,
+                     error_message=f"Group {group_id} is not {kind}.", authorized_operations=operations)
+    stable = group.is_(ClassicState.STABLE)
+    members = [
+        Group.Members(member_id=m.member_id, group_instance_id=m.instance_id if version >= 4 else None,
+                      client_id=m.client_id, client_host=m.client_host,
+                      member_metadata=m.metadata(group.protocol_name) if stable else b"",
+                      member_assignment=m.assignment if stable else b"")
+        for m in group.members.values()
+    ]
+    return Group(group_id=group_id, group_state=group.state.value, protocol_type=group.protocol_type or "",
+                 protocol_data=(group.protocol_name or "") if stable else "", members=members,
+                 authorized_operations=operations)
+
+
+@handles("ListGroups")
+async def list_groups(request):
+    body, version = request.body, request.version
+    states = {s.lower() for s in body.states_filter}
+    types = {t.lower() for t in body.types_filter}
+    listed = []
+    for group_id, group in request.broker.groups.groups.items():
+        state, kind = group_state(group), group_type(group)
+        if (states and state.lower() not in states) or (types and kind not in types):
+            continue
+        entry = LIST.Response.Groups(group_id=group_id, protocol_type=group.protocol_type or "")
+        if version >= 4:
+            entry.group_state = state
+        if version >= 5:
+            entry.group_type = kind
+        listed.append(entry)
+    return LIST.Response(groups=listed)
+
+
+def group_state(group) -> str:
+    return group.state.value
+
+
+def group_type(group) -> str:
+    return "classic" if isinstance(group, ClassicGroup) else "consumer"
+
+
+@handles("DeleteGroups")
+async def delete_groups(request):
+    names = request.body.groups_names
+    errors = await request.broker.groups.delete_groups(names)
+    return DELETE.Response(results=[
+        DELETE.Response.Results(group_id=name, error_code=error) for name, error in zip(names, errors)])

@@ -1,0 +1,92 @@
+"""DescribeProducers, DescribeTransactions, ListTransactions: what admin tools see of KIP-98 state."""
+
+from __future__ import annotations
+
+import re
+
+from protocol.kafka.apis import by_name
+from protocol.kafka.error_codes import ErrorCode
+
+from ..log.partition import PartitionLog
+from ..txn.coordinator import now_ms
+from ..txn.metadata import TxnState
+from .registry import handles
+
+PRODUCERS = by_name("DescribeProducers")
+DESCRIBE = by_name("DescribeTransactions")
+LIST = by_name("ListTransactions")
+
+
+@handles("DescribeProducers")
+async def describe_producers(request):
+    Topic = PRODUCERS.Response.Topics
+    return PRODUCERS.Response(topics=[
+        Topic(name=t.name, partitions=[_producers_of(request.broker.partition(t.name, n), n)
+                                       for n in t.partition_indexes])
+        for t in request.body.topics
+    ])
+
+
+def _producers_of(partition, number: int):
+    Partition = PRODUCERS.Response.Topics.Partitions
+    if partition is None:
+        return Partition(partition_index=number, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    if not isinstance(partition, PartitionLog):
+        return Partition(partition_index=number)  # native producers are not Kafka producers
+    states = partition.producers
+    return Partition(partition_index=number, active_producers=[
+        Partition.ActiveProducers(
+            producer_id=producer_id, producer_epoch=entry.epoch,
+            last_sequence=entry.batches[-1].last_sequence if entry.batches else -1,
+            last_timestamp=entry.last_timestamp, coordinator_epoch=entry.coordinator_epoch,
+            current_txn_start_offset=states.transactions.ongoing.get(producer_id, -1))
+        for producer_id, entry in states.producers.items()
+    ])
+
+
+@handles("DescribeTransactions")
+async def describe_transactions(request):
+    known = request.broker.transactions.transactions
+    State = DESCRIBE.Response.TransactionStates
+    answers = []
+    for transactional_id in request.body.transactional_ids:
+        txn = known.get(transactional_id)
+        if txn is None:
+            answers.append(State(transactional_id=transactional_id, error_code=ErrorCode.TRANSACTIONAL_ID_NOT_FOUND))
+            continue
+        topics: dict[str, list[int]] = {}
+        for topic, number in sorted(txn.partitions):
+            topics.setdefault(topic, []).append(number)
+        answers.append(State(
+            transactional_id=transactional_id, transaction_state=txn.state.value,
+            transaction_timeout_ms=txn.timeout_ms, transaction_start_time_ms=txn.start_ms,
+            producer_id=txn.producer_id, producer_epoch=txn.producer_epoch,
+            topics=[State.Topics(topic=t, partitions=p) for t, p in topics.items()]))
+    return DESCRIBE.Response(transaction_states=answers)
+
+
+@handles("ListTransactions")
+async def list_transactions(request):
+    body = request.body
+    names = {state.value for state in TxnState}
+    states = set(body.state_filters) & names
+    try:
+        pattern = re.compile(body.transactional_id_pattern) if body.transactional_id_pattern else None
+    except re.error:
+        return LIST.Response(error_code=ErrorCode.INVALID_REGULAR_EXPRESSION)
+    now = now_ms()
+
+    def wanted(txn) -> bool:
+        return (txn.state != TxnState.DEAD
+                and (not body.state_filters or txn.state.value in states)
+                and (not body.producer_id_filters or txn.producer_id in body.producer_id_filters)
+                and (body.duration_filter < 0 or now - txn.start_ms > body.duration_filter)
+                and (pattern is None or pattern.fullmatch(txn.transactional_id) is not None))
+
+    State = LIST.Response.TransactionStates
+    return LIST.Response(
+        unknown_state_filters=[s for s in body.state_filters if s not in names],
+        transaction_states=[
+            State(transactional_id=t.transactional_id, producer_id=t.producer_id, transaction_state=t.state.value)
+            for t in request.broker.transactions.transactions.values() if wanted(t)
+        ])

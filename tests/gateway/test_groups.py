@@ -1,0 +1,90 @@
+"""Consumer groups with the real clients: sharing partitions, members leaving and dying, static members."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from tests.gateway.groups import Member, create_topic, produce, share_without_overlap, wait_until
+from tests.gateway.server import GatewayProcess
+
+log = logging.getLogger(__name__)
+
+PARTITIONS = 6
+SESSION_TIMEOUT_S = 6  # the members' session.timeout.ms
+CASES = [
+    ("kafka-python", "range"),
+    ("kafka-python", "cooperative-sticky"),
+    ("confluent-kafka", "range"),
+    ("confluent-kafka", "cooperative-sticky"),
+    ("aiokafka", ""),
+]
+
+
+@pytest.fixture(scope="module")
+def groups_gateway(tmp_path_factory):
+    """A gateway whose new groups wait 300 ms for more members instead of Kafka's 3 s."""
+    server = GatewayProcess(tmp_path_factory.mktemp("groups"), "--group-initial-rebalance-delay-ms", "300").start()
+    yield server
+    server.stop()
+
+
+def consumed_once(members: list[Member], expected: int) -> bool:
+    records = [r for m in members for r in m.records]
+    assert len(records) == len(set(records)), "a record was consumed twice"
+    return len(records) == expected
+
+
+@pytest.mark.parametrize("client,assignor", CASES)
+def test_members_share_then_leave_and_die(groups_gateway, client, assignor):
+    bootstrap, topic, group = groups_gateway.bootstrap, f"share-{client}-{assignor}", f"group-{client}-{assignor}"
+    create_topic(bootstrap, topic, PARTITIONS)
+    produce(bootstrap, topic, [f"a{n}" for n in range(60)], PARTITIONS)
+    members = [Member(client, bootstrap, topic, group, assignor=assignor) for _ in range(3)]
+    try:
+        wait_until(lambda: share_without_overlap(members, PARTITIONS) and all(m.assigned for m in members)
+                   and consumed_once(members, 60), 60, "three members share six partitions")
+
+        leaving, dying, staying = members
+        leaving.close()
+        moved = wait_until(lambda: share_without_overlap([dying, staying], PARTITIONS), 20,
+                           "partitions of the member that left move")
+        log.info("partitions moved %.2fs after a member left (%s)", moved, client)
+        produce(bootstrap, topic, [f"b{n}" for n in range(30)], PARTITIONS)
+        wait_until(lambda: consumed_once(members, 90), 30, "records after the leave are consumed")
+
+        dying.kill()
+        moved = wait_until(lambda: staying.assigned == list(range(PARTITIONS)), SESSION_TIMEOUT_S + 15,
+                           "partitions of the killed member move")
+        log.info("partitions moved %.2fs after a member died (%s)", moved, client)
+        produce(bootstrap, topic, [f"c{n}" for n in range(30)], PARTITIONS)
+        wait_until(lambda: consumed_once(members, 120), 30, "records after the death are consumed")
+    finally:
+        for member in members:
+            member.close()
+
+
+def rebalances(gateway: GatewayProcess, group: str) -> int:
+    return sum(1 for line in gateway.log_path.read_text().splitlines()
+               if "group_rebalance_preparing" in line and f"group='{group}'" in line)
+
+
+@pytest.mark.parametrize("client", ["kafka-python", "confluent-kafka", "aiokafka"])
+def test_static_member_restarts_without_rebalance(groups_gateway, client):
+    bootstrap, topic, group = groups_gateway.bootstrap, f"static-{client}", f"static-{client}"
+    create_topic(bootstrap, topic, PARTITIONS)
+    first, second = (Member(client, bootstrap, topic, group, instance=f"instance-{n}") for n in (1, 2))
+    try:
+        wait_until(lambda: share_without_overlap([first, second], PARTITIONS) and first.assigned and second.assigned,
+                   60, "two static members share the partitions")
+        before, kept = rebalances(groups_gateway, group), first.assigned
+        first.close()  # a static member does not leave the group when it closes
+        first = Member(client, bootstrap, topic, group, instance="instance-1")
+        wait_until(lambda: first.assigned == kept, 30, "the restarted static member gets its partitions back")
+        produce(bootstrap, topic, [f"s{n}" for n in range(12)], PARTITIONS)
+        wait_until(lambda: consumed_once([first, second], 12), 30, "both members consume")
+        assert rebalances(groups_gateway, group) == before
+    finally:
+        first.close()
+        second.close()
