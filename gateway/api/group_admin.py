@@ -5,7 +5,7 @@ from __future__ import annotations
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 
-from ..group.classic import ClassicGroup, ClassicState
+from ..group.classic import ClassicState
 from .metadata import NO_OPERATIONS
 from .registry import handles
 
@@ -28,12 +28,11 @@ async def describe_groups(request):
 
 def described(group, group_id: str, version: int, operations: int):
     Group = DESCRIBE.Response.Groups
-    if not isinstance(group, ClassicGroup):
+    if group is None:
         if version < FIRST_NOT_FOUND_VERSION:
             return Group(group_id=group_id, group_state=ClassicState.DEAD.value, authorized_operations=operations)
-        kind = "a classic group" if group is not None else "known"
         return Group(group_id=group_id, group_state=ClassicState.DEAD.value, error_code=ErrorCode.GROUP_ID_NOT_FOUND,
-                     error_message=f"Group {group_id} is not {kind}.", authorized_operations=operations)
+                     error_message=f"Group {group_id} not found.", authorized_operations=operations)
     stable = group.is_(ClassicState.STABLE)
     members = [
         Group.Members(member_id=m.member_id, group_instance_id=m.instance_id if version >= 4 else None,
@@ -54,24 +53,16 @@ async def list_groups(request):
     types = {t.lower() for t in body.types_filter}
     listed = []
     for group_id, group in request.broker.groups.groups.items():
-        state, kind = group_state(group), group_type(group)
-        if (states and state.lower() not in states) or (types and kind not in types):
+        state = group.state.value
+        if (states and state.lower() not in states) or (types and "classic" not in types):
             continue
         entry = LIST.Response.Groups(group_id=group_id, protocol_type=group.protocol_type or "")
         if version >= 4:
             entry.group_state = state
         if version >= 5:
-            entry.group_type = kind
+            entry.group_type = "classic"
         listed.append(entry)
     return LIST.Response(groups=listed)
-
-
-def group_state(group) -> str:
-    return group.state.value
-
-
-def group_type(group) -> str:
-    return "classic" if isinstance(group, ClassicGroup) else "consumer"
 
 
 @handles("DeleteGroups")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from protocol.kafka.apis import by_name
-from protocol.kafka.error_codes import ErrorCode
 
 from ..errors import KafkaError
 from ..group.classic import JoinResult, SyncResult

@@ -61,7 +61,7 @@ async def offset_commit(request):
 async def offset_fetch(request):
     body, version = request.body, request.version
     if version < FIRST_BATCHED_FETCH:
-        error, topics = fetch_group(request, body.group_id, None, -1, body.topics)
+        error, topics = fetch_group(request, body.group_id, body.topics)
         response = FETCH.Response(topics=topics)
         if version >= 2:
             response.error_code = error
@@ -69,20 +69,17 @@ async def offset_fetch(request):
     Group = FETCH.Response.Groups
     groups = []
     for wanted in body.groups:
-        error, topics = fetch_group(request, wanted.group_id, wanted.member_id, wanted.member_epoch, wanted.topics)
+        error, topics = fetch_group(request, wanted.group_id, wanted.topics)
         groups.append(Group(group_id=wanted.group_id, error_code=error, topics=topics))
     return FETCH.Response(groups=groups)
 
 
-def fetch_group(request, group_id: str, member_id: str | None, member_epoch: int, wanted_topics):
+def fetch_group(request, group_id: str, wanted_topics):
     """(group error, response topics) for one group, in the shape of the request's version."""
     version, broker = request.version, request.broker
     batched = version >= FIRST_BATCHED_FETCH
     Topic = FETCH.Response.Groups.Topics if batched else FETCH.Response.Topics
-    try:
-        offsets = broker.groups.fetch_offsets(group_id, member_id, member_epoch)
-    except KafkaError as exc:
-        return exc.code, []
+    offsets = broker.groups.fetch_offsets(group_id)
     if wanted_topics is None:
         asked: dict[str, list[int]] = {}
         for topic, partition in sorted(offsets):
@@ -100,12 +97,21 @@ def fetch_group(request, group_id: str, member_id: str | None, member_epoch: int
                 partition_index=number, committed_offset=committed.offset if committed else -1,
                 committed_leader_epoch=committed.leader_epoch if committed and version >= 5 else -1,
                 metadata=committed.metadata if committed else "",
-                error_code=ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.NONE))
+                error_code=ErrorCode.UNKNOWN_TOPIC_ID if name is None else _stability(request, group_id, name, number)))
         topic = Topic(name=name or "", partitions=answers)
         if version >= FIRST_TOPIC_ID_VERSION:
             topic.topic_id = topic_id
         topics.append(topic)
     return ErrorCode.NONE, topics
+
+
+def _stability(request, group_id: str, topic: str, partition: int) -> ErrorCode:
+    """UNSTABLE_OFFSET_COMMIT for a client that requires stable offsets while a transaction
+    carries one for the partition (it retries until the transaction completes)."""
+    if request.version >= 7 and request.body.require_stable and \
+            request.broker.transactions.has_pending_offset(group_id, topic, partition):
+        return ErrorCode.UNSTABLE_OFFSET_COMMIT
+    return ErrorCode.NONE
 
 
 def _fetched_topic(broker, wanted, version: int):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 
+from .fetch import READ_COMMITTED
 from .registry import handles
 
 LIST_OFFSETS = by_name("ListOffsets")
@@ -40,7 +41,7 @@ async def list_offsets(request):
         if error is not None:
             response.error_code = error
             return response
-        found = await _position(partition, wanted.timestamp)
+        found = await _position(partition, wanted.timestamp, request.body.isolation_level)
         if found is None:
             return response
         if request.version == 0:
@@ -57,17 +58,24 @@ async def list_offsets(request):
         LIST_OFFSETS.Response.Topics(name=name, partitions=parts) for name, parts in topics])
 
 
-async def _position(partition, timestamp: int) -> tuple[int, int] | None:
-    """(offset, timestamp) for ListOffsets' target: a special value or a time."""
+async def _position(partition, timestamp: int, isolation_level: int) -> tuple[int, int] | None:
+    """(offset, timestamp) for ListOffsets' target: a special value or a time.
+
+    As in Kafka, read_committed readers see nothing from the last stable offset
+    on: "latest" is that offset, and no record there is found by time.
+    """
+    fetchable = partition.last_stable_offset if isolation_level == READ_COMMITTED else partition.high_watermark
     if timestamp == LATEST:
-        return partition.high_watermark, -1
+        return fetchable, -1
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
         return partition.log_start_offset, -1
-    if timestamp == MAX_TIMESTAMP:
-        return await partition.offset_of_max_timestamp() or (-1, -1)
     if timestamp == LATEST_TIERED:
         return None  # nothing is tiered: Kafka answers "no offset"
-    return await partition.offset_for_timestamp(timestamp)
+    if timestamp == MAX_TIMESTAMP:
+        found = await partition.offset_of_max_timestamp()
+    else:
+        found = await partition.offset_for_timestamp(timestamp)
+    return found if found is not None and found[0] < fetchable else None
 
 
 @handles("OffsetForLeaderEpoch")

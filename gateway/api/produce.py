@@ -17,6 +17,7 @@ from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 
 from ..errors import KafkaError
+from ..faults import drop_produce_response
 from ..log.produced import checked_batch
 from ..server.connection import NO_RESPONSE, CloseConnection, Deferred
 from .registry import handles
@@ -51,6 +52,8 @@ async def produce(request):
         if any(a.error_code for r in responses for a in r.partition_responses):
             raise CloseConnection("an acks=0 produce failed")
         return NO_RESPONSE
+    if appended and drop_produce_response():
+        return Deferred(lambda: _dropped(appended))
     if body.acks == 1 or not appended:
         return response
     return Deferred(lambda: _when_durable(response, appended, body.timeout_ms))
@@ -75,6 +78,12 @@ async def _append(request, topic_name: str, data, answer):
     answer.log_append_time_ms = -1 if append_time is None else append_time
     answer.log_start_offset = partition.log_start_offset
     return answer, partition, last_sequence
+
+
+async def _dropped(appended):
+    for _, partition, sequence in appended:
+        await partition.wait_durable(sequence)
+    raise CloseConnection("test fault: produce response dropped after the append")
 
 
 async def _when_durable(response, appended, timeout_ms: int):

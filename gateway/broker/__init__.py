@@ -18,7 +18,7 @@ from ..mesh.config import new_uuid
 from ..txn.coordinator import TransactionCoordinator
 from .configs import InvalidConfig, checked_overrides
 from .fetch_sessions import FetchSessions
-from .journal import Journal
+from ..journal import Journal
 from .native import ENTRY as NATIVE_ENTRY, NativeTopics
 from .producer_ids import ProducerIds
 from .storage import MeshStorage
@@ -43,7 +43,8 @@ class Broker:
         self.topic_lock = trio.Lock()
         self.own_addresses: set[str] = set()  # every partition address a gateway topic ever had
         self.native = NativeTopics(self)
-        self.transactions = TransactionCoordinator(self)
+        self.transactions = TransactionCoordinator(
+            self, Journal(storage, settings.cluster_id, settings.defaults.min_insync_replicas, "transactions"))
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Recover every topic from the mesh, then keep the partitions' tasks running."""
@@ -67,7 +68,7 @@ class Broker:
                 await self._open(topic, await self.storage.heads(topic.name))
             await self.native.open()
             nursery.start_soon(self.native.run)
-            await nursery.start(self.groups.run, self.topics)
+            await nursery.start(self.groups.run)
             # After the partitions and groups that its prepared transactions complete into.
             await nursery.start(self.transactions.run)
             log.info("broker_ready", topics=len(self.topics))

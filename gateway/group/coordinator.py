@@ -12,11 +12,10 @@ import trio
 
 from protocol.kafka.error_codes import ErrorCode
 
-from ..broker.journal import Journal
+from ..journal import Journal
 from ..config import GatewaySettings
 from ..errors import KafkaError
-from .classic import ClassicGroup, ClassicState
-from .consumer import ConsumerGroup, ConsumerGroups
+from .classic import ClassicGroup, ClassicState, now_ms
 from .log import GroupLog
 from .membership import ClassicMembership
 from .offsets import Committed, OffsetStore
@@ -24,8 +23,6 @@ from .timer import Timer
 
 log = structlog.get_logger()
 
-# The OffsetCommit version whose checks TxnOffsetCommit v3+ shares.
-TXN_COMMIT_AS_OFFSET_COMMIT_VERSION = 8
 # Kafka's offsets.retention.check.interval.ms.
 RETENTION_CHECK_S = 600.0
 
@@ -36,22 +33,17 @@ class GroupCoordinator:
         self.log = GroupLog(Journal(storage, settings.cluster_id, settings.defaults.min_insync_replicas,
                                     kind="groups"))
         self.timer = Timer()
-        self.groups: dict[str, ClassicGroup | ConsumerGroup] = {}
+        self.groups: dict[str, ClassicGroup] = {}
         self.offsets = OffsetStore()
         self.classic = ClassicMembership(self)
-        self.consumer = ConsumerGroups(self)
 
-    async def run(self, topics, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        """Replay the journal, then run the timeouts. `topics` are the broker's, by name."""
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Replay the journal, then run the timeouts."""
         async with trio.open_nursery() as nursery:
-            self.consumer.topics = topics
             for entry in await self.log.replay(nursery):
                 self._replay(entry)
             for group in self.groups.values():
-                if isinstance(group, ClassicGroup):
-                    self.classic.restored(group)
-                else:
-                    self.consumer.restored(group)
+                self.classic.restored(group)
             log.info("groups_ready", groups=len(self.groups), with_offsets=len(self.offsets.groups()))
             nursery.start_soon(self.timer.run)
             nursery.start_soon(self._expire_offsets)
@@ -61,8 +53,6 @@ class GroupCoordinator:
         kind, group_id = entry["type"], entry["group"]
         if kind == "classic_group":
             self.groups[group_id] = ClassicGroup.restored(entry)
-        elif kind == "consumer_group":
-            self.groups[group_id] = ConsumerGroup.restored(entry)
         elif kind == "group_deleted":
             self.groups.pop(group_id, None)
             self.offsets.apply_delete(group_id, None)
@@ -76,10 +66,6 @@ class GroupCoordinator:
         if not group_id:
             raise KafkaError(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
         group = self.groups.get(group_id)
-        if isinstance(group, ConsumerGroup):
-            if not (create and group.is_empty()):
-                raise KafkaError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, f"{group_id} is a consumer group")
-            group = None
         if group is None:
             if not create:
                 raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"group {group_id} does not exist")
@@ -97,10 +83,7 @@ class GroupCoordinator:
                 code = ErrorCode.GROUP_ID_NOT_FOUND if version >= 9 else ErrorCode.ILLEGAL_GENERATION
                 raise KafkaError(code, f"group {group_id} does not exist")
             group = self.groups[group_id] = ClassicGroup(group_id)
-        if isinstance(group, ClassicGroup):
-            validate_classic_commit(group, member_id, instance_id, generation)
-        else:
-            group.validate_commit(member_id, generation, version)
+        validate_classic_commit(group, member_id, instance_id, generation)
         if commits:
             await self.log.write(self.offsets.commit(group_id, commits))
 
@@ -110,21 +93,17 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if group is None or (generation < 0 and not member_id):
             return  # producers without group metadata (TxnOffsetCommit v0-2) are not checked
-        if isinstance(group, ClassicGroup):
-            validate_classic_commit(group, member_id, instance_id, generation)
-        else:
-            group.validate_commit(member_id, generation, TXN_COMMIT_AS_OFFSET_COMMIT_VERSION)
+        validate_classic_commit(group, member_id, instance_id, generation)
 
-    async def commit_transactional_offsets(self, group_id: str, commits: dict[tuple[str, int], Committed]) -> None:
-        """Apply the offsets of a committed transaction, checked when they were sent."""
+    async def commit_transactional_offsets(self, group_id: str, offsets: dict[tuple[str, int], tuple]) -> None:
+        """Apply the (offset, leader epoch, metadata) of a committed transaction, checked when sent."""
         self.groups.setdefault(group_id, ClassicGroup(group_id))
+        now = now_ms()
+        commits = {key: Committed(offset, epoch, metadata or "", now) for key, (offset, epoch, metadata) in offsets.items()}
         await self.log.write(self.offsets.commit(group_id, commits))
 
-    def fetch_offsets(self, group_id: str, member_id: str | None, member_epoch: int) -> dict:
-        """A group's committed offsets, after the member checks of KIP-848 groups."""
-        group = self.groups.get(group_id)
-        if isinstance(group, ConsumerGroup) and member_id is not None:
-            group.validate_fetch(member_id, member_epoch)
+    def fetch_offsets(self, group_id: str) -> dict:
+        """A group's committed offsets by (topic, partition)."""
         return self.offsets.of(group_id)
 
     async def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]]) -> dict:
@@ -132,7 +111,7 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if group is None or not group_id:
             raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"group {group_id} does not exist")
-        if isinstance(group, ClassicGroup) and group.protocol_type not in (None, "consumer") and group.members:
+        if group.protocol_type not in (None, "consumer") and group.members:
             raise KafkaError(ErrorCode.NON_EMPTY_GROUP, f"group {group_id} is not empty")
         subscribed = group.subscribed_topics() or set()
         errors = {p: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if p[0] in subscribed else ErrorCode.NONE
@@ -153,7 +132,7 @@ class GroupCoordinator:
             group = self.groups.get(group_id)
             if group is not None and not group.is_empty():
                 continue
-            empty_since = group.state_timestamp_ms if isinstance(group, ClassicGroup) and group.protocol_type else None
+            empty_since = group.state_timestamp_ms if group is not None and group.protocol_type else None
             expired = self.offsets.expired(group_id, empty_since, retention_ms)
             if expired:
                 log.info("offsets_expired", group=group_id, partitions=len(expired))

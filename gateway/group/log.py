@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import trio
 
-from ..broker.journal import Journal
+from ..journal import Journal
 
 
 class GroupLog:

@@ -1,9 +1,11 @@
 """Offsets of a partition's batches, by Dafka sequence.
 
-Sequences are dense (one per batch), so the index is two flat arrays
-indexed by `sequence - first_sequence`: the batch's base offset and the
-largest timestamp seen up to and including it. Both arrays only grow
-at the end and are sorted, so lookups are bisections: 16 bytes a batch.
+Sequences are dense (one per batch), so the index is three flat arrays
+indexed by `sequence - first_sequence`: the batch's base offset, the
+largest timestamp seen up to and including it and the bytes of all
+batches up to and including it (so that a read from the stores asks for
+no more batches than a fetch can use). The arrays only grow at the end
+and are sorted, so lookups are bisections: 24 bytes a batch.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ class OffsetIndex:
         self.next_offset = next_offset
         self._base_offsets = array("q")
         self._max_timestamps = array("q")  # running maximum: sorted
+        self._byte_ends = array("q")  # running sum of batch sizes: sorted
 
     def __len__(self) -> int:
         return len(self._base_offsets)
@@ -34,15 +37,17 @@ class OffsetIndex:
     def next_sequence(self) -> int:
         return self.first_sequence + len(self)
 
-    def add(self, sequence: int, base_offset: int, offset_count: int, max_timestamp: int) -> None:
+    def add(self, sequence: int, base_offset: int, offset_count: int, max_timestamp: int,
+            size: int) -> None:
         if sequence != self.next_sequence or base_offset != self.next_offset:
             raise ValueError(
                 f"batch at sequence {sequence} offset {base_offset} does not follow "
                 f"sequence {self.next_sequence} offset {self.next_offset}"
             )
-        running = self._max_timestamps[-1] if len(self) else -1
+        running, byte_end = (self._max_timestamps[-1], self._byte_ends[-1]) if len(self) else (-1, 0)
         self._base_offsets.append(base_offset)
         self._max_timestamps.append(max(running, max_timestamp))
+        self._byte_ends.append(byte_end + size)
         self.next_offset = base_offset + offset_count
 
     def sequence_of(self, offset: int) -> int:
@@ -58,6 +63,12 @@ class OffsetIndex:
             raise KeyError(sequence)
         end = self._base_offsets[position + 1] if position + 1 < len(self) else self.next_offset
         return self._base_offsets[position], end - 1
+
+    def batches_within(self, sequence: int, max_bytes: int) -> int:
+        """How many batches from `sequence` on fit in `max_bytes`; at least one."""
+        position = sequence - self.first_sequence
+        start = self._byte_ends[position - 1] if position > 0 else 0
+        return max(bisect_right(self._byte_ends, start + max_bytes, position) - position, 1)
 
     def first_reaching(self, timestamp: int) -> int | None:
         """The first sequence whose batch, or an earlier one, has a timestamp >= `timestamp`."""
@@ -76,4 +87,5 @@ class OffsetIndex:
         cut = min(max(sequence - self.first_sequence, 0), len(self))
         del self._base_offsets[:cut]
         del self._max_timestamps[:cut]
+        del self._byte_ends[:cut]
         self.first_sequence += cut

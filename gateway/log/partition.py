@@ -29,6 +29,8 @@ from .transactions import AbortedTransaction
 
 log = structlog.get_logger()
 
+STORE_READ_BATCHES = 64  # batches asked of the stores at once, at most
+
 
 class MeshPartition(Protocol):
     """What a partition needs of the Dafka producer that publishes it."""
@@ -113,7 +115,7 @@ class PartitionLog:
     def _index(self, sequence: int, batch: RecordBatch, log_append_time: int | None = None) -> None:
         timestamp = batch.max_timestamp if log_append_time is None else log_append_time
         self.producers.appended(batch, batch.base_offset, sequence)
-        self.offsets.add(sequence, batch.base_offset, batch.last_offset_delta + 1, timestamp)
+        self.offsets.add(sequence, batch.base_offset, batch.last_offset_delta + 1, timestamp, batch.size)
 
     async def wait_durable(self, sequence: int) -> None:
         await self.mesh.wait_acked(sequence, self.min_insync)
@@ -191,10 +193,10 @@ class PartitionLog:
         if self._tail and sequence >= self._tail[0].sequence:
             start = sequence - self._tail[0].sequence
             return [self._tail[i] for i in range(start, len(self._tail))]
-        # Older than the tail: ask the stores, a bounded number at a time.
-        count = min(self._tail[0].sequence if self._tail else self.mesh.next_sequence,
-                    sequence + 64) - sequence
-        records = await self._read(self.topic, self.mesh.uuid, sequence, max(count, 1))
+        # Older than the tail: ask the stores for what fits in max_bytes, a bounded number at a time.
+        end = min(self._tail[0].sequence if self._tail else self.mesh.next_sequence,
+                  sequence + min(self.offsets.batches_within(sequence, max_bytes), STORE_READ_BATCHES))
+        records = await self._read(self.topic, self.mesh.uuid, sequence, max(end - sequence, 1))
         return [self._stored(seq, content) for seq, content in records]
 
     async def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
@@ -223,7 +225,7 @@ class PartitionLog:
 
     def _stored(self, sequence: int, content: bytes) -> StoredBatch:
         base, last = self.offsets.range_of(sequence)
-        return StoredBatch(base, last, sequence, bytes(content))
+        return StoredBatch(base, last, sequence, memoryview(content))  # no copy: content is read-only
 
 
 async def recovered_state(contents) -> tuple[OffsetIndex, ProducerStates]:
@@ -234,5 +236,5 @@ async def recovered_state(contents) -> tuple[OffsetIndex, ProducerStates]:
         if offsets is None:
             offsets = OffsetIndex(sequence, batch.base_offset)
         producers.appended(batch, batch.base_offset, sequence)
-        offsets.add(sequence, batch.base_offset, batch.last_offset_delta + 1, batch.max_timestamp)
+        offsets.add(sequence, batch.base_offset, batch.last_offset_delta + 1, batch.max_timestamp, batch.size)
     return offsets or OffsetIndex(), producers

@@ -18,7 +18,7 @@ import structlog
 import trio
 
 from protocol.errors import DecodeError
-from protocol.kafka.framing import FrameReader, frame
+from protocol.kafka.framing import FrameReader
 
 log = structlog.get_logger()
 
@@ -41,7 +41,7 @@ class CloseConnection(Exception):
 
 @dataclass
 class ResponseSlot:
-    """The place of one request's response in the connection's send order."""
+    """The place of one request's response frame in the connection's send order."""
 
     done: trio.Event = field(default_factory=trio.Event)
     payload: bytes | None = None
@@ -151,7 +151,7 @@ class Connection:
                     break
                 if slot.payload is not None:
                     with trio.move_on_after(self.limits.send_timeout_s) as stuck:
-                        await self.stream.send_all(frame(slot.payload))
+                        await self.stream.send_all(slot.payload)
                     if stuck.cancelled_caught:
                         self.log.warning("client_not_reading", seconds=self.limits.send_timeout_s)
                         break

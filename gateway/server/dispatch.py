@@ -64,6 +64,7 @@ class Dispatcher:
         self.routes = routes
 
     async def dispatch(self, payload: bytes, connection) -> bytes | Deferred | None:
+        """The response frame (size prefix included), a Deferred one, or None."""
         try:
             api_key, version, correlation_id = peek_request_header(payload)
         except DecodeError as exc:
@@ -94,7 +95,7 @@ class Dispatcher:
     def _encode(answer, api_key: int, version: int, correlation_id: int) -> bytes | None:
         if answer is NO_RESPONSE:
             return None
-        return encode_response(api_key, version, correlation_id, answer)
+        return encode_response(api_key, version, correlation_id, answer, framed=True)
 
     def advertised(self) -> list[tuple[int, int, int]]:
         """(api key, min version, max version) of every API this broker serves."""
@@ -106,4 +107,4 @@ class Dispatcher:
             for k, lo, hi in self.advertised()
         ]
         body = API_VERSIONS.Response(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=keys)
-        return encode_response(API_VERSIONS.key, 0, correlation_id, body)
+        return encode_response(API_VERSIONS.key, 0, correlation_id, body, framed=True)

@@ -20,9 +20,7 @@ import trio
 
 from protocol.kafka.error_codes import ErrorCode
 
-from ..broker.journal import Journal
 from ..errors import KafkaError
-from ..group.offsets import Committed
 from .markers import write_markers
 from .metadata import (MAX_EPOCH, NO_EPOCH, PREPARING, PendingOffset,
                        TransactionMetadata, TxnState)
@@ -50,11 +48,10 @@ def refuse(code: ErrorCode, message: str):
 
 
 class TransactionCoordinator:
-    def __init__(self, broker):
+    def __init__(self, broker, journal):
         settings = broker.settings
         self.broker = broker
-        self.journal = Journal(broker.storage, settings.cluster_id, settings.defaults.min_insync_replicas,
-                               kind="transactions")
+        self.journal = journal
         self.max_timeout_ms = settings.defaults.transaction_max_timeout_ms
         self.abort_interval_s = settings.defaults.transaction_abort_timed_out_transaction_cleanup_interval_ms / 1000
         self.transactions: dict[str, TransactionMetadata] = {}
@@ -190,11 +187,9 @@ class TransactionCoordinator:
                 await trio.sleep(RETRY_DELAY_S)
 
     async def _apply_offsets(self, txn: TransactionMetadata) -> None:
-        now = now_ms()
         for group_id, offsets in txn.offsets.items():
             if offsets:
-                await self.broker.groups.commit_transactional_offsets(group_id, {
-                    key: Committed(o.offset, o.leader_epoch, o.metadata or "", now) for key, o in offsets.items()})
+                await self.broker.groups.commit_transactional_offsets(group_id, offsets)
 
     def has_pending_offset(self, group_id: str, topic: str, partition: int) -> bool:
         """Whether an open transaction carries an offset for the partition (OffsetFetch's

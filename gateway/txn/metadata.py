@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import NamedTuple
 
 NO_PRODUCER_ID = -1
 NO_EPOCH = -1
@@ -31,8 +32,7 @@ PREPARING = (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)
 COMPLETED = (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
 
 
-@dataclass(frozen=True)
-class PendingOffset:
+class PendingOffset(NamedTuple):
     """An offset committed within a transaction: applied to its group on commit only."""
 
     offset: int

@@ -1,7 +1,8 @@
 """The Kafka wire protocol: API schemas as data and one generic codec.
 
 Frames here are whole requests or responses WITHOUT the 4-byte size prefix,
-which the I/O layer adds and strips. Encoders return a bytearray.
+which the I/O layer strips (`FrameReader`); `encode_response` can write it.
+Encoders return a bytearray.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from ..errors import DecodeError, EncodeError
 from .apis import ALL, by_name
 from .codec import REQUEST, RESPONSE, decode_body, decoded, encode_body, encode_body_into
 from .error_codes import ErrorCode, is_retriable
+from .framing import SIZE_PREFIX_BYTES
 from .headers import (
     RequestHeader,
     decode_request_header,
@@ -79,11 +81,16 @@ def encode_request(api_key: int, version: int, correlation_id: int, client_id: s
     return out
 
 
-def encode_response(api_key: int, version: int, correlation_id: int, body) -> bytearray:
+def encode_response(api_key: int, version: int, correlation_id: int, body, *,
+                    framed: bool = False) -> bytearray:
+    """The response; `framed` puts the stream's size prefix in front, written in
+    place so that a large response is not copied once more to frame it."""
     api = _api(api_key, EncodeError)
-    out = bytearray()
+    out = bytearray(SIZE_PREFIX_BYTES if framed else 0)
     write_response_header(out, api.response_header_version(version), correlation_id)
     encode_body_into(out, api, version, RESPONSE, body)
+    if framed:
+        out[:SIZE_PREFIX_BYTES] = (len(out) - SIZE_PREFIX_BYTES).to_bytes(SIZE_PREFIX_BYTES, "big")
     return out
 
 

@@ -13,6 +13,7 @@ import struct
 from ..errors import DecodeError
 
 _SIZE = struct.Struct(">i")
+SIZE_PREFIX_BYTES = _SIZE.size
 
 
 class FrameReader:
@@ -25,15 +26,17 @@ class FrameReader:
 
     def feed(self, data: bytes) -> None:
         if self._consumed:
-            del self._buffer[: self._consumed]
+            # Frames handed out are views into the old buffer: leave it to them.
+            self._buffer = self._buffer[self._consumed :]
             self._consumed = 0
         self._buffer += data
 
-    def next_frame(self) -> bytearray | None:
+    def next_frame(self) -> memoryview | None:
         """The next whole frame, or None until more bytes are fed.
 
-        Frames are writable copies, so that record batches inside a produce
-        request can be stamped with their offsets where they lie.
+        Frames are writable views, not copies, so that record batches inside
+        a produce request can be stamped with their offsets where they lie;
+        the reader never writes to bytes it has handed out.
 
         Raises DecodeError for a negative size or one above the limit.
         """
@@ -49,14 +52,10 @@ class FrameReader:
         if len(self._buffer) < end:
             return None
         self._consumed = end
-        return self._buffer[start + 4 : end]
+        return memoryview(self._buffer)[start + 4 : end]
 
     @property
     def pending_bytes(self) -> int:
         """Bytes received that do not yet form a whole frame."""
         return len(self._buffer) - self._consumed
 
-
-def frame(payload: bytes) -> bytes:
-    """The payload with its size prefix."""
-    return _SIZE.pack(len(payload)) + payload

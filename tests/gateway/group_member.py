@@ -2,16 +2,18 @@
 
     python -m tests.gateway.group_member CLIENT BOOTSTRAP TOPIC GROUP [INSTANCE_ID] [ASSIGNOR]
 
-CLIENT is kafka-python, confluent-kafka, confluent-consumer (KIP-848) or
-aiokafka. The member subscribes, commits after processing each poll and
-writes one JSON line per event: {"assigned": [partitions]} whenever its
-assignment changes, {"record": [partition, offset, value]} per record.
+CLIENT is kafka-python, confluent-kafka or aiokafka. The member subscribes, commits after processing each poll and
+writes one JSON line per event: {"subscribing": true} as it creates the
+consumer, {"assigned": [partitions]} whenever its
+assignment changes, {"record": [partition, offset, value]} per record and
+{"committed": true} once the records before it are committed.
 SIGTERM makes it close (leave the group) and exit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import signal
 import sys
@@ -42,6 +44,7 @@ def run_kafka_python(bootstrap, topic, group, instance, assignor):
             for m in messages:
                 say(record=[m.partition, m.offset, m.value.decode()])
             consumer.commit()
+            say(committed=True)
         now = sorted(tp.partition for tp in consumer.assignment())
         if now != assigned:
             assigned = now
@@ -49,16 +52,12 @@ def run_kafka_python(bootstrap, topic, group, instance, assignor):
     consumer.close()
 
 
-def run_confluent(bootstrap, topic, group, instance, assignor, protocol="classic"):
+def run_confluent(bootstrap, topic, group, instance, assignor):
     from confluent_kafka import Consumer
 
     config = {"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
-              "enable.auto.commit": False, "group.protocol": protocol}
-    if protocol == "classic":
-        config.update({"session.timeout.ms": SESSION_TIMEOUT_MS, "heartbeat.interval.ms": HEARTBEAT_MS,
-                       "partition.assignment.strategy": assignor or "range"})
-    elif assignor:
-        config["group.remote.assignor"] = assignor
+              "enable.auto.commit": False, "session.timeout.ms": SESSION_TIMEOUT_MS,
+              "heartbeat.interval.ms": HEARTBEAT_MS, "partition.assignment.strategy": assignor or "range"}
     if instance:
         config["group.instance.id"] = instance
     consumer = Consumer(config)
@@ -71,6 +70,7 @@ def run_confluent(bootstrap, topic, group, instance, assignor, protocol="classic
                 say(record=[m.partition(), m.offset(), m.value().decode()])
         if any(m.error() is None for m in messages):
             consumer.commit(asynchronous=False)
+            say(committed=True)
         now = sorted(tp.partition for tp in consumer.assignment())
         if now != assigned:
             assigned = now
@@ -94,6 +94,7 @@ def run_aiokafka(bootstrap, topic, group, instance, assignor):
                     say(record=[m.partition, m.offset, m.value.decode()])
             if batches:
                 await consumer.commit()
+                say(committed=True)
             now = sorted(tp.partition for tp in consumer.assignment())
             if now != assigned:
                 assigned = now
@@ -103,10 +104,10 @@ def run_aiokafka(bootstrap, topic, group, instance, assignor):
     asyncio.run(run())
 
 
+MODULES = {"kafka-python": "kafka", "confluent-kafka": "confluent_kafka", "aiokafka": "aiokafka"}
 RUNNERS = {
     "kafka-python": run_kafka_python,
     "confluent-kafka": run_confluent,
-    "confluent-consumer": lambda *a: run_confluent(*a, protocol="consumer"),
     "aiokafka": run_aiokafka,
 }
 
@@ -121,4 +122,6 @@ if __name__ == "__main__":
     client, bootstrap, topic, group, *rest = sys.argv[1:]
     instance = rest[0] if rest and rest[0] else None
     assignor = rest[1] if len(rest) > 1 else None
+    importlib.import_module(MODULES[client])  # loaded before the clock starts
+    say(subscribing=True)
     RUNNERS[client](bootstrap, topic, group, instance, assignor)

@@ -19,11 +19,12 @@ class Member:
 
     def __init__(self, client: str, bootstrap: str, topic: str, group: str, instance: str = "",
                  assignor: str = ""):
-        self.started = time.monotonic()
+        self.subscribed = time.monotonic()
         self.first_record_s: float | None = None
         self.assigned: list[int] | None = None
         self.assignments: list[list[int]] = []
         self.records: list[tuple[int, int, str]] = []
+        self.committed = 0  # how many of `records` are committed
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tests.gateway.group_member", client, bootstrap, topic, group, instance, assignor],
             cwd=ROOT, stdout=subprocess.PIPE, text=True)
@@ -33,12 +34,16 @@ class Member:
     def _read(self) -> None:
         for line in self.process.stdout:
             event = json.loads(line)
-            if "assigned" in event:
+            if "subscribing" in event:
+                self.subscribed = time.monotonic()  # the client is imported: the clock starts here
+            elif "assigned" in event:
                 self.assigned = event["assigned"]
                 self.assignments.append(event["assigned"])
+            elif "committed" in event:
+                self.committed = len(self.records)
             else:
                 if self.first_record_s is None:
-                    self.first_record_s = time.monotonic() - self.started
+                    self.first_record_s = time.monotonic() - self.subscribed
                 self.records.append(tuple(event["record"]))
 
     def close(self) -> None:

@@ -54,6 +54,7 @@ def test_members_share_then_leave_and_die(groups_gateway, client, assignor):
         produce(bootstrap, topic, [f"b{n}" for n in range(30)], PARTITIONS)
         wait_until(lambda: consumed_once(members, 90), 30, "records after the leave are consumed")
 
+        wait_until(lambda: dying.committed == len(dying.records), 10, "the member to die committed its records")
         dying.kill()
         moved = wait_until(lambda: staying.assigned == list(range(PARTITIONS)), SESSION_TIMEOUT_S + 15,
                            "partitions of the killed member move")

@@ -8,12 +8,16 @@ slow requester never stalls the others: it FETCHes the rest again later.
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Container
+
 import trio
 import zmq
 
 from gateway.mesh.config import MeshConfig
-from gateway.mesh.node import MeshNode
+from gateway.mesh.node import MeshNode, sender_of
 from protocol.dafka import (
+    Ack,
     ConsumerHello,
     DirectHead,
     DirectRecord,
@@ -31,6 +35,42 @@ from protocol.errors import DecodeError
 
 READ_MAX_BYTES = 16 << 20  # records read from the log per worker-thread call
 READ_MAX_COUNT = 4096
+DECLINED_MEMORY = 10_000  # FETCHes left to another store, remembered to answer their retry
+
+
+class FetchRota:
+    """Which of the stores holding a FETCH's first record answers it, so that a requester
+    gets each record once instead of once per store.
+
+    Stores are known by their writers' ACKs, which say how far each holds a partition;
+    the duty rotates over the live holders with the first sequence asked for. A FETCH
+    that comes again (the store on duty lost the answer, died or trimmed its log) is
+    answered whoever is on duty. A reference store answers everything, which is harmless.
+    """
+
+    def __init__(self, own_writer: str):
+        self._own_writer = own_writer
+        self._acked: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)  # key -> store -> sequence
+        self._declined: dict[Fetch, None] = {}  # insertion-ordered: the oldest is forgotten first
+
+    def note_ack(self, store: str, ack: Ack) -> None:
+        acked = self._acked[(ack.subject, ack.partition)]
+        acked[store] = max(acked.get(store, -1), ack.sequence)
+
+    def on_duty(self, fetch: Fetch, live: Container[str]) -> bool:
+        acked = self._acked.get((fetch.subject, fetch.partition), {})
+        holders = sorted(store for store, sequence in acked.items()
+                         if sequence >= fetch.sequence and store != fetch.requester
+                         and (store == self._own_writer or store in live))
+        if self._own_writer not in holders or holders[fetch.sequence % len(holders)] == self._own_writer:
+            return True
+        if fetch in self._declined:  # asked again: the answer of the store on duty did not come
+            del self._declined[fetch]
+            return True
+        self._declined[fetch] = None
+        if len(self._declined) > DECLINED_MEMORY:
+            del self._declined[next(iter(self._declined))]
+        return False
 
 
 class StoreReader:
@@ -39,7 +79,9 @@ class StoreReader:
         self.node.publisher.zsock.setsockopt(zmq.XPUB_NODROP, 1)
         self.log = log
         self.writer_uuid = writer_uuid
-        for prefix in (subscription(Fetch), subscription(GetHeads), subscription(ConsumerHello, self.node.uuid)):
+        self.rota = FetchRota(writer_uuid)
+        for prefix in (subscription(Fetch), subscription(GetHeads), subscription(ConsumerHello, self.node.uuid),
+                       subscription(Ack)):
             self.node.subscribe(prefix)
 
     def close(self) -> None:
@@ -60,7 +102,10 @@ class StoreReader:
             except DecodeError as error:
                 self.node.log.warning("bad_message", reason=error.reason)
                 continue
-            if isinstance(message, Fetch) and message.requester != self.writer_uuid:
+            if isinstance(message, Ack):
+                self.rota.note_ack(sender_of(frames[0]), message)
+            elif (isinstance(message, Fetch) and message.requester != self.writer_uuid
+                  and self.rota.on_duty(message, self.node.peers)):
                 await self._answer_fetch(message)
             elif isinstance(message, GetHeads):
                 await self._send_heads(message.consumer, [message.subject])

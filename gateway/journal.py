@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 import uuid
 
+from typing import TYPE_CHECKING
+
 import structlog
 
-from .storage import MeshStorage
+if TYPE_CHECKING:
+    from .broker.storage import MeshStorage
 
 log = structlog.get_logger()
 

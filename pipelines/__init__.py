@@ -1,0 +1,1 @@
+"""Data pipelines that run on Spark (PySpark) against the gateway through Spark's Kafka connector."""

@@ -1,0 +1,3 @@
+"""The real gateway's fixtures, for the Java client's tests."""
+
+from tests.gateway.conftest import gateway  # noqa: F401
