@@ -45,6 +45,8 @@ OPTIONS = {
     "--message-max-bytes": ("defaults", "message_max_bytes", "largest batch a produce may append (message.max.bytes)"),
     "--log-retention-ms": ("defaults", "log_retention_ms", "default retention.ms of topics"),
     "--log-retention-bytes": ("defaults", "log_retention_bytes", "default retention.bytes of topics"),
+    "--log-retention-check-interval-ms": ("defaults", "log_retention_check_interval_ms",
+                                          "how often retention moves log start offsets"),
     "--log-message-timestamp-type": ("defaults", "log_message_timestamp_type",
                                      "CreateTime or LogAppendTime (log.message.timestamp.type)"),
     "--group-initial-rebalance-delay-ms": ("defaults", "group_initial_rebalance_delay_ms",

@@ -19,6 +19,7 @@ class BrokerDefaults:
     message_max_bytes: int = 1048588
     log_retention_ms: int = 7 * 24 * 3600 * 1000
     log_retention_bytes: int = -1
+    log_retention_check_interval_ms: int = 300000
     log_message_timestamp_type: str = "CreateTime"
     compression_type: str = "producer"
     log_cleanup_policy: str = "delete"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Callable
 
@@ -71,6 +72,7 @@ class Broker:
             await nursery.start(self.groups.run)
             # After the partitions and groups that its prepared transactions complete into.
             await nursery.start(self.transactions.run)
+            nursery.start_soon(self.enforce_retention)
             log.info("broker_ready", topics=len(self.topics))
             task_status.started()
             await trio.sleep_forever()
@@ -205,6 +207,23 @@ class Broker:
             raise KafkaError(refusal, f"topic {name!r} is published by native Dafka producers: "
                                       f"the gateway cannot {change} it")
         return topic
+
+    async def enforce_retention(self) -> None:
+        """Apply each topic's retention.ms / retention.bytes, as Kafka's
+        log.retention.check.interval.ms loop does."""
+        while True:
+            await trio.sleep(self.defaults.log_retention_check_interval_ms / 1000)
+            now_ms = int(time.time() * 1000)
+            for topic in list(self.topics.values()):
+                if topic.native:
+                    continue
+                retention_ms = int(topic.config("retention.ms", self.defaults))
+                retention_bytes = int(topic.config("retention.bytes", self.defaults))
+                moved = [p.apply_retention(now_ms, retention_ms, retention_bytes) for p in topic.partitions]
+                if any(moved) and topic.name in self.topics:
+                    log.info("retention_applied", topic=topic.name,
+                             log_start_offsets=[p.log_start_offset for p in topic.partitions])
+                    await self.save_log_start(topic)
 
     async def save_log_start(self, topic: Topic) -> None:
         """Persist the log start offsets after DeleteRecords moved them."""

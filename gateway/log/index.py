@@ -82,6 +82,16 @@ class OffsetIndex:
         """The sequence of the first batch that holds the partition's largest timestamp."""
         return self.first_reaching(self.max_timestamp()) if len(self) else None
 
+    def expired(self, now_ms: int, retention_ms: int, retention_bytes: int) -> int:
+        """How many leading batches retention lets go, as Kafka's log cleaner would:
+        those whose newest timestamp is older than `retention_ms`, and the oldest
+        ones as long as at least `retention_bytes` remain (-1: no limit)."""
+        by_time = bisect_left(self._max_timestamps, now_ms - retention_ms) if retention_ms >= 0 else 0
+        by_size = 0
+        if retention_bytes >= 0 and len(self):
+            by_size = bisect_right(self._byte_ends, self._byte_ends[-1] - retention_bytes)
+        return max(by_time, by_size)
+
     def drop_before(self, sequence: int) -> None:
         """Forget batches below `sequence` (retention or DeleteRecords moved past them)."""
         cut = min(max(sequence - self.first_sequence, 0), len(self))

@@ -199,6 +199,23 @@ class PartitionLog:
         records = await self._read(self.topic, self.mesh.uuid, sequence, max(end - sequence, 1))
         return [self._stored(seq, content) for seq, content in records]
 
+    def apply_retention(self, now_ms: int, retention_ms: int, retention_bytes: int) -> bool:
+        """Move the log start past expired batches (never past the high
+        watermark); whether it moved. The stores keep the bytes until their
+        own retention removes them; clients can no longer read them."""
+        count = self.offsets.expired(now_ms, retention_ms, retention_bytes)
+        if not count:
+            return False
+        sequence = self.offsets.first_sequence + count
+        start = self.offsets.range_of(sequence)[0] if count < len(self.offsets) else self.offsets.next_offset
+        start = min(start, self.high_watermark)
+        if start <= self.log_start_offset:
+            return False
+        self.log_start_offset = start
+        self.offsets.drop_before(self.offsets.sequence_of(start) if start < self.offsets.next_offset
+                                 else self.offsets.next_sequence)
+        return True
+
     async def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the first record below the watermark stamped at or
         after `timestamp`, or None."""
