@@ -1,7 +1,9 @@
 """Producer -> store -> ACK throughput, ACK latency and store replay, in one process.
 
 Tower, store (real StoreLog, fsync per batch), producer and consumer run as
-trio tasks in this process; figures are printed, never judged.
+trio tasks in this process; figures are printed, never judged. On a shared
+machine wall-clock rates follow the load: cpu/record (the whole process's CPU
+time per record) does not, so compare changes by it.
 Usage: python -m bench.mesh [--seconds 5] [--dir /dev/shm]
 """
 
@@ -33,18 +35,20 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-async def throughput(partition, size: int, seconds: float, window: int) -> tuple[float, float]:
-    content = b"x" * size
-    start = time.perf_counter()
+async def throughput(partition, size: int, seconds: float, window: int, batch: int) -> tuple[float, float]:
+    """Records published `batch` at a time (publish_many), at most `window` ahead of the ACKs."""
+    contents = [b"x" * size] * batch
+    start, cpu_start = time.perf_counter(), time.process_time()
     count = 0
     while time.perf_counter() - start < seconds:
-        sequence = await partition.publish(content)
-        count += 1
-        if sequence - window >= 0:
-            await partition.wait_acked(sequence - window, 1)
-    await partition.wait_acked(sequence, 1)
+        if count + batch > window:
+            await partition.wait_acked(count + batch - 1 - window, 1)
+        await partition.publish_many(contents)
+        count += batch
+    await partition.wait_acked(count - 1, 1)
     elapsed = time.perf_counter() - start
-    return count / elapsed, count * size / elapsed / 1e6
+    cpu_us = (time.process_time() - cpu_start) / count * 1e6  # all nodes and ZeroMQ's I/O thread
+    return count / elapsed, count * size / elapsed / 1e6, cpu_us
 
 
 async def latency(partition, size: int, count: int, gap_s: float) -> list[float]:
@@ -61,12 +65,12 @@ async def latency(partition, size: int, count: int, gap_s: float) -> list[float]
 
 async def replay(consumer, partition, size: int, count: int, chunk: int) -> tuple[float, float]:
     """A consumer reads [0, count) of `partition` from the store, `chunk` records per FETCH."""
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     for first in range(0, count, chunk):
         records = await consumer.read(partition.subject, partition.uuid, first, min(chunk, count - first), timeout=30)
         assert len(records) == min(chunk, count - first), (first, len(records))
     elapsed = time.perf_counter() - start
-    return count / elapsed, count * size / elapsed / 1e6
+    return count / elapsed, count * size / elapsed / 1e6, (time.process_time() - cpu_start) / count * 1e6
 
 
 async def main(seconds: float, parent: str | None) -> None:
@@ -87,19 +91,20 @@ async def main(seconds: float, parent: str | None) -> None:
                     await trio.sleep(0.05)
                 await trio.sleep(0.5)
                 written = []
-                for size, window in ((100, 5000), (1 << 20, 64)):
-                    partition = producer.host(f"bench-{size}")
-                    rate, mbs = await throughput(partition, size, seconds, window)
+                for size, window, batch in ((100, 5000, 1), (100, 5000, 500), (1 << 20, 64, 1)):
+                    partition = producer.host(f"bench-{size}-{batch}")
+                    rate, mbs, cpu_us = await throughput(partition, size, seconds, window, batch)
                     written.append((partition, size))
-                    print(f"producer->store->ACK size={size}B records/s={rate:,.0f} MB/s={mbs:,.1f}", flush=True)
+                    print(f"producer->store->ACK size={size}B batch={batch} records/s={rate:,.0f} MB/s={mbs:,.1f} "
+                          f"cpu/record={cpu_us:,.1f}us", flush=True)
                 samples = await latency(producer.host("latency"), 1 << 20, 200, 0.01)
                 samples.sort()
                 print(f"ACK latency 1MB at ~100 records/s: median={statistics.median(samples):.2f}ms "
                       f"p99={samples[int(len(samples) * 0.99) - 1]:.2f}ms", flush=True)
-                for (partition, size), chunk in zip(written, (5000, 16)):
-                    rate, mbs = await replay(consumer, partition, size, partition.next_sequence, chunk)
+                for (partition, size), chunk in zip(written[1:], (5000, 16)):
+                    rate, mbs, cpu_us = await replay(consumer, partition, size, partition.next_sequence, chunk)
                     print(f"store replay size={size}B records={partition.next_sequence} "
-                          f"records/s={rate:,.0f} MB/s={mbs:,.1f}", flush=True)
+                          f"records/s={rate:,.0f} MB/s={mbs:,.1f} cpu/record={cpu_us:,.1f}us", flush=True)
                 nursery.cancel_scope.cancel()
         finally:
             producer.close()
