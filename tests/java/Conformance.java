@@ -9,7 +9,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -54,7 +53,7 @@ import org.apache.kafka.common.record.TimestampType;
  * Exit code 0 when no check failed.
  */
 public final class Conformance {
-    private static final long WAIT_S = 20;
+    private static final long WAIT_S = 30;
     private static final int PER_PARTITION = 10;
     private static final int PARTITIONS = 3;
     private static final List<String> CODECS = List.of("none", "gzip", "snappy", "lz4", "zstd");
@@ -62,7 +61,7 @@ public final class Conformance {
     private final String bootstrap;
     private final Map<String, String> pending;
     private final String prefix = "conformance-" + UUID.randomUUID().toString().substring(0, 8);
-    // Every record's timestamp is BASE_TS + its number * 1000: ListOffsets for times is exact.
+    // Event n is stamped baseTimestamp + n s, so lookups by time have exact answers.
     private final long baseTimestamp = System.currentTimeMillis() - 3_600_000;
     private final Admin admin;
     private int passed, failed, skipped;
@@ -116,6 +115,7 @@ public final class Conformance {
         check("consumer.assign-seek.read_uncommitted", () -> readEvents(IsolationLevel.READ_UNCOMMITTED));
         check("consumer.assign-seek.read_committed", () -> readEvents(IsolationLevel.READ_COMMITTED));
         check("consumer.seek-mid-partition", this::seekMidPartition);
+        check("consumer.seek-with-leader-epoch", this::seekWithLeaderEpoch);
         check("consumer.poll-at-end", this::pollAtEnd);
         check("admin.deleteRecords-then-out-of-range", this::dataLoss);
         check("consumer.seek-past-end", this::seekPastEnd);
@@ -371,11 +371,14 @@ public final class Conformance {
     private String listEarliestLatest() throws Exception {
         List<TopicPartition> partitions = partitions(events, PARTITIONS);
         for (IsolationLevel isolation : IsolationLevel.values()) {
-            Map<TopicPartition, ListOffsetsResultInfo> earliest = listOffsets(every(partitions, OffsetSpec.earliest()), isolation);
-            Map<TopicPartition, ListOffsetsResultInfo> latest = listOffsets(every(partitions, OffsetSpec.latest()), isolation);
+            Map<TopicPartition, ListOffsetsResultInfo> earliest =
+                    listOffsets(every(partitions, OffsetSpec.earliest()), isolation);
+            Map<TopicPartition, ListOffsetsResultInfo> latest =
+                    listOffsets(every(partitions, OffsetSpec.latest()), isolation);
             for (TopicPartition partition : partitions) {
-                expectEqual(0L, earliest.get(partition).offset(), partition + " earliest (" + isolation + ")");
-                expectEqual((long) PER_PARTITION, latest.get(partition).offset(), partition + " latest (" + isolation + ")");
+                String where = partition + " (" + isolation + ")";
+                expectEqual(0L, earliest.get(partition).offset(), where + " earliest");
+                expectEqual((long) PER_PARTITION, latest.get(partition).offset(), where + " latest");
             }
         }
         return "earliest 0, latest " + PER_PARTITION + " in every partition, both isolation levels";
@@ -443,8 +446,8 @@ public final class Conformance {
     // ---------------------------------------------------------------- consumers
 
     private String readEvents(IsolationLevel isolation) {
-        List<ConsumerRecord<String, String>> got = readFrom(partitions(events, PARTITIONS), 0, PARTITIONS * PER_PARTITION,
-                "isolation.level", isolation.toString());
+        List<ConsumerRecord<String, String>> got = readFrom(partitions(events, PARTITIONS), 0,
+                PARTITIONS * PER_PARTITION, "isolation.level", isolation.toString());
         for (ConsumerRecord<String, String> record : got) {
             int n = Integer.parseInt(record.key().substring("key-".length()));
             expectEqual(n % PARTITIONS, record.partition(), record.key() + " partition");
@@ -454,8 +457,8 @@ public final class Conformance {
             expectEqual(TimestampType.CREATE_TIME, record.timestampType(), record.key() + " timestamp type");
             expect(record.leaderEpoch().isPresent(), record.key() + " has no leader epoch");
         }
-        Set<Integer> numbers = got.stream().map(r -> Integer.parseInt(r.key().substring(4))).collect(Collectors.toCollection(TreeSet::new));
-        expectEqual(PARTITIONS * PER_PARTITION, numbers.size(), "distinct records");
+        expectEqual((long) PARTITIONS * PER_PARTITION, got.stream().map(ConsumerRecord::key).distinct().count(),
+                "distinct records");
         return got.size() + " records with keys, values, offsets, CreateTime timestamps";
     }
 
@@ -465,6 +468,20 @@ public final class Conformance {
         expectEqual(7L, got.get(0).offset(), "first offset");
         expectEqual("key-" + (7 * PARTITIONS + 1), got.get(0).key(), "first key");
         return "seek to offset 7 (inside a batch) starts at offset 7";
+    }
+
+    /** A position with a leader epoch is validated (OffsetForLeaderEpoch) before the consumer fetches. */
+    private String seekWithLeaderEpoch() {
+        TopicPartition partition = new TopicPartition(events, 2);
+        Optional<Integer> epoch = readFrom(List.of(partition), 0, PER_PARTITION).get(0).leaderEpoch();
+        try (KafkaConsumer<String, String> consumer = consumer()) {
+            consumer.assign(List.of(partition));
+            consumer.seek(partition, new OffsetAndMetadata(5, epoch, ""));
+            List<ConsumerRecord<String, String>> got = pollFor(consumer, PER_PARTITION - 5);
+            expectEqual(5L, got.get(0).offset(), "first offset");
+            expectEqual("key-" + (5 * PARTITIONS + 2), got.get(0).key(), "first key");
+        }
+        return "seek to offset 5 with leader epoch " + epoch.orElseThrow() + " reads from offset 5";
     }
 
     private String pollAtEnd() {

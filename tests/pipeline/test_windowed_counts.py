@@ -7,7 +7,8 @@ to the gateway and read back. For the streaming restart the query reads a file
 source that each round feeds with the records newly read from the gateway (its
 checkpoint then holds how far it read, as it holds the Kafka offsets with the
 connector) and writes through foreachBatch to the gateway. With
-SPARK_KAFKA_JARS set, the same checks run the whole job through format("kafka").
+SPARK_KAFKA_JARS or SPARK_KAFKA_PACKAGES set, the same checks run the whole job
+through format("kafka").
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from confluent_kafka import Consumer, TopicPartition
 from pipelines.windowed_counts import Windowing, run_batch, start_stream, transform
 from tests.gateway.admin import create_topic
 from tests.gateway.clients import Sent, confluent_consume, confluent_produce
-from tests.pipeline.conftest import CONNECTOR_JARS
+from tests.pipeline.conftest import CONNECTOR
 
 EVENTS, COUNTS = "events", "event-counts"
 PARTITIONS = 2
@@ -33,8 +34,8 @@ WINDOWING = Windowing(window="1 minute", watermark="1 minute")
 RECORD_SCHEMA = "key string, value string, topic string, partition int, offset long"
 STREAM_TIMEOUT_S = 120
 
-needs_connector = pytest.mark.skipif(not CONNECTOR_JARS,
-                                     reason="SPARK_KAFKA_JARS names no Spark Kafka connector jars")
+needs_connector = pytest.mark.skipif(
+    not any(CONNECTOR.values()), reason="neither SPARK_KAFKA_JARS nor SPARK_KAFKA_PACKAGES names Spark's Kafka connector")
 
 
 def event(n: int) -> dict:
