@@ -2,8 +2,11 @@
 # Runs the whole test suite on a fresh machine: installs what it needs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v kcat >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && apt-get install -y -qq kcat >/dev/null
+missing=""
+command -v kcat >/dev/null 2>&1 || missing="$missing kcat"
+command -v javac >/dev/null 2>&1 || missing="$missing openjdk-17-jdk-headless"
+if [ -n "$missing" ] && [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq $missing >/dev/null
 fi
 python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip

@@ -118,7 +118,11 @@ class PartitionLog:
         self.offsets.add(sequence, batch.base_offset, batch.last_offset_delta + 1, timestamp, batch.size)
 
     async def wait_durable(self, sequence: int) -> None:
+        """Return once `min_insync` stores hold every batch up to `sequence`, with the
+        high watermark past it, so that a client told "written" sees it as written."""
         await self.mesh.wait_acked(sequence, self.min_insync)
+        if sequence >= self.offsets.first_sequence:
+            self._advance(self.offsets.range_of(sequence)[1] + 1)
 
     def is_durable(self, sequence: int) -> bool:
         return self.offsets.range_of(sequence)[1] < self.high_watermark

@@ -26,7 +26,10 @@ def spark():
                .config("spark.ui.enabled", "false")
                .config("spark.sql.session.timeZone", "UTC")
                # Spark's 200 shuffle partitions would be 200 tasks per micro-batch on two cores.
-               .config("spark.sql.shuffle.partitions", "2"))
+               .config("spark.sql.shuffle.partitions", "2")
+               # Small test data: adaptive re-planning and C2 compiling only cost time here.
+               .config("spark.sql.adaptive.enabled", "false")
+               .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1"))
     for setting, value in CONNECTOR.items():
         if value:
             builder = builder.config(setting, value)
