@@ -38,6 +38,7 @@ from protocol.records import Record, build_batch
 
 from ..errors import KafkaError
 from .partition import MeshRead, PartitionLog, StoredBatch
+from .waiters import WatermarkWaiters
 
 BATCH_RECORDS = 500  # records in one built batch at most
 BATCH_BYTES = 1 << 20  # and its size, unless one record alone is larger
@@ -108,7 +109,7 @@ class NativePartition:
         self._arrivals = ArrivalTimes()
         self._live = BoundedCache(CONTENT_CACHE_BYTES)  # sequence -> content
         self._batches = BoundedCache(BATCH_CACHE_BYTES, lambda batch: len(batch.data))  # by base offset
-        self._fetch_waiters: set[trio.Event] = set()
+        self._fetch_waiters = WatermarkWaiters()
 
     @property
     def next_offset(self) -> int:
@@ -134,9 +135,7 @@ class NativePartition:
             return
         self._arrivals.learned(self.high_watermark, int(time.time() * 1000))
         self.high_watermark = end
-        for waiter in self._fetch_waiters:
-            waiter.set()
-        self._fetch_waiters.clear()
+        self._fetch_waiters.wake()
 
     def notify_on_data(self, waiter: trio.Event) -> None:
         """Set `waiter` when the high watermark next moves."""

@@ -24,6 +24,7 @@ from protocol.kafka.error_codes import ErrorCode
 from protocol.records import RecordBatch, assign_offsets
 
 from .index import OffsetIndex
+from .waiters import WatermarkWaiters
 from .producer_state import ProducerStates
 from .transactions import AbortedTransaction
 
@@ -77,7 +78,7 @@ class PartitionLog:
         self._append_lock = trio.Lock()
         self._published = trio.Event()  # a batch beyond the watermark exists
         self._watermark_moved = trio.Event()
-        self._fetch_waiters: set[trio.Event] = set()
+        self._fetch_waiters = WatermarkWaiters()
         self._scope = trio.CancelScope()
 
     def epoch_error(self, current_leader_epoch: int) -> ErrorCode | None:
@@ -166,9 +167,7 @@ class PartitionLog:
         if watermark <= self.high_watermark:
             return
         self.high_watermark = watermark
-        for waiter in self._fetch_waiters:
-            waiter.set()
-        self._fetch_waiters.clear()
+        self._fetch_waiters.wake()
 
     def notify_on_data(self, waiter: trio.Event) -> None:
         """Set `waiter` when the high watermark next moves."""
