@@ -11,4 +11,6 @@ fi
 python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q -e '.[test]'
-exec .venv/bin/python -m pytest "$@"
+# Test modules run in three worker processes, a module per worker: most tests wait on
+# clients and timeouts rather than compute, so this fits a 2-core machine.
+exec .venv/bin/python -m pytest -n 3 --dist loadfile "$@"

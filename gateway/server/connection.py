@@ -86,8 +86,8 @@ class Connection:
                 slots_in, slots_out = trio.open_memory_channel(self.limits.max_in_flight)
                 nursery.start_soon(self._write_responses, slots_out, nursery.cancel_scope)
                 reason = await self._read_requests(slots_in, nursery)
-        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-            reason = f"stream broken: {exc}"
+        except* (trio.BrokenResourceError, trio.ClosedResourceError) as group:
+            reason = f"stream broken: {group.exceptions[0]}"
         finally:
             with trio.CancelScope(shield=True):
                 await trio.aclose_forcefully(self.stream)

@@ -68,10 +68,16 @@ class KafkaListener:
             connections.start_soon(self._serve, stream)
 
     async def _serve(self, stream: trio.SocketStream) -> None:
-        host, port = stream.socket.getpeername()[:2]
+        try:
+            host, port = stream.socket.getpeername()[:2]
+        except OSError:  # the peer reset between accept and here
+            await trio.aclose_forcefully(stream)
+            return
         connection = Connection(stream, f"{host}:{port}", self.dispatcher, self.limits)
         self.connections.add(connection)
         try:
             await connection.serve()
+        except Exception:  # a bug met by one client must not stop the broker for all
+            log.exception("connection_failed", peer=connection.peer)
         finally:
             self.connections.discard(connection)

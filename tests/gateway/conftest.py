@@ -18,3 +18,13 @@ def shared_gateway(tmp_path_factory):
     server = GatewayProcess(tmp_path_factory.mktemp("gateway")).start()
     yield server
     server.stop()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test's report carries the tail of its gateways' logs."""
+    report = (yield).get_result()
+    if report.failed and call.when == "call":
+        for server in item.funcargs.values():
+            if isinstance(server, GatewayProcess):
+                report.sections.append((f"gateway log {server.bootstrap}", server.log_tail(80)))

@@ -63,6 +63,18 @@ def test_truncated_frame_then_hangup(shared_gateway):
     assert api_versions_works(shared_gateway)
 
 
+def test_peer_that_resets_before_reading_its_answers(shared_gateway):
+    """Responses written to a reset socket end that connection, not the broker."""
+    request = encode_request(18, 3, 1, "probe", API_VERSIONS.Request(
+        client_software_name="probe", client_software_version="1"))
+    for _ in range(20):
+        with connect(shared_gateway) as sock:
+            sock.sendall((struct.pack(">i", len(request)) + request) * 50)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    time.sleep(0.5)
+    assert api_versions_works(shared_gateway)
+
+
 def test_too_new_api_versions_gets_v0_answer(shared_gateway):
     with connect(shared_gateway) as sock:
         request = bytearray(encode_request(18, 0, 5, "probe", API_VERSIONS.Request()))
