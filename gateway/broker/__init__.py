@@ -97,7 +97,7 @@ class Broker:
             tail_bytes=self.settings.tail_bytes_per_partition,
             log_start_offset=max(state.log_start_offset, offsets.first_offset),
         )
-        self._nursery.start_soon(partition.follow_acks)
+        self._nursery.start_soon(partition.run)
         return partition
 
     def topic(self, name: str) -> Topic | None:

@@ -24,6 +24,7 @@ from protocol.kafka.error_codes import ErrorCode
 from protocol.records import RecordBatch, assign_offsets
 
 from .index import OffsetIndex
+from .read_ahead import ReadAhead
 from .waiters import WatermarkWaiters
 from .producer_state import ProducerStates
 from .transactions import AbortedTransaction
@@ -65,7 +66,7 @@ class PartitionLog:
         self.topic = topic
         self.index = index
         self.mesh = mesh
-        self._read = read
+        self._stores = ReadAhead(lambda first, count: read(topic, mesh.uuid, first, count))
         self.offsets = offsets
         self.producers = producers
         self.min_insync = min_insync
@@ -147,10 +148,13 @@ class PartitionLog:
         """Stop following acknowledgements (the topic was deleted)."""
         self._scope.cancel()
 
-    async def follow_acks(self) -> None:
-        """Move the high watermark as stores acknowledge; runs until `close`."""
+    async def run(self) -> None:
+        """Move the high watermark as stores acknowledge, and read old batches
+        ahead for catching-up consumers; runs until `close`."""
         with self._scope:
-            await self._follow_acks()
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._stores.run)
+                await self._follow_acks()
 
     async def _follow_acks(self) -> None:
         while True:
@@ -197,9 +201,9 @@ class PartitionLog:
             start = sequence - self._tail[0].sequence
             return [self._tail[i] for i in range(start, len(self._tail))]
         # Older than the tail: ask the stores for what fits in max_bytes, a bounded number at a time.
-        end = min(self._tail[0].sequence if self._tail else self.mesh.next_sequence,
-                  sequence + min(self.offsets.batches_within(sequence, max_bytes), STORE_READ_BATCHES))
-        records = await self._read(self.topic, self.mesh.uuid, sequence, max(end - sequence, 1))
+        tail_start = self._tail[0].sequence if self._tail else self.mesh.next_sequence
+        count = min(self.offsets.batches_within(sequence, max_bytes), STORE_READ_BATCHES)
+        records = await self._stores.read(sequence, max(min(count, tail_start - sequence), 1), tail_start)
         return [self._stored(seq, content) for seq, content in records]
 
     def apply_retention(self, now_ms: int, retention_ms: int, retention_bytes: int) -> bool:

@@ -64,6 +64,7 @@ class _Read:
     count: int
     records: dict = field(default_factory=dict)
     done: trio.Event = field(default_factory=trio.Event)
+    arrived: trio.Event = field(default_factory=trio.Event)  # a record came since the last look
 
     def next_missing(self) -> int:
         sequence = self.first
@@ -74,8 +75,19 @@ class _Read:
     def offer(self, sequence: int, content) -> None:
         if self.first <= sequence < self.first + self.count:
             self.records[sequence] = content
+            self.arrived.set()
             if len(self.records) == self.count:
                 self.done.set()
+
+    async def wait_done_or_stalled(self, stall_s: float) -> None:
+        """Until every record came, or none did for `stall_s`: an answer still
+        streaming in is not asked for again."""
+        while not self.done.is_set():
+            self.arrived = trio.Event()
+            with trio.move_on_after(stall_s) as stalled:
+                await self.arrived.wait()
+            if stalled.cancelled_caught:
+                return
 
 
 class Consumer:
@@ -122,8 +134,7 @@ class Consumer:
                     first = request.next_missing()
                     await self.node.send(Fetch(partition, self.node.uuid, subject, first,
                                                from_sequence + count - first))
-                    with trio.move_on_after(FETCH_RETRY_S):
-                        await request.done.wait()
+                    await request.wait_done_or_stalled(FETCH_RETRY_S)
         finally:
             waiting.remove(request)
             if not waiting:

@@ -16,6 +16,7 @@ Types:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 OPEN_END = 0x7FFF
@@ -85,7 +86,7 @@ class Field:
         if (self.tag is None) != (not Versions.parse(self.tagged)):
             raise ValueError(f"{self.name}: tag and tagged go together")
 
-    @property
+    @cached_property  # asked for every request and response
     def version_range(self) -> Versions:
         return Versions.parse(self.versions)
 
@@ -118,7 +119,7 @@ class Api:
         object.__setattr__(self, "request", tuple(self.request))
         object.__setattr__(self, "response", tuple(self.response))
 
-    @property
+    @cached_property  # asked for every request and response
     def version_range(self) -> Versions:
         return Versions.parse(self.versions)
 
@@ -136,7 +137,7 @@ class Api:
 
         return message_classes(self)[1]
 
-    @property
+    @cached_property
     def flexible_range(self) -> Versions:
         return Versions.parse(self.flexible)
 

@@ -122,11 +122,14 @@ def test_dead_peer_is_expired_after_the_beacon_timeout(mesh):
     store.wait_for_log(f"peer='{uuid}'")
     consumer.stop(signal.SIGKILL)
     killed_at = time.monotonic()
-    store.wait_for_log(f"peer='{uuid}'", count=3, timeout=10)  # appeared in writer and reader, then expired
+    while not any("event='peer_expired'" in line and f"peer='{uuid}'" in line
+                  for line in store.log_text().splitlines()):
+        assert time.monotonic() - killed_at < 15, f"{uuid} never expired:\n{store.log_text()}"
+        time.sleep(0.05)
     waited = time.monotonic() - killed_at
-    expired = [line for line in store.log_text().splitlines() if f"peer='{uuid}'" in line][2]
-    assert "event='peer_expired'" in expired
-    assert config.beacon_timeout_ms / 1000 - 0.3 <= waited <= config.beacon_timeout_ms / 1000 + 2
+    # Never before the timeout; after it, as soon as the next beacon check runs
+    # (the margin above allows for a loaded machine).
+    assert config.beacon_timeout_ms / 1000 - 0.3 <= waited <= config.beacon_timeout_ms / 1000 + 5
 
 
 def test_a_second_store_on_the_same_directory_exits(mesh):

@@ -1,0 +1,59 @@
+"""ReadAhead: old batches come from memory when a consumer reads on in order."""
+
+import trio
+
+from gateway.log.read_ahead import ReadAhead
+
+
+class Stores:
+    """A stand-in for the mesh: batch n is b"n"; records the reads asked of it."""
+
+    def __init__(self, length: int):
+        self.length = length
+        self.asked: list[tuple[int, int]] = []
+
+    async def read(self, first: int, count: int):
+        self.asked.append((first, count))
+        await trio.sleep(0.01)
+        return [(n, str(n).encode()) for n in range(first, min(first + count, self.length))]
+
+
+async def test_sequential_reads_find_the_next_run_in_memory():
+    stores = Stores(100)
+    ahead = ReadAhead(stores.read)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ahead.run)
+        got = []
+        first = 0
+        while first < 40:
+            records = await ahead.read(first, 10, 40)
+            got += records
+            first = records[-1][0] + 1
+            await trio.sleep(0.05)  # the consumer takes in its answer
+        nursery.cancel_scope.cancel()
+    assert got == [(n, str(n).encode()) for n in range(40)]
+    assert stores.asked == [(0, 10), (10, 10), (20, 10), (30, 10)]  # each once, none past `end`
+
+
+async def test_a_read_during_the_read_ahead_waits_for_it_instead_of_asking_twice():
+    stores = Stores(100)
+    ahead = ReadAhead(stores.read)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ahead.run)
+        await ahead.read(0, 5, 100)
+        await trio.sleep(0)  # the read ahead of 5..9 is now on its way
+        assert await ahead.read(5, 5, 100) == [(n, str(n).encode()) for n in range(5, 10)]
+        nursery.cancel_scope.cancel()
+    assert stores.asked[:2] == [(0, 5), (5, 5)]
+
+
+async def test_a_jump_elsewhere_reads_from_the_stores():
+    stores = Stores(100)
+    ahead = ReadAhead(stores.read)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ahead.run)
+        await ahead.read(0, 5, 100)
+        await trio.sleep(0.05)
+        assert await ahead.read(50, 2, 100) == [(50, b"50"), (51, b"51")]
+        nursery.cancel_scope.cancel()
+    assert (50, 2) in stores.asked
