@@ -103,25 +103,36 @@ class Connection:
                     self.log.warning("bad_frame", error=str(exc))
                     return "bad frame"
                 if payload is None:
-                    data = await self._receive(frames.pending_bytes)
-                    if not data:
-                        return "closed by peer" if data == b"" else "shutdown or idle"
-                    frames.feed(data)
+                    received = await self._receive(frames)
+                    if not received:
+                        return "closed by peer" if received == 0 else "shutdown or idle"
                     continue
                 slot = ResponseSlot()
                 await slots_in.send(slot)
                 if not await self._handle(payload, slot, nursery):
                     return "request refused"
 
-    async def _receive(self, pending: int) -> bytes | None:
-        """The next chunk; b"" at end of stream, None on shutdown or idleness."""
-        timeout = self.limits.idle_timeout_s if pending == 0 else math.inf
+    async def _receive(self, frames: FrameReader) -> int | None:
+        """Bytes received into `frames`: 0 at end of stream, None on shutdown or idleness."""
+        timeout = self.limits.idle_timeout_s if frames.pending_bytes == 0 else math.inf
         with trio.CancelScope(deadline=trio.current_time() + timeout) as self._receiving:
             if not self._stopping:
-                return await self.stream.receive_some(READ_CHUNK)
+                return await self._receive_into(frames)
         if not self._stopping:
             self.log.info("connection_idle", seconds=timeout)
         return None
+
+    async def _receive_into(self, frames: FrameReader) -> int:
+        if not isinstance(self.stream, trio.SocketStream):  # e.g. TLS: no recv_into
+            data = await self.stream.receive_some(READ_CHUNK)
+            frames.feed(data)
+            return len(data)
+        try:  # straight into the frame's buffer, no copy of our own
+            count = await self.stream.socket.recv_into(frames.buffer_to_fill())
+        except OSError as exc:  # what SocketStream would have turned into BrokenResourceError
+            raise trio.BrokenResourceError(f"socket connection broken: {exc}") from exc
+        frames.filled(count)
+        return count
 
     async def _handle(self, payload: bytes, slot: ResponseSlot, nursery) -> bool:
         try:

@@ -1,9 +1,13 @@
 """Size-prefixed framing of Kafka's TCP stream, sans-IO.
 
 Every request and response travels as a 4-byte big-endian size followed by
-that many bytes. `FrameReader` is fed whatever the socket gave and hands
-back whole frames; it refuses a size above its limit as soon as the prefix
-is in, before a byte of the body is buffered.
+that many bytes. `FrameReader` hands out whole frames from the bytes it was
+given; it refuses a size above its limit as soon as the prefix is in, before
+a byte of the body is buffered.
+
+The I/O layer either writes received bytes straight into `buffer_to_fill()`
+(a socket's recv_into: a large produce request lands in one buffer of its
+own size, copied by nobody) or passes chunks to `feed`.
 """
 
 from __future__ import annotations
@@ -14,25 +18,58 @@ from ..errors import DecodeError
 
 _SIZE = struct.Struct(">i")
 SIZE_PREFIX_BYTES = _SIZE.size
+MIN_FILL_BYTES = 64 * 1024  # below this much free space a fresh buffer is cheaper than small reads
 
 
 class FrameReader:
     """Splits a byte stream into frames of at most `max_frame_bytes`."""
 
-    def __init__(self, max_frame_bytes: int):
+    def __init__(self, max_frame_bytes: int, buffer_bytes: int = 256 * 1024):
         self.max_frame_bytes = max_frame_bytes
-        self._buffer = bytearray()
-        self._consumed = 0  # bytes at the front of _buffer already handed out
+        self.buffer_bytes = buffer_bytes
+        self._buffer = bytearray(buffer_bytes)
+        self._start = 0  # first byte not yet handed out in a frame
+        self._end = 0  # end of the bytes received
+
+    def buffer_to_fill(self) -> memoryview:
+        """Free space for the next received bytes; report them with `filled`.
+
+        Bytes already handed out are never moved or overwritten: frames are
+        views into the buffer. When space runs short, the unframed rest moves
+        to a new buffer large enough for the frame it begins.
+        """
+        wanted = self._room_wanted()
+        if len(self._buffer) - self._end < wanted:
+            pending = self._buffer[self._start : self._end]
+            self._buffer = bytearray(max(len(pending) + wanted, self.buffer_bytes))
+            self._buffer[: len(pending)] = pending
+            self._start, self._end = 0, len(pending)
+        return memoryview(self._buffer)[self._end :]
+
+    def _room_wanted(self) -> int:
+        """Free bytes the next receive should have: the rest of a frame under
+        way (so that it lands in one piece), and never too little to be worth a
+        system call."""
+        worthwhile = max(1, min(MIN_FILL_BYTES, self.buffer_bytes // 4))
+        size = self._frame_size()
+        if size is None or not 0 <= size <= self.max_frame_bytes:
+            return worthwhile
+        return max(self._start + SIZE_PREFIX_BYTES + size - self._end, worthwhile)
+
+    def filled(self, count: int) -> None:
+        self._end += count
 
     def feed(self, data: bytes) -> None:
-        if self._consumed:
-            # Frames handed out are views into the old buffer: leave it to them.
-            self._buffer = self._buffer[self._consumed :]
-            self._consumed = 0
-        self._buffer += data
+        data = memoryview(data)
+        while data:
+            space = self.buffer_to_fill()
+            taken = min(len(space), len(data))
+            space[:taken] = data[:taken]
+            self.filled(taken)
+            data = data[taken:]
 
     def next_frame(self) -> memoryview | None:
-        """The next whole frame, or None until more bytes are fed.
+        """The next whole frame, or None until more bytes come.
 
         Frames are writable views, not copies, so that record batches inside
         a produce request can be stamped with their offsets where they lie;
@@ -40,22 +77,27 @@ class FrameReader:
 
         Raises DecodeError for a negative size or one above the limit.
         """
-        start = self._consumed
-        if len(self._buffer) - start < 4:
+        size = self._frame_size()
+        if size is None:
             return None
-        (size,) = _SIZE.unpack_from(self._buffer, start)
         if size < 0 or size > self.max_frame_bytes:
-            raise DecodeError(
-                f"frame size {size} outside 0..{self.max_frame_bytes}", start
-            )
-        end = start + 4 + size
-        if len(self._buffer) < end:
+            raise DecodeError(f"frame size {size} outside 0..{self.max_frame_bytes}", self._start)
+        end = self._start + SIZE_PREFIX_BYTES + size
+        if end > self._end:
             return None
-        self._consumed = end
-        return memoryview(self._buffer)[start + 4 : end]
+        frame = memoryview(self._buffer)[self._start + SIZE_PREFIX_BYTES : end]
+        self._start = end
+        return frame
+
+    def _frame_size(self) -> int | None:
+        """The size prefix of the next frame, once received; valid or not, and
+        only worth making room for when valid."""
+        if self._end - self._start < SIZE_PREFIX_BYTES:
+            return None
+        (size,) = _SIZE.unpack_from(self._buffer, self._start)
+        return size
 
     @property
     def pending_bytes(self) -> int:
         """Bytes received that do not yet form a whole frame."""
-        return len(self._buffer) - self._consumed
-
+        return self._end - self._start

@@ -1,0 +1,61 @@
+"""FrameReader: any chunking of a stream gives back its frames, unchanged later."""
+
+import struct
+
+import pytest
+from hypothesis import given, strategies as st
+
+from protocol.errors import DecodeError
+from protocol.kafka.framing import FrameReader
+
+frames_strategy = st.lists(st.binary(max_size=300) | st.binary(min_size=5000, max_size=20_000), max_size=12)
+
+
+def framed(frames: list[bytes]) -> bytes:
+    return b"".join(struct.pack(">i", len(frame)) + frame for frame in frames)
+
+
+def drain(reader: FrameReader, out: list) -> None:
+    while (frame := reader.next_frame()) is not None:
+        out.append(frame)
+
+
+@given(frames_strategy, st.lists(st.integers(1, 10_000), min_size=1), st.booleans())
+def test_any_chunking_gives_the_frames_back(frames, cuts, fill_in_place):
+    stream = framed(frames)
+    reader = FrameReader(1 << 20, buffer_bytes=4096)
+    out: list[memoryview] = []
+    position, turn = 0, 0
+    while position < len(stream):
+        if fill_in_place:  # as a socket's recv_into would
+            space = reader.buffer_to_fill()
+            count = min(len(space), cuts[turn % len(cuts)], len(stream) - position)
+            space[:count] = stream[position : position + count]
+            reader.filled(count)
+        else:
+            count = cuts[turn % len(cuts)]
+            reader.feed(stream[position : position + count])
+        position += count
+        turn += 1
+        drain(reader, out)
+    assert [bytes(frame) for frame in out] == frames  # frames handed out early were never overwritten
+    assert reader.pending_bytes == 0
+
+
+@pytest.mark.parametrize("size", [-1, 1001])
+def test_a_size_outside_the_limit_is_refused_before_the_body(size):
+    reader = FrameReader(1000)
+    reader.feed(struct.pack(">i", size))
+    with pytest.raises(DecodeError):
+        reader.next_frame()
+
+
+def test_a_large_frame_lands_in_one_buffer_without_moving():
+    reader = FrameReader(1 << 22, buffer_bytes=1024)
+    reader.feed(struct.pack(">i", 1 << 21) + b"a")
+    space = reader.buffer_to_fill()
+    assert len(space) == (1 << 21) - 1  # room for exactly the rest of the frame
+    space[:] = b"b" * len(space)
+    reader.filled(len(space))
+    frame = reader.next_frame()
+    assert len(frame) == 1 << 21 and frame[0] == ord("a") and frame[-1] == ord("b")
