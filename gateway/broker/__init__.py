@@ -39,7 +39,7 @@ class Broker:
         self.topics: dict[str, Topic] = {}
         self.fetch_sessions = FetchSessions()
         self.producer_ids = ProducerIds(self.journal)
-        self.groups = GroupCoordinator(settings, storage)
+        self.groups = GroupCoordinator(settings, storage, self.topics)
         self._nursery: trio.Nursery | None = None
         self.topic_lock = trio.Lock()
         self.own_addresses: set[str] = set()  # every partition address a gateway topic ever had
@@ -53,6 +53,8 @@ class Broker:
             self._nursery = nursery
             await self.storage.wait_for_stores(
                 max(self.defaults.min_insync_replicas, self.settings.expected_stores))
+            await self.storage.prefetch_heads(
+                self.journal.subject, self.groups.log.journal.subject, self.transactions.journal.subject)
             states: dict[str, dict] = {}
             for entry in await self.journal.replay():
                 if entry["type"] == "topic":
@@ -64,6 +66,7 @@ class Broker:
                     self.producer_ids.replay(entry)
                 elif entry["type"] == NATIVE_ENTRY:
                     self.native.replay(entry)
+            await self.storage.prefetch_heads(*states, *self.native.journaled_topics())
             for state in states.values():
                 topic = Topic.from_state(state)
                 await self._open(topic, await self.storage.heads(topic.name))

@@ -52,14 +52,17 @@ class NativeTopics:
     def replay(self, entry: dict) -> None:
         self._journaled[(entry["topic"], entry["number"])] = entry
 
+    def journaled_topics(self) -> set[str]:
+        return {name for name, _ in self._journaled}
+
     async def open(self) -> None:
         """Serve the journaled native topics, at the heads the stores report."""
         for (name, _), entry in sorted(self._journaled.items()):
             self._add(name, entry["address"], entry["log_start_offset"])
         async with trio.open_nursery() as nursery:
-            for name in {name for name, _ in self._journaled}:
+            for name in self.journaled_topics():
                 nursery.start_soon(self._ask_heads, name)
-        log.info("native_topics_opened", topics=len({name for name, _ in self._journaled}))
+        log.info("native_topics_opened", topics=len(self.journaled_topics()))
 
     async def _ask_heads(self, name: str) -> None:
         for address, head in (await self.broker.storage.heads(name)).items():

@@ -29,6 +29,7 @@ class MeshStorage:
         self.producer = Producer(context, config)
         self.consumer = Consumer(context, config, ())
         self.watcher = MeshNode(context, config, kind="watcher")
+        self._prefetched: dict[str, dict[str, int]] = {}
 
     def close(self) -> None:
         self.producer.close()
@@ -63,9 +64,18 @@ class MeshStorage:
     async def read(self, subject: str, uuid: str, sequence: int, count: int) -> list[tuple[int, bytes]]:
         return await self.consumer.read(subject, uuid, sequence, count)
 
+    async def prefetch_heads(self, *subjects: str) -> None:
+        """Ask the stores for the heads of several subjects in one window; each
+        subject's next `heads` call takes the answer instead of asking again."""
+        if subjects:
+            self._prefetched.update(await self.consumer.heads(*subjects))
+
     async def heads(self, subject: str) -> dict[str, int]:
         """partition uuid -> the last sequence any store holds, for one subject."""
-        return await self.consumer.heads(subject)
+        prefetched = self._prefetched.pop(subject, None)
+        if prefetched is not None:
+            return prefetched
+        return (await self.consumer.heads(subject))[subject]
 
     async def contents(self, subject: str, uuid: str, head: int | None):
         """Every stored record of a partition up to `head`, in order: (sequence, content)."""

@@ -41,7 +41,8 @@ from protocol.errors import DecodeError
 
 RECV_BATCH = 256
 DELIVERY_BUFFER = 64  # batches of up to RECV_BATCH deliveries
-HEADS_WAIT_S = 0.5  # how long stores may take to answer GET-HEADS
+HEADS_WAIT_S = 1.0  # how long stores may take to answer GET-HEADS
+HEADS_ASKS = 4  # GET-HEADS sent within that window: a lost question or answer is asked again
 # A consumer that missed a partition's last records and HEADs (its queue was full) would never
 # learn of them once the producer is gone; stores know every head, so we ask them now and then.
 HEADS_POLL_S = 1.0
@@ -98,7 +99,8 @@ class Consumer:
         self.sequencers = Sequencers()
         self._reads: dict[tuple[str, str], list[_Read]] = defaultdict(list)
         self._heads: dict[str, list[dict[str, int]]] = defaultdict(list)
-        self._stores: set[str] = set()
+        self._stores: set[str] = set()  # store readers subscribed to our publisher
+        self._greeted_by: set[str] = set()  # store readers whose STORE-HELLO reached our subscriber
         self._stores_changed = trio.Event()
         # Lists of deliveries, one per batch of messages received: a channel operation per record costs more.
         self._deliver, self.deliveries = trio.open_memory_channel[list[Delivery]](DELIVERY_BUFFER)
@@ -153,6 +155,8 @@ class Consumer:
                     self.node.log.warning("bad_message", reason=error.reason)
                     continue
                 if isinstance(message, StoreHello):
+                    self._greeted_by.add(message.store)
+                    self._signal_stores_changed()
                     await self._hello(message.store)
                 elif key := self._take(message, deliveries):
                     touched.add(key)
@@ -200,25 +204,34 @@ class Consumer:
         return sequencer
 
     def stores(self) -> frozenset[str]:
-        """The store readers connected to this consumer now."""
-        return frozenset(self._stores)
+        """The store readers connected to this consumer now, both ways."""
+        return frozenset(self._stores & self._greeted_by)
 
     async def wait_for_stores(self, count: int) -> None:
-        """Return once at least `count` store readers are connected."""
-        while len(self._stores) < count:
+        """Return once at least `count` store readers are connected both ways.
+
+        A reader's subscription to our publisher says it hears our questions;
+        its STORE-HELLO, sent when our subscription reached it, says its
+        answers reach us. Before both, an answer could be dropped unseen and
+        a partition taken for empty.
+        """
+        while len(self.stores()) < count:
             await self._stores_changed.wait()
 
-    async def heads(self, subject: str, *, timeout: float = HEADS_WAIT_S) -> dict[str, int]:
-        """partition -> the highest head any store reports for `subject` within `timeout`."""
-        found: dict[str, int] = {}
-        self._heads[subject].append(found)
+    async def heads(self, *subjects: str, timeout: float = HEADS_WAIT_S) -> dict[str, dict[str, int]]:
+        """subject -> partition -> the highest head any store reports within `timeout`."""
+        found: dict[str, dict[str, int]] = {subject: {} for subject in subjects}
+        for subject in subjects:
+            self._heads[subject].append(found[subject])
         try:
-            await self.node.send(GetHeads(subject, self.node.uuid))
-            await trio.sleep(timeout)
+            for _ in range(HEADS_ASKS):
+                await self._send_get_heads(subjects)
+                await trio.sleep(timeout / HEADS_ASKS)
         finally:
-            self._heads[subject].remove(found)
-            if not self._heads[subject]:
-                del self._heads[subject]
+            for subject in subjects:
+                self._heads[subject].remove(found[subject])
+                if not self._heads[subject]:
+                    del self._heads[subject]
         return found
 
     def _note_store(self, frame) -> str | None:
@@ -229,15 +242,23 @@ class Consumer:
             self._stores.add(store)
         elif gone is not None:
             self._stores.discard(gone)
+        if gone is not None:
+            self._greeted_by.discard(gone)
         if store is not None or gone is not None:
-            self._stores_changed.set()
-            self._stores_changed = trio.Event()
+            self._signal_stores_changed()
         return store
+
+    def _signal_stores_changed(self) -> None:
+        self._stores_changed.set()
+        self._stores_changed = trio.Event()
 
     async def _ask_heads(self) -> None:
         while True:
             await trio.sleep(HEADS_POLL_S)
-            await self.node.publisher.send_batch([encode(GetHeads(s, self.node.uuid)) for s in self.subjects])
+            await self._send_get_heads(self.subjects)
+
+    async def _send_get_heads(self, subjects) -> None:
+        await self.node.publisher.send_batch([encode(GetHeads(s, self.node.uuid)) for s in subjects])
 
     async def _watch_subscriptions(self) -> None:
         """Verbose XPUB: a store reader's `W`+UUID subscription means it just connected."""

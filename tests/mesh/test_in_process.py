@@ -66,7 +66,7 @@ async def test_a_late_consumer_learns_heads_from_the_store_and_replays(tmp_path)
                 await nursery.start(consumer.run)
                 await consumer.wait_for_stores(1)
                 assert consumer.stores() == {reader.node.uuid}
-                assert await consumer.heads("orders") == {partition.uuid: 4}
+                assert await consumer.heads("orders") == {"orders": {partition.uuid: 4}}
                 got = []
                 async for deliveries in consumer.deliveries:
                     got += [(delivery.sequence, bytes(delivery.content)) for delivery in deliveries]
