@@ -45,6 +45,7 @@ class ProducerPartition:
         self._first_unacked = next_sequence
         self._acked_by: dict[str, int] = {}  # store -> highest sequence it ACKed
         self._waiters: list[tuple[int, int, trio.Event]] = []
+        self._diverged_stores: set[str] = set()  # stores that ACKed sequences we never published
         self._prefix = content_prefix(Record(uuid, subject, 0, b""))
 
     async def publish(self, content) -> int:
@@ -81,14 +82,22 @@ class ProducerPartition:
         return self._acked_by.get(store, -1)
 
     def on_ack(self, store: str, sequence: int) -> None:
+        if store in self._diverged_stores:
+            return
+        if sequence >= self.next_sequence:
+            # The store holds sequences this partition never published: another life of it
+            # went further than we were told. Its ACKs would pass its records off as ours,
+            # so they count for nothing from now on: writes waiting on it fail, loudly.
+            self._diverged_stores.add(store)
+            self.producer.node.log.error("ack_beyond_published", subject=self.subject, partition=self.uuid,
+                                         store=store, acked=sequence, published=self.next_sequence - 1)
+            return
         if sequence <= self._acked_by.get(store, -1):
             return
         self._acked_by[store] = sequence
         while self._unacked and self._first_unacked <= sequence:
             self._unacked.popleft()
             self._first_unacked += 1
-        if sequence >= self.next_sequence:  # ACKs from an earlier life of this partition
-            self._first_unacked = self.next_sequence
         waiting = []
         for waiter in self._waiters:
             if self._covered(waiter[0]) >= waiter[1]:

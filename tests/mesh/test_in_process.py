@@ -77,3 +77,32 @@ async def test_a_late_consumer_learns_heads_from_the_store_and_replays(tmp_path)
         finally:
             producer.close()
             consumer.close()
+
+
+async def test_a_store_ahead_of_its_producer_never_acknowledges_its_new_records(tmp_path):
+    """A partition hosted again from sequence 0 over a store holding 0..4 (its heads were
+    missed): the store's ACKs are for its own records, so new writes must wait, not pass."""
+    from structlog.testing import capture_logs
+
+    config = fast_config(store_db=str(tmp_path / "store"))
+    with zmq_context() as context, trio.fail_after(20), capture_logs() as logs:
+        producer = Producer(context, config)
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(run_tower, context, config)
+                await nursery.start(run_store, context, config, MemoryLog())
+                await nursery.start(producer.run)
+                first_life = producer.host("orders")
+                for i in range(5):
+                    await first_life.publish(b"record %d" % i)
+                await first_life.wait_acked(4, stores=1)
+                producer.release(first_life)
+                second_life = producer.host("orders", uuid=first_life.uuid, next_sequence=0)
+                await second_life.publish(b"not the store's record 0")
+                with trio.move_on_after(2) as waiting:
+                    await second_life.wait_acked(0, stores=1)
+                assert waiting.cancelled_caught
+                assert any(entry["event"] == "ack_beyond_published" for entry in logs)
+                nursery.cancel_scope.cancel()
+        finally:
+            producer.close()
