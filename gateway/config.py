@@ -28,6 +28,10 @@ class BrokerDefaults:
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1800000
     offsets_retention_minutes: int = 7 * 24 * 60
+    # KIP-848 consumer groups (Kafka's group.consumer.* names).
+    group_consumer_heartbeat_interval_ms: int = 5000
+    group_consumer_session_timeout_ms: int = 45000
+    group_consumer_max_size: int = 2**31 - 1
     # The transaction coordinator's (Kafka's transaction.* names).
     transaction_max_timeout_ms: int = 900000
     transaction_abort_timed_out_transaction_cleanup_interval_ms: int = 10000

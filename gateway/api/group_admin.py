@@ -1,4 +1,8 @@
-"""DescribeGroups, ListGroups and DeleteGroups: the coordinator's groups, for admin clients."""
+"""DescribeGroups, ListGroups and DeleteGroups: the coordinator's groups, for admin clients.
+
+DescribeGroups shows classic groups; ConsumerGroupDescribe (consumer_group.py)
+shows KIP-848 consumer groups; ListGroups and DeleteGroups take both.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 
 from ..group.classic import ClassicState
+from ..group.consumer import ConsumerGroup
 from .metadata import NO_OPERATIONS
 from .registry import handles
 
@@ -28,11 +33,13 @@ async def describe_groups(request):
 
 def described(group, group_id: str, version: int, operations: int):
     Group = DESCRIBE.Response.Groups
-    if group is None:
+    if group is None or isinstance(group, ConsumerGroup):
+        # Kafka describes only classic groups here: a consumer group is answered as unknown.
         if version < FIRST_NOT_FOUND_VERSION:
             return Group(group_id=group_id, group_state=ClassicState.DEAD.value, authorized_operations=operations)
+        message = f"Group {group_id} not found." if group is None else f"Group {group_id} is not a classic group."
         return Group(group_id=group_id, group_state=ClassicState.DEAD.value, error_code=ErrorCode.GROUP_ID_NOT_FOUND,
-                     error_message=f"Group {group_id} not found.", authorized_operations=operations)
+                     error_message=message, authorized_operations=operations)
     stable = group.is_(ClassicState.STABLE)
     members = [
         Group.Members(member_id=m.member_id, group_instance_id=m.instance_id if version >= 4 else None,
@@ -54,13 +61,13 @@ async def list_groups(request):
     listed = []
     for group_id, group in request.broker.groups.groups.items():
         state = group.state.value
-        if (states and state.lower() not in states) or (types and "classic" not in types):
+        if (states and state.lower() not in states) or (types and group.group_type not in types):
             continue
         entry = LIST.Response.Groups(group_id=group_id, protocol_type=group.protocol_type or "")
         if version >= 4:
             entry.group_state = state
         if version >= 5:
-            entry.group_type = "classic"
+            entry.group_type = group.group_type
         listed.append(entry)
     return LIST.Response(groups=listed)
 

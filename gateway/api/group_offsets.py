@@ -69,6 +69,12 @@ async def offset_fetch(request):
     Group = FETCH.Response.Groups
     groups = []
     for wanted in body.groups:
+        try:
+            # v9+: a consumer group member fetches with its member id and epoch, which must be current.
+            request.broker.groups.validate_offset_fetch(wanted.group_id, wanted.member_id, wanted.member_epoch)
+        except KafkaError as exc:
+            groups.append(Group(group_id=wanted.group_id, error_code=exc.code))
+            continue
         error, topics = fetch_group(request, wanted.group_id, wanted.topics)
         groups.append(Group(group_id=wanted.group_id, error_code=error, topics=topics))
     return FETCH.Response(groups=groups)

@@ -1,4 +1,4 @@
-"""The group coordinator: classic groups and their committed offsets."""
+"""The group coordinator: classic and KIP-848 consumer groups and their committed offsets."""
 
 from .coordinator import GroupCoordinator
 

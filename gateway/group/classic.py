@@ -82,6 +82,8 @@ class ClassicMember:
 
 
 class ClassicGroup:
+    group_type = "classic"
+
     def __init__(self, group_id: str, state: ClassicState = ClassicState.EMPTY):
         self.group_id = group_id
         self.state = state

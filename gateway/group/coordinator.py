@@ -1,5 +1,8 @@
 """The group coordinator: every group of the cluster, its members and its committed offsets.
 
+Groups are classic (JoinGroup/SyncGroup) or KIP-848 consumer groups
+(ConsumerGroupHeartbeat); one group id names one group of either type.
+
 This gateway coordinates every group until coordination is distributed
 between gateways. State and offsets live on the coordinator's own journal
 and are replayed at start, before the first request is served.
@@ -16,6 +19,8 @@ from ..journal import Journal
 from ..config import GatewaySettings
 from ..errors import KafkaError
 from .classic import ClassicGroup, ClassicState, now_ms
+from .consumer import ConsumerGroup
+from .consumer_membership import ConsumerMembership
 from .log import GroupLog
 from .membership import ClassicMembership
 from .offsets import Committed, OffsetStore
@@ -25,17 +30,21 @@ log = structlog.get_logger()
 
 # Kafka's offsets.retention.check.interval.ms.
 RETENTION_CHECK_S = 600.0
+# Members of consumer groups commit with their member epoch from this OffsetCommit version on.
+FIRST_MEMBER_EPOCH_COMMIT_VERSION = 9
 
 
 class GroupCoordinator:
-    def __init__(self, settings: GatewaySettings, storage):
+    def __init__(self, settings: GatewaySettings, storage, topics: dict | None = None):
         self.defaults = settings.defaults
+        self.topics = topics if topics is not None else {}  # the broker's topics by name
         self.log = GroupLog(Journal(storage, settings.cluster_id, settings.defaults.min_insync_replicas,
                                     kind="groups"))
         self.timer = Timer()
-        self.groups: dict[str, ClassicGroup] = {}
+        self.groups: dict[str, ClassicGroup | ConsumerGroup] = {}
         self.offsets = OffsetStore()
         self.classic = ClassicMembership(self)
+        self.consumer = ConsumerMembership(self)
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Replay the journal, then run the timeouts."""
@@ -43,7 +52,8 @@ class GroupCoordinator:
             for entry in await self.log.replay(nursery):
                 self._replay(entry)
             for group in self.groups.values():
-                self.classic.restored(group)
+                membership = self.consumer if isinstance(group, ConsumerGroup) else self.classic
+                membership.restored(group)
             log.info("groups_ready", groups=len(self.groups), with_offsets=len(self.offsets.groups()))
             nursery.start_soon(self.timer.run)
             nursery.start_soon(self._expire_offsets)
@@ -53,6 +63,8 @@ class GroupCoordinator:
         kind, group_id = entry["type"], entry["group"]
         if kind == "classic_group":
             self.groups[group_id] = ClassicGroup.restored(entry)
+        elif kind == "consumer_group":
+            self.groups[group_id] = ConsumerGroup.restored(entry)
         elif kind == "group_deleted":
             self.groups.pop(group_id, None)
             self.offsets.apply_delete(group_id, None)
@@ -66,6 +78,14 @@ class GroupCoordinator:
         if not group_id:
             raise KafkaError(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
         group = self.groups.get(group_id)
+        if isinstance(group, ConsumerGroup):
+            if not create or not group.is_empty():
+                # Kafka also lets classic members join a consumer group (mixed groups); this gateway does not.
+                code = ErrorCode.INCONSISTENT_GROUP_PROTOCOL if create else ErrorCode.UNKNOWN_MEMBER_ID
+                raise KafkaError(code, f"group {group_id} is a consumer group")
+            log.info("consumer_group_converted", group=group_id)
+            group = None
+            self.log.append(ClassicGroup(group_id).snapshot())  # the empty consumer group is gone
         if group is None:
             if not create:
                 raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"group {group_id} does not exist")
@@ -83,7 +103,10 @@ class GroupCoordinator:
                 code = ErrorCode.GROUP_ID_NOT_FOUND if version >= 9 else ErrorCode.ILLEGAL_GENERATION
                 raise KafkaError(code, f"group {group_id} does not exist")
             group = self.groups[group_id] = ClassicGroup(group_id)
-        validate_classic_commit(group, member_id, instance_id, generation)
+        if isinstance(group, ConsumerGroup):
+            validate_consumer_commit(group, member_id, generation, version, transactional=False)
+        else:
+            validate_classic_commit(group, member_id, instance_id, generation)
         if commits:
             await self.log.write(self.offsets.commit(group_id, commits))
 
@@ -91,6 +114,9 @@ class GroupCoordinator:
                                       generation: int) -> None:
         """TxnOffsetCommit's member checks; the offsets wait for the transaction's commit."""
         group = self.groups.get(group_id)
+        if isinstance(group, ConsumerGroup):
+            validate_consumer_commit(group, member_id, generation, None, transactional=True)
+            return
         if group is None or (generation < 0 and not member_id):
             return  # producers without group metadata (TxnOffsetCommit v0-2) are not checked
         validate_classic_commit(group, member_id, instance_id, generation)
@@ -105,6 +131,13 @@ class GroupCoordinator:
     def fetch_offsets(self, group_id: str) -> dict:
         """A group's committed offsets by (topic, partition)."""
         return self.offsets.of(group_id)
+
+    def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> None:
+        """OffsetFetch v9+ from a consumer group member: its id and epoch must be current."""
+        group = self.groups.get(group_id)
+        if not isinstance(group, ConsumerGroup) or (member_id is None and member_epoch < 0):
+            return
+        _check_member_epoch(member_epoch, group.member(member_id).epoch)
 
     async def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]]) -> dict:
         """{(topic, partition): error} for OffsetDelete; KafkaError for the whole group."""
@@ -130,14 +163,20 @@ class GroupCoordinator:
         retention_ms = self.defaults.offsets_retention_minutes * 60 * 1000
         for group_id in self.offsets.groups():
             group = self.groups.get(group_id)
-            if group is not None and not group.is_empty():
+            if isinstance(group, ConsumerGroup):
+                # Kafka's rule for consumer groups: unsubscribed topics' offsets expire after their commit.
+                subscribed = group.subscribed_topics()
+                expired = [key for key in self.offsets.expired(group_id, None, retention_ms)
+                           if key[0] not in subscribed]
+            elif group is not None and not group.is_empty():
                 continue
-            empty_since = group.state_timestamp_ms if group is not None and group.protocol_type else None
-            expired = self.offsets.expired(group_id, empty_since, retention_ms)
+            else:
+                empty_since = group.state_timestamp_ms if group is not None and group.protocol_type else None
+                expired = self.offsets.expired(group_id, empty_since, retention_ms)
             if expired:
                 log.info("offsets_expired", group=group_id, partitions=len(expired))
                 await self.log.write(self.offsets.delete(group_id, expired))
-            if group is not None and not self.offsets.of(group_id):
+            if group is not None and group.is_empty() and not self.offsets.of(group_id):
                 await self._delete_group(group_id)
 
     # Groups ------------------------------------------------------------------------
@@ -163,6 +202,26 @@ class GroupCoordinator:
         self.offsets.apply_delete(group_id, None)
         await self.log.write({"type": "group_deleted", "group": group_id})
         log.info("group_deleted", group=group_id)
+
+
+def validate_consumer_commit(group: ConsumerGroup, member_id: str, epoch: int, version: int | None,
+                             transactional: bool) -> None:
+    """Kafka's checks of a commit to a consumer group: the member's current epoch."""
+    if epoch < 0 and group.is_empty():
+        return  # an admin client or a consumer that assigns partitions itself
+    if transactional and epoch < 0 and not member_id:
+        return  # TxnOffsetCommit without group metadata
+    member = group.member(member_id)
+    if not transactional and version is not None and version < FIRST_MEMBER_EPOCH_COMMIT_VERSION:
+        raise KafkaError(ErrorCode.UNSUPPORTED_VERSION,
+                         "OffsetCommit version 9 or above must be used by members using the modern group protocol")
+    _check_member_epoch(epoch, member.epoch)
+
+
+def _check_member_epoch(received: int, expected: int) -> None:
+    if received != expected:
+        raise KafkaError(ErrorCode.STALE_MEMBER_EPOCH,
+                         f"The received member epoch {received} does not match the expected member epoch {expected}.")
 
 
 def validate_classic_commit(group: ClassicGroup, member_id: str, instance_id: str | None, generation: int) -> None:

@@ -3,6 +3,10 @@
 Entries may be written by concurrent tasks, so their order on the journal is
 not the order of the changes; each carries a serial number taken when the
 change is made, and replay applies them in serial order.
+
+A group's answers follow its writes in order, as Kafka's coordinator answers
+a request only once everything written before it is committed: a member with
+two heartbeats in flight must not learn the later state first.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ class GroupLog:
         self.journal = journal
         self._serial = 0
         self._nursery: trio.Nursery | None = None
+        self._pending: dict[str, list[trio.Event]] = {}  # per group: writes not yet durable
 
     async def replay(self, nursery: trio.Nursery) -> list[dict]:
         """Every entry so far in the order of the changes; then the log takes writes."""
@@ -32,6 +37,24 @@ class GroupLog:
     async def write(self, entry: dict) -> None:
         """Record a change and return once the stores hold it."""
         await self.journal.write(self._stamped(entry))
+
+    async def commit(self, group_id: str, entry: dict | None) -> None:
+        """Write `entry` (None: nothing to write) and return once it and every
+        earlier write of the group are durable."""
+        earlier = list(self._pending.get(group_id, ()))
+        if entry is not None:
+            pending = self._pending.setdefault(group_id, [])
+            done = trio.Event()
+            pending.append(done)
+            try:
+                await self.write(entry)
+            finally:
+                done.set()
+                pending.remove(done)
+                if not pending:
+                    self._pending.pop(group_id, None)
+        for write in earlier:
+            await write.wait()
 
     def append(self, entry: dict) -> None:
         """Record a change that nobody waits for (a timeout's consequence)."""

@@ -2,7 +2,9 @@
 
     python -m tests.gateway.group_member CLIENT BOOTSTRAP TOPIC GROUP [INSTANCE_ID] [ASSIGNOR]
 
-CLIENT is kafka-python, confluent-kafka or aiokafka. The member subscribes, commits after processing each poll and
+CLIENT is kafka-python, confluent-kafka, aiokafka or confluent-consumer-protocol
+(confluent-kafka with group.protocol=consumer, KIP-848; ASSIGNOR is then its
+group.remote.assignor). The member subscribes, commits after processing each poll and
 writes one JSON line per event: {"subscribing": true} as it creates the
 consumer, {"assigned": [partitions]} whenever its
 assignment changes, {"record": [partition, offset, value]} per record and
@@ -53,13 +55,17 @@ def run_kafka_python(bootstrap, topic, group, instance, assignor):
 
 
 def run_confluent(bootstrap, topic, group, instance, assignor):
-    from confluent_kafka import Consumer
-
     config = {"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
               "enable.auto.commit": False, "session.timeout.ms": SESSION_TIMEOUT_MS,
               "heartbeat.interval.ms": HEARTBEAT_MS, "partition.assignment.strategy": assignor or "range"}
     if instance:
         config["group.instance.id"] = instance
+    consume_and_commit(config, topic)
+
+
+def consume_and_commit(config: dict, topic: str) -> None:
+    from confluent_kafka import Consumer
+
     consumer = Consumer(config)
     consumer.subscribe([topic])
     assigned = None
@@ -76,6 +82,17 @@ def run_confluent(bootstrap, topic, group, instance, assignor):
             assigned = now
             say(assigned=now)
     consumer.close()
+
+
+def run_confluent_consumer_protocol(bootstrap, topic, group, instance, assignor):
+    """KIP-848: the coordinator assigns; session and heartbeat timing are the broker's."""
+    config = {"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "consumer",
+              "auto.offset.reset": "earliest", "enable.auto.commit": False}
+    if assignor:
+        config["group.remote.assignor"] = assignor
+    if instance:
+        config["group.instance.id"] = instance
+    consume_and_commit(config, topic)
 
 
 def run_aiokafka(bootstrap, topic, group, instance, assignor):
@@ -104,11 +121,13 @@ def run_aiokafka(bootstrap, topic, group, instance, assignor):
     asyncio.run(run())
 
 
-MODULES = {"kafka-python": "kafka", "confluent-kafka": "confluent_kafka", "aiokafka": "aiokafka"}
+MODULES = {"kafka-python": "kafka", "confluent-kafka": "confluent_kafka", "aiokafka": "aiokafka",
+           "confluent-consumer-protocol": "confluent_kafka"}
 RUNNERS = {
     "kafka-python": run_kafka_python,
     "confluent-kafka": run_confluent,
     "aiokafka": run_aiokafka,
+    "confluent-consumer-protocol": run_confluent_consumer_protocol,
 }
 
 

@@ -87,3 +87,30 @@ def share_without_overlap(members: list[Member], partitions: int) -> bool:
     """Whether the members' current assignments split the partitions exactly."""
     owned = [p for m in members for p in (m.assigned or [])]
     return sorted(owned) == list(range(partitions))
+
+
+def consumed_once(members: list[Member], expected: int) -> bool:
+    records = [r for m in members for r in m.records]
+    assert len(records) == len(set(records)), "a record was consumed twice"
+    return len(records) == expected
+
+
+def leave_then_die(members: list[Member], bootstrap: str, topic: str, partitions: int,
+                   session_timeout_s: float) -> tuple[float, float]:
+    """Three members that consumed 60 records: the first closes, the second is
+    SIGKILLed; their partitions move and 60 more records are each consumed
+    once. Seconds until the partitions moved, after the leave and the death."""
+    leaving, dying, staying = members
+    leaving.close()
+    after_leave = wait_until(lambda: share_without_overlap([dying, staying], partitions), 20,
+                             "partitions of the member that left move")
+    produce(bootstrap, topic, [f"b{n}" for n in range(30)], partitions)
+    wait_until(lambda: consumed_once(members, 90), 30, "records after the leave are consumed")
+
+    wait_until(lambda: dying.committed == len(dying.records), 10, "the member to die committed its records")
+    dying.kill()
+    after_death = wait_until(lambda: staying.assigned == list(range(partitions)), session_timeout_s + 15,
+                             "partitions of the killed member move")
+    produce(bootstrap, topic, [f"c{n}" for n in range(30)], partitions)
+    wait_until(lambda: consumed_once(members, 120), 30, "records after the death are consumed")
+    return after_leave, after_death

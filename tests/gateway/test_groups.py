@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from tests.gateway.groups import Member, create_topic, produce, share_without_overlap, wait_until
+from tests.gateway.groups import (Member, consumed_once, create_topic, leave_then_die, produce,
+                                  share_without_overlap, wait_until)
 from tests.gateway.server import GatewayProcess
 
 log = logging.getLogger(__name__)
@@ -31,12 +32,6 @@ def groups_gateway(tmp_path_factory):
     server.stop()
 
 
-def consumed_once(members: list[Member], expected: int) -> bool:
-    records = [r for m in members for r in m.records]
-    assert len(records) == len(set(records)), "a record was consumed twice"
-    return len(records) == expected
-
-
 @pytest.mark.parametrize("client,assignor", CASES)
 def test_members_share_then_leave_and_die(groups_gateway, client, assignor):
     bootstrap, topic, group = groups_gateway.bootstrap, f"share-{client}-{assignor}", f"group-{client}-{assignor}"
@@ -47,21 +42,9 @@ def test_members_share_then_leave_and_die(groups_gateway, client, assignor):
         wait_until(lambda: share_without_overlap(members, PARTITIONS) and all(m.assigned for m in members)
                    and consumed_once(members, 60), 60, "three members share six partitions")
 
-        leaving, dying, staying = members
-        leaving.close()
-        moved = wait_until(lambda: share_without_overlap([dying, staying], PARTITIONS), 20,
-                           "partitions of the member that left move")
-        log.info("partitions moved %.2fs after a member left (%s)", moved, client)
-        produce(bootstrap, topic, [f"b{n}" for n in range(30)], PARTITIONS)
-        wait_until(lambda: consumed_once(members, 90), 30, "records after the leave are consumed")
-
-        wait_until(lambda: dying.committed == len(dying.records), 10, "the member to die committed its records")
-        dying.kill()
-        moved = wait_until(lambda: staying.assigned == list(range(PARTITIONS)), SESSION_TIMEOUT_S + 15,
-                           "partitions of the killed member move")
-        log.info("partitions moved %.2fs after a member died (%s)", moved, client)
-        produce(bootstrap, topic, [f"c{n}" for n in range(30)], PARTITIONS)
-        wait_until(lambda: consumed_once(members, 120), 30, "records after the death are consumed")
+        after_leave, after_death = leave_then_die(members, bootstrap, topic, PARTITIONS, SESSION_TIMEOUT_S)
+        log.info("partitions moved %.2fs after a member left, %.2fs after one died (%s)",
+                 after_leave, after_death, client)
     finally:
         for member in members:
             member.close()

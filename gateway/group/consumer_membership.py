@@ -1,0 +1,265 @@
+"""ConsumerGroupHeartbeat: joining, staying in and leaving KIP-848 consumer groups.
+
+Kafka's rules (GroupMetadataManager): a member joins with epoch 0, heartbeats
+with the epoch it was given, leaves with -1 (a static member that will come
+back leaves with -2 and keeps its place until its session expires). Each
+heartbeat updates the member, bumps the group epoch if subscriptions or the
+subscribed topics changed, recomputes the target assignment for a new group
+epoch and moves the member one step towards its target. Members that miss
+group.consumer.session.timeout.ms, or do not revoke partitions within their
+rebalance timeout, are fenced. Changes are journaled before they are answered.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, replace
+
+import structlog
+
+from protocol.kafka.error_codes import ErrorCode
+
+from ..errors import KafkaError
+from .assignors import ASSIGNORS, DEFAULT_ASSIGNOR, MemberSpec
+from .consumer import ConsumerGroup, TopicsMetadata, subscribed_names
+from .consumer_requests import (LEAVE_EPOCH, STATIC_LEAVE_EPOCH, HeartbeatRequest, check_epoch, check_not_fenced,
+                                updated_member, validate)
+from .reconcile import Assignment, ConsumerMember, MemberState, Target, reconcile
+
+log = structlog.get_logger()
+
+
+@dataclass
+class HeartbeatResult:
+    error: ErrorCode = ErrorCode.NONE
+    message: str | None = None
+    member_id: str | None = None
+    epoch: int = 0
+    interval_ms: int = 0
+    assignment: Assignment | None = None
+
+
+class ConsumerMembership:
+    """The consumer protocol's operations on the coordinator's groups."""
+
+    def __init__(self, coordinator):
+        self.coordinator = coordinator
+        self.timer = coordinator.timer
+        self.defaults = coordinator.defaults
+
+    async def heartbeat(self, request: HeartbeatRequest) -> HeartbeatResult:
+        try:
+            validate(request)
+            if request.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
+                group, result = self._leave(request)
+            else:
+                group, result = self._heartbeat(request)
+        except KafkaError as exc:
+            return HeartbeatResult(exc.code, exc.message)
+        await self._save(group)
+        return result
+
+    async def _save(self, group: ConsumerGroup) -> None:
+        entry = group.snapshot() if group.changed else None
+        group.changed = False
+        await self.coordinator.log.commit(group.group_id, entry)
+
+    # Heartbeats --------------------------------------------------------------------
+
+    def _heartbeat(self, request: HeartbeatRequest) -> tuple[ConsumerGroup, HeartbeatResult]:
+        joining = request.member_epoch == 0
+        group = self._group(request.group_id, create=joining)
+        member_id = request.member_id or str(uuid.uuid4())
+        max_size = self.defaults.group_consumer_max_size
+        if len(group.members) >= max_size and member_id not in group.members:
+            raise KafkaError(ErrorCode.GROUP_MAX_SIZE_REACHED,
+                             f"The consumer group has reached its maximum capacity of {max_size} members.")
+        if request.instance_id is None:
+            member = self._dynamic_member(group, member_id, request)
+        else:
+            member = self._static_member(group, member_id, request)
+        updated = updated_member(member, request)
+        subscription_changed = (updated.subscribed_topic_names != member.subscribed_topic_names
+                                or updated.subscribed_topic_regex != member.subscribed_topic_regex)
+        self.coordinator.groups[group.group_id] = group  # a new or converted group exists from now on
+        group.put_member(updated)
+        bump = group.epoch == 0 or subscription_changed
+        bump |= self.refresh_topics(group)
+        if bump:
+            group.bump_epoch()
+            log.info("consumer_group_epoch", group=group.group_id, epoch=group.epoch, member=member_id)
+        if group.epoch > group.assignment_epoch:
+            self._assign(group)
+        reconciled = self._reconcile(group, updated, request.owned, subscription_changed)
+        self._expect_heartbeat(group, member_id)
+        changed_assignment = reconciled.assigned != member.assigned
+        return group, HeartbeatResult(
+            member_id=member_id, epoch=reconciled.epoch,
+            interval_ms=self.defaults.group_consumer_heartbeat_interval_ms,
+            assignment=reconciled.assigned if joining or request.is_full() or changed_assignment else None)
+
+    def _group(self, group_id: str, create: bool) -> ConsumerGroup:
+        """The consumer group, a new one, or one replacing an empty classic group (Kafka's conversion)."""
+        group = self.coordinator.groups.get(group_id)
+        if isinstance(group, ConsumerGroup):
+            return group
+        if group is None and not create:
+            raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+        if group is not None and not (create and group.is_empty()):
+            # Kafka may also upgrade a classic group that has members; this gateway does not.
+            raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+        if group is not None:
+            log.info("classic_group_converted", group=group_id)
+        return ConsumerGroup(group_id)
+
+    def _dynamic_member(self, group: ConsumerGroup, member_id: str, request: HeartbeatRequest) -> ConsumerMember:
+        if member_id in group.members or request.member_epoch != 0:
+            member = group.member(member_id)
+        else:
+            member = ConsumerMember(member_id)
+            log.info("consumer_member_joins", group=group.group_id, member=member_id)
+        check_epoch(member, request)
+        return member
+
+    def _static_member(self, group: ConsumerGroup, member_id: str, request: HeartbeatRequest) -> ConsumerMember:
+        instance = request.instance_id
+        existing = group.static_member(instance)
+        if request.member_epoch == 0:
+            if existing is None:
+                member = group.members.get(member_id, ConsumerMember(member_id))
+                log.info("consumer_static_member_joins", group=group.group_id, member=member_id, instance=instance)
+                return member
+            if existing.epoch != STATIC_LEAVE_EPOCH:
+                raise KafkaError(ErrorCode.UNRELEASED_INSTANCE_ID,
+                                 f"Static member {member_id} with instance id {instance} cannot join the group "
+                                 f"because the instance id is owned by {existing.member_id} member.")
+            self._cancel_timers(group, existing.member_id)
+            log.info("consumer_static_member_replaced", group=group.group_id, instance=instance,
+                     old=existing.member_id, new=member_id)
+            return group.replace_static_member(existing, member_id)
+        if existing is None:
+            raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance} is unknown.")
+        check_not_fenced(existing, member_id, instance)
+        check_epoch(existing, request)
+        return existing
+
+    def refresh_topics(self, group: ConsumerGroup) -> bool:
+        """Recompute the subscribed topics' metadata; whether it changed (then the group epoch moves)."""
+        topics = self.coordinator.topics
+        names: set[str] = set()
+        for member in group.members.values():
+            names |= subscribed_names(member, topics)
+        metadata: TopicsMetadata = {topics[n].topic_id: (n, len(topics[n].partitions)) for n in names if n in topics}
+        if metadata == group.topics:
+            return False
+        group.topics = metadata
+        group.changed = True
+        return True
+
+    def _assign(self, group: ConsumerGroup) -> None:
+        name = group.preferred_assignor() or DEFAULT_ASSIGNOR
+        specs = [MemberSpec(m.member_id, m.instance_id, group.subscribed_ids(m), group.target.get(m.member_id, {}))
+                 for m in group.members.values()]
+        computed = ASSIGNORS[name](specs, {t: count for t, (_, count) in group.topics.items()})
+        group.target = {member_id: {t: frozenset(ps) for t, ps in assignment.items()}
+                        for member_id, assignment in computed.items()}
+        group.assignment_epoch = group.epoch
+        group.changed = True
+        log.info("consumer_group_assigned", group=group.group_id, epoch=group.epoch, assignor=name,
+                 members=len(specs))
+
+    def _reconcile(self, group: ConsumerGroup, member: ConsumerMember, owned: Assignment | None,
+                   subscription_changed: bool) -> ConsumerMember:
+        if member.is_reconciled_to(group.assignment_epoch) and not subscription_changed:
+            return member
+        target = Target(group.assignment_epoch, group.target.get(member.member_id, {}),
+                        group.subscribed_ids(member), group.owned_by_other(member.member_id))
+        reconciled = reconcile(member, target, owned, subscription_changed)
+        if reconciled == member:
+            return member
+        group.put_member(reconciled)
+        log.info("consumer_member_reconciled", group=group.group_id, member=member.member_id,
+                 epoch=reconciled.epoch, state=reconciled.state.value)
+        key = ("consumer-rebalance", group.group_id, member.member_id)
+        if reconciled.state == MemberState.UNREVOKED_PARTITIONS:
+            epoch, timeout = reconciled.epoch, reconciled.rebalance_timeout_ms
+            self.timer.schedule(key, timeout, lambda: self._revocation_expired(group.group_id, member.member_id,
+                                                                                epoch, timeout))
+        else:
+            self.timer.cancel(key)
+        return reconciled
+
+    # Leaving and fencing ---------------------------------------------------------------
+
+    def _leave(self, request: HeartbeatRequest) -> tuple[ConsumerGroup, HeartbeatResult]:
+        group = self.consumer_group(request.group_id)
+        member_id, instance = request.member_id, request.instance_id
+        if instance is None:
+            member = group.member(member_id)
+        else:
+            member = group.static_member(instance)
+            if member is None:
+                raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance} is unknown.")
+            check_not_fenced(member, member_id, instance)
+            if request.member_epoch == STATIC_LEAVE_EPOCH:
+                # It keeps its partitions, unowned by others, until it is back or its session expires.
+                group.put_member(replace(member, epoch=STATIC_LEAVE_EPOCH, pending_revocation={}))
+                log.info("consumer_static_member_left_temporarily", group=group.group_id, member=member_id)
+                return group, HeartbeatResult(member_id=member_id, epoch=STATIC_LEAVE_EPOCH)
+        self.fence(group, member, "it left the group")
+        return group, HeartbeatResult(member_id=member_id, epoch=request.member_epoch)
+
+    def fence(self, group: ConsumerGroup, member: ConsumerMember, reason: str) -> None:
+        group.remove_member(member.member_id)
+        self.refresh_topics(group)
+        group.bump_epoch()
+        self._cancel_timers(group, member.member_id)
+        log.info("consumer_member_fenced", group=group.group_id, member=member.member_id, reason=reason,
+                 epoch=group.epoch)
+
+    def consumer_group(self, group_id: str) -> ConsumerGroup:
+        group = self.coordinator.groups.get(group_id)
+        if group is None:
+            raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+        if not isinstance(group, ConsumerGroup):
+            raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+        return group
+
+    # Timeouts -------------------------------------------------------------------------------
+
+    def _expect_heartbeat(self, group: ConsumerGroup, member_id: str) -> None:
+        group_id = group.group_id
+        self.timer.schedule(("consumer-session", group_id, member_id),
+                            self.defaults.group_consumer_session_timeout_ms,
+                            lambda: self._fence_later(group_id, member_id, "its session expired"))
+
+    def _revocation_expired(self, group_id: str, member_id: str, epoch: int, timeout_ms: int) -> None:
+        group = self.coordinator.groups.get(group_id)
+        member = group.members.get(member_id) if isinstance(group, ConsumerGroup) else None
+        if member is not None and member.epoch == epoch:
+            self._fence_later(group_id, member_id,
+                              f"it failed to transition from epoch {epoch} within {timeout_ms}ms")
+
+    def _fence_later(self, group_id: str, member_id: str, reason: str) -> None:
+        """A timeout's fencing, journaled without anyone waiting for it."""
+        group = self.coordinator.groups.get(group_id)
+        member = group.members.get(member_id) if isinstance(group, ConsumerGroup) else None
+        if member is None:
+            return
+        self.fence(group, member, reason)
+        group.changed = False
+        self.coordinator.log.append(group.snapshot())
+
+    def _cancel_timers(self, group: ConsumerGroup, member_id: str) -> None:
+        self.timer.cancel(("consumer-session", group.group_id, member_id))
+        self.timer.cancel(("consumer-rebalance", group.group_id, member_id))
+
+    def restored(self, group: ConsumerGroup) -> None:
+        """A group read back at start-up: its members must heartbeat again (Kafka keeps them meanwhile)."""
+        for member in group.members.values():
+            self._expect_heartbeat(group, member.member_id)
+            if member.state == MemberState.UNREVOKED_PARTITIONS:
+                epoch, timeout = member.epoch, member.rebalance_timeout_ms
+                self.timer.schedule(("consumer-rebalance", group.group_id, member.member_id), timeout,
+                                    lambda m=member.member_id: self._revocation_expired(group.group_id, m,
+                                                                                        epoch, timeout))
