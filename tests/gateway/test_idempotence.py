@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from tests.gateway.clients import (CLIENTS, Sent, aiokafka_produce, confluent_consume, confluent_produce)
+from tests.gateway.clients import (CLIENTS, Sent, aiokafka_produce, confluent_consume, confluent_produce,
+                                   kafka_python_produce)
 from tests.gateway.server import GatewayProcess
 
 COUNT = 3000
@@ -16,6 +17,7 @@ IDEMPOTENT = {
     # Small batches: many produce requests, so that many responses are lost.
     "confluent-kafka": (confluent_produce, {"enable.idempotence": True, "linger.ms": 5, "batch.num.messages": 50}),
     "aiokafka": (aiokafka_produce, {"enable_idempotence": True, "linger_ms": 5, "max_batch_size": 1024}),
+    "kafka-python": (kafka_python_produce, {"enable_idempotence": True, "linger_ms": 5, "batch_size": 1024}),
 }
 
 

@@ -7,24 +7,32 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.OptionalLong;
 import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.ListTransactionsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.admin.TransactionListing;
+import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -40,6 +48,7 @@ import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.TransactionalIdNotFoundException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.record.TimestampType;
@@ -72,6 +81,10 @@ public final class Conformance {
     private final String trimmed = prefix + "-trimmed";
     private final String grouped = prefix + "-grouped";
     private final String transactional = prefix + "-transactional";
+    private final String described = prefix + "-described";
+    // The producer whose open, then committed, transaction the admin checks describe.
+    private KafkaProducer<String, String> describedProducer;
+    private TransactionDescription describedOpen;
 
     private Conformance(String bootstrap, Map<String, String> pending) {
         this.bootstrap = bootstrap;
@@ -122,6 +135,10 @@ public final class Conformance {
         checkUnlessPending("groups", "consumer.subscribe-group-commit", this::subscribeWithGroup);
         checkUnlessPending("transactions", "producer.transactional", this::transactions);
         checkUnlessPending("transactions", "admin.listOffsets.open-transaction", this::openTransaction);
+        checkUnlessPending("transactions", "admin.describeTransactions.ongoing", this::describeOngoing);
+        checkUnlessPending("transactions", "admin.describeProducers.ongoing", this::describeProducersOngoing);
+        checkUnlessPending("transactions", "admin.listTransactions.filters", this::listTransactionsFiltered);
+        checkUnlessPending("transactions", "admin.describe-after-commit", this::describeCommitted);
     }
 
     // ---------------------------------------------------------------- harness
@@ -164,6 +181,21 @@ public final class Conformance {
 
     private static <T> T await(Future<T> future) throws Exception {
         return future.get(WAIT_S, TimeUnit.SECONDS);
+    }
+
+    private interface Read<T> {
+        T get() throws Exception;
+    }
+
+    /** Reads until `done` holds or WAIT_S pass; the last value read. */
+    private static <T> T until(Read<T> read, Predicate<T> done) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_S);
+        T value = read.get();
+        while (!done.test(value) && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+            value = read.get();
+        }
+        return value;
     }
 
     private Properties settings(String... pairs) {
@@ -236,7 +268,8 @@ public final class Conformance {
                 new NewTopic(codecs, Optional.of(CODECS.size()), Optional.empty()),
                 new NewTopic(trimmed, 1, (short) 1),
                 new NewTopic(grouped, PARTITIONS, (short) 1),
-                new NewTopic(transactional, 1, (short) 1));
+                new NewTopic(transactional, 1, (short) 1),
+                new NewTopic(described, 1, (short) 1));
         await(admin.createTopics(topics).all());
         try {
             await(admin.createTopics(List.of(new NewTopic(events, 1, (short) 1))).all());
@@ -266,7 +299,7 @@ public final class Conformance {
 
     private String listTopics() throws Exception {
         Set<String> names = await(admin.listTopics().names());
-        List<String> ours = List.of(events, headers, codecs, trimmed, grouped, transactional);
+        List<String> ours = List.of(events, headers, codecs, trimmed, grouped, transactional, described);
         expect(names.containsAll(ours), "missing topics: " + ours + " not all in " + names);
         expect(names.stream().noneMatch(name -> name.startsWith("__")), "internal topics listed: " + names);
         return names.size() + " topics, ours included, none internal";
@@ -626,8 +659,124 @@ public final class Conformance {
             expectEqual(10L, high, "high watermark while the transaction is open");
             producer.commitTransaction();
         }
-        long stable = listOffsets(latest, IsolationLevel.READ_COMMITTED).get(partition.get(0)).offset();
+        // As in Kafka, commitTransaction returns once PrepareCommit is durable; the markers follow.
+        long stable = until(() -> listOffsets(latest, IsolationLevel.READ_COMMITTED).get(partition.get(0)).offset(),
+                offset -> offset != 9L);
         expectEqual(11L, stable, "last stable offset after the commit");
         return "LSO 9 < HW 10 while open, 11 after commit";
+    }
+
+    // ---------------------------------------------------------------- transaction admin (issue 6)
+
+    private static final int DESCRIBED_TIMEOUT_MS = 42_000;
+    private static final int DESCRIBED_RECORDS = 3;
+
+    private TopicPartition describedPartition() {
+        return new TopicPartition(described, 0);
+    }
+
+    private String describedId() {
+        return prefix + "-described-txn";
+    }
+
+    private TransactionDescription describeTransaction() throws Exception {
+        return await(admin.describeTransactions(List.of(describedId())).description(describedId()));
+    }
+
+    private ProducerState describedProducerState(long producerId) throws Exception {
+        List<ProducerState> active = await(admin.describeProducers(List.of(describedPartition()))
+                .partitionResult(describedPartition())).activeProducers();
+        return active.stream().filter(state -> state.producerId() == producerId).findFirst()
+                .orElseThrow(() -> new AssertionError("producer " + producerId + " not in " + active));
+    }
+
+    /** A transaction left open over records 0-2 of the described topic, with a non-default timeout. */
+    private String describeOngoing() throws Exception {
+        long before = System.currentTimeMillis();
+        describedProducer = producer("transactional.id", describedId(),
+                "transaction.timeout.ms", String.valueOf(DESCRIBED_TIMEOUT_MS));
+        describedProducer.initTransactions();
+        expectEqual(TransactionState.EMPTY, describeTransaction().state(), "state after initTransactions");
+        describedProducer.beginTransaction();
+        List<Future<RecordMetadata>> sent = new ArrayList<>();
+        for (int n = 0; n < DESCRIBED_RECORDS; n++) {
+            sent.add(describedProducer.send(new ProducerRecord<>(described, 0, baseTimestamp + n, null, "v" + n)));
+        }
+        for (Future<RecordMetadata> future : sent) await(future);
+        TransactionDescription open = describeTransaction();
+        Node node = await(admin.describeCluster().controller());
+        expectEqual(TransactionState.ONGOING, open.state(), "state");
+        expectEqual(Set.of(describedPartition()), open.topicPartitions(), "partitions");
+        expectEqual((long) DESCRIBED_TIMEOUT_MS, open.transactionTimeoutMs(), "timeout");
+        expectEqual(node.id(), open.coordinatorId(), "coordinator");
+        long start = open.transactionStartTimeMs().orElseThrow(() -> new AssertionError("no start time"));
+        expect(before <= start && start <= System.currentTimeMillis(), "start time " + start + " before " + before);
+        expect(open.producerId() >= 0 && open.producerEpoch() >= 0, "producer " + open);
+        describedOpen = open;
+        try {
+            await(admin.describeTransactions(List.of(prefix + "-never-used")).all());
+            throw new AssertionError("an unknown transactional id was described");
+        } catch (ExecutionException expected) {
+            expect(expected.getCause() instanceof TransactionalIdNotFoundException, "unknown id: " + expected.getCause());
+        }
+        return "Empty after init; Ongoing over " + open.topicPartitions() + ", timeout "
+                + open.transactionTimeoutMs() + " ms, producer " + open.producerId() + "/" + open.producerEpoch()
+                + "; an unknown id is not found";
+    }
+
+    private String describeProducersOngoing() throws Exception {
+        ProducerState state = describedProducerState(describedOpen.producerId());
+        expectEqual((int) describedOpen.producerEpoch(), state.producerEpoch(), "epoch");
+        expectEqual(DESCRIBED_RECORDS - 1, state.lastSequence(), "last sequence");
+        expectEqual(baseTimestamp + DESCRIBED_RECORDS - 1, state.lastTimestamp(), "last timestamp");
+        expectEqual(OptionalLong.of(0), state.currentTransactionStartOffset(), "transaction start offset");
+        expectEqual(OptionalInt.empty(), state.coordinatorEpoch(), "coordinator epoch before any marker");
+        return "producer " + state.producerId() + " epoch " + state.producerEpoch() + ", last sequence "
+                + state.lastSequence() + ", transaction from offset 0";
+    }
+
+    private List<TransactionListing> listTransactions(ListTransactionsOptions options) throws Exception {
+        return await(admin.listTransactions(options).all()).stream()
+                .filter(listing -> listing.transactionalId().startsWith(prefix)).collect(Collectors.toList());
+    }
+
+    private String listTransactionsFiltered() throws Exception {
+        long producerId = describedOpen.producerId();
+        List<TransactionListing> ours = List.of(new TransactionListing(describedId(), producerId,
+                TransactionState.ONGOING));
+        expectEqual(ours, listTransactions(new ListTransactionsOptions().filterStates(
+                List.of(TransactionState.ONGOING))), "filtered by Ongoing");
+        expectEqual(ours, listTransactions(new ListTransactionsOptions().filterProducerIds(List.of(producerId))),
+                "filtered by producer id");
+        expectEqual(List.of(), listTransactions(new ListTransactionsOptions().filterProducerIds(List.of(producerId))
+                .filterStates(List.of(TransactionState.COMPLETE_COMMIT, TransactionState.EMPTY))),
+                "filtered by producer id and other states");
+        expectEqual(List.of(), listTransactions(new ListTransactionsOptions().filterProducerIds(
+                List.of(producerId + 1_000_000))), "filtered by another producer id");
+        expectEqual(ours, listTransactions(new ListTransactionsOptions().filterProducerIds(List.of(producerId))
+                .filterOnDuration(0)), "open for longer than 0 ms");
+        expectEqual(List.of(), listTransactions(new ListTransactionsOptions().filterProducerIds(List.of(producerId))
+                .filterOnDuration(3_600_000)), "open for longer than an hour");
+        return "by state, by producer id, by both, by duration";
+    }
+
+    private String describeCommitted() throws Exception {
+        describedProducer.commitTransaction();
+        describedProducer.close();
+        TransactionDescription committed = until(this::describeTransaction,
+                description -> description.state() != TransactionState.PREPARE_COMMIT);
+        expectEqual(TransactionState.COMPLETE_COMMIT, committed.state(), "state");
+        expectEqual(Set.of(), committed.topicPartitions(), "partitions");
+        expectEqual(describedOpen.producerId(), committed.producerId(), "producer id");
+        expectEqual(describedOpen.producerEpoch(), committed.producerEpoch(), "producer epoch");
+        ProducerState state = describedProducerState(committed.producerId());
+        expectEqual(DESCRIBED_RECORDS - 1, state.lastSequence(), "last sequence");
+        expectEqual(OptionalLong.empty(), state.currentTransactionStartOffset(), "transaction start offset");
+        expectEqual(OptionalInt.of(0), state.coordinatorEpoch(), "coordinator epoch of the marker");
+        expectEqual(List.of(new TransactionListing(describedId(), committed.producerId(),
+                TransactionState.COMPLETE_COMMIT)), listTransactions(new ListTransactionsOptions()
+                .filterStates(List.of(TransactionState.COMPLETE_COMMIT)).filterProducerIds(
+                        List.of(committed.producerId()))), "listed as CompleteCommit");
+        return "CompleteCommit with no partitions; the producer's transaction closed by the marker";
     }
 }
