@@ -13,6 +13,7 @@ import trio
 
 from protocol.errors import EncodeError
 from protocol.kafka.apis import by_name
+from protocol.kafka.buffers import Fragments
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import RecordBatch, batch_to_legacy
 
@@ -159,9 +160,9 @@ def _aborted(log_, start: int, end: int) -> list:
             for t in log_.aborted_transactions(start, end)]
 
 
-def _encode(batches, version: int) -> bytes:
+def _encode(batches, version: int) -> Fragments | bytes:
     if version >= 4:
-        return b"".join(batch.data for batch in batches)
+        return Fragments(batch.data for batch in batches)  # sent from where the batches lie
     magic = 0 if version <= 1 else 1
     return b"".join(batch_to_legacy(RecordBatch(memoryview(batch.data)), magic) for batch in batches)
 

@@ -11,6 +11,7 @@ are read, and the writer task still sends every response in request order.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
@@ -23,6 +24,7 @@ from protocol.kafka.framing import FrameReader
 log = structlog.get_logger()
 
 READ_CHUNK = 256 * 1024
+IOV_MAX = os.sysconf("SC_IOV_MAX") if "SC_IOV_MAX" in os.sysconf_names else 1024  # buffers per sendmsg
 
 
 @dataclass
@@ -44,10 +46,10 @@ class ResponseSlot:
     """The place of one request's response frame in the connection's send order."""
 
     done: trio.Event = field(default_factory=trio.Event)
-    payload: bytes | None = None
+    payload: list | None = None  # buffers to send in order
     close: bool = False
 
-    def fill(self, payload: bytes | None, close: bool = False) -> None:
+    def fill(self, payload: list | None, close: bool = False) -> None:
         self.payload = payload
         self.close = close
         self.done.set()
@@ -134,6 +136,16 @@ class Connection:
         frames.filled(count)
         return count
 
+    async def _send(self, pieces: list) -> None:
+        if not isinstance(self.stream, trio.SocketStream):  # e.g. TLS: no gathered writes
+            for piece in pieces:
+                await self.stream.send_all(piece)
+            return
+        try:  # record data goes out from where it lies: one sendmsg for many buffers
+            await send_gathered(self.stream.socket, pieces)
+        except OSError as exc:  # what SocketStream would have turned into BrokenResourceError
+            raise trio.BrokenResourceError(f"socket connection broken: {exc}") from exc
+
     async def _handle(self, payload: bytes, slot: ResponseSlot, nursery) -> bool:
         try:
             answer = await self.dispatcher.dispatch(payload, self)
@@ -162,8 +174,21 @@ class Connection:
                     break
                 if slot.payload is not None:
                     with trio.move_on_after(self.limits.send_timeout_s) as stuck:
-                        await self.stream.send_all(slot.payload)
+                        await self._send(slot.payload)
                     if stuck.cancelled_caught:
                         self.log.warning("client_not_reading", seconds=self.limits.send_timeout_s)
                         break
         scope.cancel()
+
+
+async def send_gathered(socket, pieces: list) -> None:
+    """Send every buffer of `pieces`, in order, with as few system calls as the kernel allows."""
+    pending = [memoryview(piece) for piece in pieces]
+    first = 0
+    while first < len(pending):
+        sent = await socket.sendmsg(pending[first : first + IOV_MAX])
+        while first < len(pending) and sent >= pending[first].nbytes:
+            sent -= pending[first].nbytes
+            first += 1
+        if sent:
+            pending[first] = pending[first][sent:]

@@ -17,7 +17,7 @@ import structlog
 import trio
 
 from protocol.errors import DecodeError
-from protocol.kafka import decode_request, encode_response, peek_request_header
+from protocol.kafka import decode_request, encode_response, encode_response_pieces, peek_request_header
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 
@@ -63,8 +63,9 @@ class Dispatcher:
         self.broker = broker
         self.routes = routes
 
-    async def dispatch(self, payload: bytes, connection) -> bytes | Deferred | None:
-        """The response frame (size prefix included), a Deferred one, or None."""
+    async def dispatch(self, payload: bytes, connection) -> list | Deferred | None:
+        """The response frame (size prefix included) as buffers to send in order,
+        a Deferred one, or None."""
         try:
             api_key, version, correlation_id = peek_request_header(payload)
         except DecodeError as exc:
@@ -92,19 +93,20 @@ class Dispatcher:
             return self._encode(await deferred.wait(), route.api.key, version, correlation_id)
 
     @staticmethod
-    def _encode(answer, api_key: int, version: int, correlation_id: int) -> bytes | None:
+    def _encode(answer, api_key: int, version: int, correlation_id: int) -> list | None:
+        """The framed response as buffers to send in order."""
         if answer is NO_RESPONSE:
             return None
-        return encode_response(api_key, version, correlation_id, answer, framed=True)
+        return encode_response_pieces(api_key, version, correlation_id, answer)
 
     def advertised(self) -> list[tuple[int, int, int]]:
         """(api key, min version, max version) of every API this broker serves."""
         return sorted((key, r.versions.low, r.versions.high) for key, r in self.routes.items())
 
-    def unsupported_api_versions(self, correlation_id: int) -> bytes:
+    def unsupported_api_versions(self, correlation_id: int) -> list:
         keys = [
             API_VERSIONS.Response.ApiKeys(api_key=k, min_version=lo, max_version=hi)
             for k, lo, hi in self.advertised()
         ]
         body = API_VERSIONS.Response(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=keys)
-        return encode_response(API_VERSIONS.key, 0, correlation_id, body, framed=True)
+        return [encode_response(API_VERSIONS.key, 0, correlation_id, body, framed=True)]

@@ -2,7 +2,8 @@
 
 Frames here are whole requests or responses WITHOUT the 4-byte size prefix,
 which the I/O layer strips (`FrameReader`); `encode_response` can write it.
-Encoders return a bytearray.
+Encoders return a bytearray, or for a server's responses the buffers to send
+in order (`encode_response_pieces`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from ..errors import DecodeError, EncodeError
 from .apis import ALL, by_name
+from .buffers import Fragments, GatherBuffer
 from .codec import REQUEST, RESPONSE, decode_body, decoded, encode_body, encode_body_into
 from .error_codes import ErrorCode, is_retriable
 from .framing import SIZE_PREFIX_BYTES
@@ -26,8 +28,9 @@ from .schema import Api
 
 __all__ = [
     "ALL", "REQUEST", "RESPONSE", "UNKNOWN_API_KEY", "UNSUPPORTED_VERSION", "Api", "DecodeError",
-    "EncodeError", "ErrorCode", "RequestHeader", "UnsupportedRequest", "by_name", "decode_body",
+    "EncodeError", "ErrorCode", "Fragments", "RequestHeader", "UnsupportedRequest", "by_name", "decode_body",
     "decode_request", "decode_response", "encode_body", "encode_request", "encode_response",
+    "encode_response_pieces",
     "is_retriable", "peek_request_header",
 ]
 
@@ -83,15 +86,30 @@ def encode_request(api_key: int, version: int, correlation_id: int, client_id: s
 
 def encode_response(api_key: int, version: int, correlation_id: int, body, *,
                     framed: bool = False) -> bytearray:
-    """The response; `framed` puts the stream's size prefix in front, written in
-    place so that a large response is not copied once more to frame it."""
-    api = _api(api_key, EncodeError)
+    """The response in one buffer; `framed` puts the stream's size prefix in front."""
     out = bytearray(SIZE_PREFIX_BYTES if framed else 0)
+    _encode_response_into(out, api_key, version, correlation_id, body, framed)
+    return out
+
+
+def encode_response_pieces(api_key: int, version: int, correlation_id: int, body) -> list:
+    """The framed response as buffers to send in order: record data given as
+    `Fragments` is among them by reference, never copied."""
+    out = GatherBuffer(SIZE_PREFIX_BYTES)
+    _encode_response_into(out, api_key, version, correlation_id, body, framed=True)
+    return out.pieces()
+
+
+def _encode_response_into(out: bytearray, api_key: int, version: int, correlation_id: int, body,
+                          framed: bool) -> None:
+    """The size prefix is written in place, so that a large response is not
+    copied once more to frame it."""
+    api = _api(api_key, EncodeError)
     write_response_header(out, api.response_header_version(version), correlation_id)
     encode_body_into(out, api, version, RESPONSE, body)
     if framed:
-        out[:SIZE_PREFIX_BYTES] = (len(out) - SIZE_PREFIX_BYTES).to_bytes(SIZE_PREFIX_BYTES, "big")
-    return out
+        size = getattr(out, "total_bytes", len(out)) - SIZE_PREFIX_BYTES
+        out[:SIZE_PREFIX_BYTES] = size.to_bytes(SIZE_PREFIX_BYTES, "big")
 
 
 def decode_response(api_key: int, version: int, frame) -> tuple[int, Any]:

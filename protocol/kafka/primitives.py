@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import DecodeError, EncodeError
+from .buffers import Fragments
 
 Reader = Callable[[Any, int], tuple[Any, int]]
 Writer = Callable[[bytearray, Any], None]
@@ -177,7 +178,10 @@ def blob_writer(type_: str, compact: bool, nullable: bool) -> Writer:
             return
         data = value.encode() if is_string else value
         write_length(out, len(data))
-        out += data
+        if type(data) is Fragments:
+            data.write_into(out)
+        else:
+            out += data
 
     return write
 

@@ -1,0 +1,32 @@
+"""Record data by reference: the pieces of a response are the bytes of its copy."""
+
+from hypothesis import given, strategies as st
+
+from protocol.kafka import Fragments, by_name, decode_response, encode_response, encode_response_pieces
+
+FETCH = by_name("Fetch")
+parts_strategy = st.lists(st.binary(max_size=200) | st.binary(min_size=4096, max_size=9000), max_size=6)
+
+
+def fetch_response(records_by_partition):
+    Partition = FETCH.Response.Responses.Partitions
+    partitions = [Partition(partition_index=i, high_watermark=7, records=records)
+                  for i, records in enumerate(records_by_partition)]
+    return FETCH.Response(responses=[FETCH.Response.Responses(topic="t", partitions=partitions)])
+
+
+@given(st.lists(parts_strategy, min_size=1, max_size=3), st.sampled_from([4, 11, 12, 16]))
+def test_pieces_are_the_framed_response(partition_parts, version):
+    pieces = encode_response_pieces(FETCH.key, version, 5, fetch_response([Fragments(p) for p in partition_parts]))
+    joined = b"".join(bytes(piece) for piece in pieces)
+    copied = encode_response(FETCH.key, version, 5, fetch_response([b"".join(p) for p in partition_parts]),
+                             framed=True)
+    assert joined == bytes(copied)
+    _, body = decode_response(FETCH.key, version, joined[4:])
+    assert [bytes(p.records) for p in body.responses[0].partitions] == [b"".join(p) for p in partition_parts]
+
+
+def test_large_parts_are_referenced_not_copied():
+    big = bytearray(b"a" * 10_000)
+    pieces = encode_response_pieces(FETCH.key, 12, 1, fetch_response([Fragments([b"small", big])]))
+    assert any(piece.obj is big for piece in pieces if isinstance(piece, memoryview))
