@@ -66,6 +66,11 @@ class ProducerStates:
             raise KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH,
                              f"producer {producer_id} epoch {epoch} is older than {entry.epoch}")
         if batch.is_control:
+            coordinator_epoch = read_control_record(batch.records()[0]).coordinator_epoch
+            if coordinator_epoch < entry.coordinator_epoch:
+                raise KafkaError(ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+                                 f"marker of coordinator epoch {coordinator_epoch} for producer {producer_id}, "
+                                 f"which has seen epoch {entry.coordinator_epoch}")
             return None
         if epoch > entry.epoch:
             if first != 0:

@@ -22,23 +22,28 @@ COORDINATOR_EPOCH = 0  # one coordinator per cluster so far: it never changes
 
 
 async def write_markers(broker, txn, commit: bool) -> None:
-    marker = ControlType.COMMIT if commit else ControlType.ABORT
     async with trio.open_nursery() as nursery:
         for topic, number in sorted(txn.partitions):
             partition = broker.partition(topic, number)
             if partition is not None:
-                nursery.start_soon(_write_marker, partition, marker, txn)
+                nursery.start_soon(_write_marker, partition, commit, txn)
 
 
-async def _write_marker(partition, marker: ControlType, txn) -> None:
-    batch = build_control_batch(marker, offset=0, timestamp=int(time.time() * 1000),
-                                producer_id=txn.producer_id, producer_epoch=txn.producer_epoch,
-                                coordinator_epoch=COORDINATOR_EPOCH)
+async def _write_marker(partition, commit: bool, txn) -> None:
     try:
-        _, sequence = await partition.append(RecordBatch(memoryview(bytearray(batch))))
+        await write_marker(partition, commit, txn.producer_id, txn.producer_epoch, COORDINATOR_EPOCH)
     except KafkaError as exc:
         # A newer epoch reached the partition first: the transaction is over there.
         log.warning("marker_refused", topic=partition.topic, partition=partition.index,
                     id=txn.transactional_id, error=exc.code.name, reason=exc.message)
-        return
+
+
+async def write_marker(partition, commit: bool, producer_id: int, producer_epoch: int,
+                       coordinator_epoch: int) -> None:
+    """Append one COMMIT or ABORT control batch and return once it is durable;
+    KafkaError if the partition refuses it (an older producer or coordinator epoch)."""
+    batch = build_control_batch(ControlType.COMMIT if commit else ControlType.ABORT, offset=0,
+                                timestamp=int(time.time() * 1000), producer_id=producer_id,
+                                producer_epoch=producer_epoch, coordinator_epoch=coordinator_epoch)
+    _, sequence = await partition.append(RecordBatch(memoryview(bytearray(batch))))
     await partition.wait_durable(sequence)

@@ -289,3 +289,29 @@ def test_kcat_lists_brokers_and_topics(shared_gateway):
     assert f"broker 0 at {shared_gateway.bootstrap} (controller)" in listing
     assert 'topic "kcat-listed" with 2 partitions:' in listing
     assert "partition 1, leader 0, replicas: 0, isrs: 0" in listing
+
+
+def test_acl_apis_say_that_no_authorizer_is_configured(admin, kafka_python_admin):
+    """As a Kafka broker without an authorizer: every ACL call fails with SECURITY_DISABLED."""
+    from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType,
+                                       ResourcePatternType)
+    from kafka.admin import (ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType,
+                             ResourcePatternFilter, ResourceType as KafkaPythonResource)
+    from kafka.errors import SecurityDisabledError
+
+    binding = AclBinding(ResourceType.TOPIC, "acl-topic", ResourcePatternType.LITERAL, "User:alice", "*",
+                         AclOperation.READ, AclPermissionType.ALLOW)
+    any_binding = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
+                                   AclOperation.ANY, AclPermissionType.ANY)
+    disabled = KafkaError.SECURITY_DISABLED
+    described = admin.describe_acls(any_binding)
+    # librdkafka 2.16 turns the top-level error of DescribeAcls into an empty list.
+    assert outcome(described) == disabled or described.result(TIMEOUT_S) == []
+    assert [outcome(f) for f in admin.create_acls([binding]).values()] == [disabled]
+    assert [outcome(f) for f in admin.delete_acls([any_binding]).values()] == [disabled]
+    every_acl = ACLFilter(principal=None, host=None, operation=ACLOperation.ANY,
+                          permission_type=ACLPermissionType.ANY,
+                          resource_pattern=ResourcePatternFilter(KafkaPythonResource.ANY, None,
+                                                                 ACLResourcePatternType.ANY))
+    with pytest.raises(SecurityDisabledError):
+        kafka_python_admin.describe_acls(every_acl)

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
+import org.apache.kafka.clients.admin.AbortTransactionSpec;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -47,7 +48,16 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.errors.SecurityDisabledException;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.errors.TransactionalIdNotFoundException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
@@ -139,6 +149,8 @@ public final class Conformance {
         checkUnlessPending("transactions", "admin.describeProducers.ongoing", this::describeProducersOngoing);
         checkUnlessPending("transactions", "admin.listTransactions.filters", this::listTransactionsFiltered);
         checkUnlessPending("transactions", "admin.describe-after-commit", this::describeCommitted);
+        checkUnlessPending("transactions", "admin.abortTransaction.hanging", this::abortHanging);
+        check("admin.acls.no-authorizer", this::aclsWithoutAuthorizer);
     }
 
     // ---------------------------------------------------------------- harness
@@ -758,6 +770,53 @@ public final class Conformance {
         expectEqual(List.of(), listTransactions(new ListTransactionsOptions().filterProducerIds(List.of(producerId))
                 .filterOnDuration(3_600_000)), "open for longer than an hour");
         return "by state, by producer id, by both, by duration";
+    }
+
+    /** KIP-664: an admin ends a transaction on one partition with an ABORT marker (WriteTxnMarkers). */
+    private String abortHanging() throws Exception {
+        String topic = prefix + "-hanging";
+        await(admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all());
+        TopicPartition partition = new TopicPartition(topic, 0);
+        Map<TopicPartition, OffsetSpec> latest = every(List.of(partition), OffsetSpec.latest());
+        KafkaProducer<String, String> producer = producer("transactional.id", prefix + "-hanging-txn");
+        try {
+            producer.initTransactions();
+            producer.beginTransaction();
+            await(producer.send(new ProducerRecord<>(topic, 0, null, "hanging-0")));
+            await(producer.send(new ProducerRecord<>(topic, 0, null, "hanging-1")));
+            expectEqual(0L, listOffsets(latest, IsolationLevel.READ_COMMITTED).get(partition).offset(),
+                    "last stable offset while the transaction hangs");
+            ProducerState state = await(admin.describeProducers(List.of(partition)).partitionResult(partition))
+                    .activeProducers().get(0);
+            await(admin.abortTransaction(new AbortTransactionSpec(partition, state.producerId(),
+                    (short) state.producerEpoch(), state.coordinatorEpoch().orElse(-1))).all());
+            expectEqual(3L, listOffsets(latest, IsolationLevel.READ_COMMITTED).get(partition).offset(),
+                    "last stable offset after the ABORT marker at offset 2");
+            ProducerState after = await(admin.describeProducers(List.of(partition)).partitionResult(partition))
+                    .activeProducers().get(0);
+            expectEqual(OptionalLong.empty(), after.currentTransactionStartOffset(), "open transaction after abort");
+            return "LSO 0 while hanging, 3 after abortTransaction of producer " + state.producerId();
+        } finally {
+            producer.close(Duration.ZERO);
+        }
+    }
+
+    /** As a Kafka broker without an authorizer: every ACL call fails with SecurityDisabledException. */
+    private String aclsWithoutAuthorizer() throws Exception {
+        AclBinding binding = new AclBinding(new ResourcePattern(ResourceType.TOPIC, events, PatternType.LITERAL),
+                new AccessControlEntry("User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW));
+        List<Future<?>> calls = List.of(admin.describeAcls(AclBindingFilter.ANY).values(),
+                admin.createAcls(List.of(binding)).all(), admin.deleteAcls(List.of(AclBindingFilter.ANY)).all());
+        for (Future<?> call : calls) {
+            try {
+                await(call);
+                throw new AssertionError("an ACL call succeeded without an authorizer");
+            } catch (ExecutionException expected) {
+                expect(expected.getCause() instanceof SecurityDisabledException, "not SECURITY_DISABLED: "
+                        + expected.getCause());
+            }
+        }
+        return "describeAcls, createAcls, deleteAcls: SecurityDisabledException";
     }
 
     private String describeCommitted() throws Exception {

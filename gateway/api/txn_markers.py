@@ -1,0 +1,61 @@
+"""WriteTxnMarkers: COMMIT or ABORT markers written into partitions on request.
+
+Kafka's transaction coordinators send it to partition leaders; the gateway
+writes its own markers directly, so here it serves admin clients: the Java
+Admin's `abortTransaction` (KIP-664) ends a hanging transaction on one
+partition this way. The marker is checked like any other: an older producer
+epoch gets INVALID_PRODUCER_EPOCH, an older coordinator epoch
+TRANSACTION_COORDINATOR_FENCED; the answer waits until the marker is durable.
+"""
+
+from __future__ import annotations
+
+import structlog
+import trio
+
+from protocol.kafka.apis import by_name
+from protocol.kafka.error_codes import ErrorCode
+
+from ..errors import KafkaError
+from ..txn.markers import write_marker
+from .registry import handles
+
+API = by_name("WriteTxnMarkers")
+Marker, Topic = API.Response.Markers, API.Response.Markers.Topics
+log = structlog.get_logger()
+
+
+@handles("WriteTxnMarkers")
+async def write_txn_markers(request):
+    return API.Response(markers=[await _write(request.broker, marker) for marker in request.body.markers])
+
+
+async def _write(broker, marker):
+    outcomes: dict[tuple[str, int], ErrorCode] = {}
+    async with trio.open_nursery() as nursery:
+        for topic in marker.topics:
+            for index in topic.partition_indexes:
+                nursery.start_soon(_write_one, broker, marker, topic.name, index, outcomes)
+    return Marker(producer_id=marker.producer_id, topics=[
+        Topic(name=topic.name, partitions=[
+            Topic.Partitions(partition_index=index, error_code=outcomes[topic.name, index])
+            for index in topic.partition_indexes])
+        for topic in marker.topics])
+
+
+async def _write_one(broker, marker, topic: str, index: int, outcomes: dict) -> None:
+    partition = broker.partition(topic, index)
+    if partition is None:
+        outcomes[topic, index] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return
+    try:
+        await write_marker(partition, marker.transaction_result, marker.producer_id, marker.producer_epoch,
+                           marker.coordinator_epoch)
+    except KafkaError as exc:
+        outcomes[topic, index] = exc.code
+        log.info("marker_refused", topic=topic, partition=index, producer_id=marker.producer_id,
+                 error=exc.code.name, reason=exc.message)
+        return
+    outcomes[topic, index] = ErrorCode.NONE
+    log.info("marker_written", topic=topic, partition=index, producer_id=marker.producer_id,
+             commit=marker.transaction_result)
