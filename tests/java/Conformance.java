@@ -143,6 +143,7 @@ public final class Conformance {
         check("admin.deleteRecords-then-out-of-range", this::dataLoss);
         check("consumer.seek-past-end", this::seekPastEnd);
         checkUnlessPending("groups", "consumer.subscribe-group-commit", this::subscribeWithGroup);
+        checkUnlessPending("groups", "consumer.subscribe-consumer-protocol", this::subscribeWithConsumerProtocol);
         checkUnlessPending("transactions", "producer.transactional", this::transactions);
         checkUnlessPending("transactions", "admin.listOffsets.open-transaction", this::openTransaction);
         checkUnlessPending("transactions", "admin.describeTransactions.ongoing", this::describeOngoing);
@@ -615,6 +616,23 @@ public final class Conformance {
             expectEqual((long) PER_PARTITION, got.get(0).offset(), "its offset");
         }
         return "subscribe, commitSync, committed; a new member resumes at the commit";
+    }
+
+    /** KIP-848: the same topic read by a group of the consumer protocol, server-side assignment. */
+    private String subscribeWithConsumerProtocol() throws Exception {
+        List<TopicPartition> partitions = partitions(grouped, PARTITIONS);
+        int records = PARTITIONS * PER_PARTITION + 1;  // and the one written after the first group's commit
+        try (KafkaConsumer<String, String> consumer = consumer("group.id", prefix + "-kip848",
+                "group.protocol", "consumer", "auto.offset.reset", "earliest")) {
+            consumer.subscribe(List.of(grouped));
+            List<ConsumerRecord<String, String>> got = pollFor(consumer, records);
+            expectEqual(Set.copyOf(partitions), consumer.assignment(), "assignment");
+            expectEqual((long) records, got.stream().map(ConsumerRecord::value).distinct().count(), "distinct values");
+            consumer.commitSync();
+            expectEqual((long) PER_PARTITION + 1, consumer.committed(Set.of(partitions.get(0)))
+                    .get(partitions.get(0)).offset(), "partition 0 committed");
+            return "group.protocol=consumer: every partition assigned, " + records + " records, commitSync";
+        }
     }
 
     // ---------------------------------------------------------------- transactions (issue 6)
