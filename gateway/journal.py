@@ -1,55 +1,213 @@
-"""The gateway's own metadata, durable as JSON records on one Dafka partition.
+"""The gateway's own state, durable as JSON records on Dafka partitions.
 
-Kafka keeps cluster metadata in an internal log; so does the gateway: every
-change to a topic is appended as the topic's whole new state (or its
-deletion), acknowledged by the stores before the change is answered, and
+Kafka keeps cluster metadata, group offsets and transaction states in
+internal logs; so does the gateway, one journal per kind of state: every
+change is appended, acknowledged by the stores before it is answered, and
 replayed in order when the gateway starts.
+
+A journal is compacted by generations, as Kafka compacts __consumer_offsets:
+generation 0 is the journal's original partition; generation g > 0 is a
+partition of its own that starts with a header, then the owner's whole state
+as ordinary entries, then a complete marker, then the writes made since.
+Replay reads only the newest generation whose snapshot completed. The mesh
+has no delete: older generations are left to the stores' retention.
 """
 
 from __future__ import annotations
 
 import json
+import time
 import uuid
+from collections.abc import Callable
 
 from typing import TYPE_CHECKING
 
 import structlog
+import trio
 
 if TYPE_CHECKING:
     from .broker.storage import MeshStorage
+    from .config import GatewaySettings
 
 log = structlog.get_logger()
 
+COMPLETE = {"type": "snapshot_complete"}
+# A compaction takes the number after the newest generation the stores report,
+# so numbers are consecutive; the search tolerates a few missing (held only by
+# stores that are down) and stops after more misses in a row.
+MAX_GENERATION_GAP = 16
+# Snapshot records published before waiting for their ACKs (within the mesh's DATA_HWM).
+SNAPSHOT_WINDOW = 1000
 
-def journal_uuid(cluster_id: str, kind: str = "metadata") -> str:
-    """The journal's partition address: the same for every start of a cluster."""
-    return uuid.uuid5(uuid.NAMESPACE_URL, f"dafka-gateway:{cluster_id}:{kind}").hex.upper()
+Snapshot = Callable[[], list[dict]]
+
+
+def generation_uuid(cluster_id: str, kind: str, generation: int) -> str:
+    """A generation's partition address; generation 0 keeps the journal's original one."""
+    name = f"dafka-gateway:{cluster_id}:{kind}" + (f":{generation}" if generation else "")
+    return uuid.uuid5(uuid.NAMESPACE_URL, name).hex.upper()
+
+
+def existing_generations(cluster_id: str, kind: str, heads: dict[str, int]) -> dict[int, str]:
+    """{generation: address} of the journal's generations among a subject's heads.
+
+    The subject is shared by every cluster on the mesh, so addresses are
+    computed and looked up rather than every unknown partition read.
+    """
+    found, generation, misses = {}, 0, 0
+    while misses <= MAX_GENERATION_GAP:
+        address = generation_uuid(cluster_id, kind, generation)
+        if address in heads:
+            found[generation], misses = address, 0
+        else:
+            misses += 1
+        generation += 1
+    return found
+
+
+def header(generation: int) -> dict:
+    return {"type": "generation", "generation": generation}
+
+
+def replayable(generation: int, contents: list[bytes]) -> tuple[list[dict], list[bytes]] | None:
+    """A generation's entries to replay (its state) and the contents written since
+    its snapshot; None if its snapshot never completed."""
+    entries = [json.loads(content) for content in contents]
+    if generation == 0:
+        return entries, contents
+    if not entries or entries[0] != header(generation) or COMPLETE not in entries:
+        return None
+    end = entries.index(COMPLETE)
+    return entries[1:end] + entries[end + 1:], contents[end + 1:]
+
+
+def encoded(entry: dict) -> bytes:
+    return json.dumps(entry, separators=(",", ":")).encode()
 
 
 class Journal:
-    """One journal per `kind` of state: topic metadata, or group state and offsets."""
+    """One journal per `kind` of state: topic metadata, group state and offsets, transactions."""
 
-    def __init__(self, storage: MeshStorage, cluster_id: str, min_insync: int, kind: str = "metadata"):
+    def __init__(self, storage: MeshStorage, settings: GatewaySettings, kind: str = "metadata"):
         self.storage = storage
+        self.cluster_id = settings.cluster_id
+        self.kind = kind
         self.subject = f"__dafka_gateway_{kind}"
-        self.uuid = journal_uuid(cluster_id, kind)
-        self.min_insync = min_insync
+        self.min_insync = settings.defaults.min_insync_replicas
+        self.max_entries = settings.journal_compaction_entries
+        self.max_bytes = settings.journal_compaction_bytes
+        self.generation = 0
+        self._next_generation = 1
         self._partition = None
+        self._snapshot_size = (0, 0)  # entries and bytes of the current generation's snapshot
+        self._since_snapshot = [0, 0]  # entries and bytes written since
+        self._writing = 0  # writes admitted to the current generation and not yet acknowledged
+        self._drained = trio.Event()
+        self._compacting: trio.Event | None = None  # set when the compaction ends; writes wait for it
+        self._snapshot: Snapshot | None = None
+        self._nursery: trio.Nursery | None = None
+
+    @property
+    def uuid(self) -> str:
+        return generation_uuid(self.cluster_id, self.kind, self.generation)
 
     async def replay(self) -> list[dict]:
-        """Every entry written so far, oldest first; then the journal takes writes."""
-        entries = []
-        next_sequence = 0
-        head = (await self.storage.heads(self.subject)).get(self.uuid)
-        async for sequence, content in self.storage.contents(self.subject, self.uuid, head):
-            entries.append(json.loads(bytes(content)))
-            next_sequence = sequence + 1
-        self._partition = self.storage.host(self.subject, self.uuid, next_sequence)
-        log.info("journal_replayed", subject=self.subject, entries=len(entries), uuid=self.uuid)
+        """Every entry of the newest complete generation, oldest first; then the journal takes writes."""
+        self.generation, contents, (entries, since) = await self._newest_complete()
+        self._partition = self.storage.host(self.subject, self.uuid, len(contents))
+        self._since_snapshot = [len(since), sum(map(len, since))]
+        self._snapshot_size = (len(entries) - len(since), sum(map(len, contents)) - self._since_snapshot[1])
+        log.info("journal_replayed", subject=self.subject, generation=self.generation, entries=len(entries),
+                 since_snapshot=len(since), uuid=self.uuid)
         return entries
+
+    async def _newest_complete(self) -> tuple[int, list[bytes], tuple[list[dict], list[bytes]]]:
+        """The newest generation whose snapshot completed: its number, contents and `replayable` parts."""
+        heads = await self.storage.heads(self.subject)
+        generations = existing_generations(self.cluster_id, self.kind, heads)
+        self._next_generation = max(generations, default=0) + 1  # above incomplete ones too
+        for generation in sorted(generations, reverse=True):
+            address = generations[generation]
+            contents = [bytes(c) async for _, c in self.storage.contents(self.subject, address, heads[address])]
+            replayed = replayable(generation, contents)
+            if replayed is not None:
+                return generation, contents, replayed
+            log.warning("journal_generation_incomplete", kind=self.kind, generation=generation)
+        return 0, [], ([], [])
+
+    def compact_with(self, nursery: trio.Nursery, snapshot: Snapshot) -> None:
+        """Compact the journal into a new generation whenever its thresholds are
+        passed, with the entries `snapshot()` returns: the owner's whole state."""
+        self._nursery, self._snapshot = nursery, snapshot
 
     async def write(self, entry: dict) -> None:
         """Append an entry and return once `min_insync` stores hold it."""
-        content = json.dumps(entry, separators=(",", ":")).encode()
-        sequence = await self._partition.publish(content)
-        await self._partition.wait_acked(sequence, self.min_insync)
+        while self._compacting is not None:
+            await self._compacting.wait()
+        self._writing += 1
+        await self._append(entry)
+
+    def write_soon(self, nursery: trio.Nursery, entry: dict) -> None:
+        """Write an entry nobody waits for, into the generation a write made now would go to."""
+        if self._compacting is not None:
+            nursery.start_soon(self.write, entry)
+            return
+        self._writing += 1
+        nursery.start_soon(self._append, entry)
+
+    async def _append(self, entry: dict) -> None:
+        """Publish on the current generation; admitted (counted in `_writing`) by the caller."""
+        content = encoded(entry)
+        try:
+            sequence = await self._partition.publish(content)
+            await self._partition.wait_acked(sequence, self.min_insync)
+        finally:
+            self._writing -= 1
+            if not self._writing:
+                self._drained.set()
+        self._since_snapshot[0] += 1
+        self._since_snapshot[1] += len(content)
+        if self._due():
+            self._compacting = trio.Event()  # later writes wait for the new generation
+            self._nursery.start_soon(self._compact)
+
+    def _due(self) -> bool:
+        """Whether the writes since the snapshot pass the thresholds and the snapshot
+        itself, so that compacting never writes more than was written since the last time."""
+        (entries, size), (snapshot_entries, snapshot_size) = self._since_snapshot, self._snapshot_size
+        return (self._snapshot is not None and self._compacting is None
+                and (entries > max(self.max_entries, snapshot_entries) or size > max(self.max_bytes, snapshot_size)))
+
+    async def _compact(self) -> None:
+        """Write the owner's state as the next generation, then move writes there.
+
+        The snapshot is taken once the writes already admitted are acknowledged,
+        so it holds them even for owners that apply a change after its write.
+        A failure leaves writes waiting and goes to the owner, which ends the
+        gateway: the stores may hold the complete marker already, and a write to
+        the old generation would then be lost to the next replay.
+        """
+        started = time.monotonic()
+        generation, self._next_generation = self._next_generation, self._next_generation + 1
+        if self._writing:
+            self._drained = trio.Event()
+            await self._drained.wait()
+        entries = self._snapshot()
+        contents = [encoded(entry) for entry in (header(generation), *entries, COMPLETE)]
+        partition = await self._write_generation(generation, contents)
+        self.storage.release(self._partition)
+        self._partition, self.generation = partition, generation
+        self._snapshot_size, self._since_snapshot = (len(entries), sum(map(len, contents))), [0, 0]
+        self._compacting.set()
+        self._compacting = None
+        log.info("journal_compacted", kind=self.kind, generation=generation, entries=len(entries),
+                 seconds=round(time.monotonic() - started, 3))
+
+    async def _write_generation(self, generation: int, contents: list[bytes]):
+        """A new generation's header, snapshot entries and complete marker, acknowledged."""
+        partition = self.storage.host(self.subject, generation_uuid(self.cluster_id, self.kind, generation), 0)
+        for start in range(0, len(contents), SNAPSHOT_WINDOW):
+            window = contents[start:start + SNAPSHOT_WINDOW]
+            first = await partition.publish_many(window)
+            await partition.wait_acked(first + len(window) - 1, self.min_insync)
+        return partition

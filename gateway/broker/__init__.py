@@ -35,7 +35,7 @@ class Broker:
         self.settings = settings
         self.defaults = settings.defaults
         self.storage = storage
-        self.journal = Journal(storage, settings.cluster_id, settings.defaults.min_insync_replicas)
+        self.journal = Journal(storage, settings)
         self.topics: dict[str, Topic] = {}
         self.fetch_sessions = FetchSessions()
         self.producer_ids = ProducerIds(self.journal)
@@ -45,7 +45,7 @@ class Broker:
         self.own_addresses: set[str] = set()  # every partition address a gateway topic ever had
         self.native = NativeTopics(self)
         self.transactions = TransactionCoordinator(
-            self, Journal(storage, settings.cluster_id, settings.defaults.min_insync_replicas, "transactions"))
+            self, Journal(storage, settings, "transactions"))
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Recover every topic from the mesh, then keep the partitions' tasks running."""

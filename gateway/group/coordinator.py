@@ -38,11 +38,10 @@ class GroupCoordinator:
     def __init__(self, settings: GatewaySettings, storage, topics: dict | None = None):
         self.defaults = settings.defaults
         self.topics = topics if topics is not None else {}  # the broker's topics by name
-        self.log = GroupLog(Journal(storage, settings.cluster_id, settings.defaults.min_insync_replicas,
-                                    kind="groups"))
+        self.offsets = OffsetStore()
+        self.log = GroupLog(Journal(storage, settings, kind="groups"), self.offsets)
         self.timer = Timer()
         self.groups: dict[str, ClassicGroup | ConsumerGroup] = {}
-        self.offsets = OffsetStore()
         self.classic = ClassicMembership(self)
         self.consumer = ConsumerMembership(self)
 

@@ -39,8 +39,11 @@ class OffsetStore:
     def commit(self, group_id: str, commits: dict[tuple[str, int], Committed]) -> dict:
         """Apply commits; the journal entry that makes them durable."""
         self.apply_commit(group_id, commits)
-        return {"type": "offsets", "group": group_id,
-                "commits": [c.entry(topic, p) for (topic, p), c in commits.items()]}
+        return _offsets_entry(group_id, commits)
+
+    def entries(self) -> list[dict]:
+        """Every group's committed offsets as journal entries."""
+        return [_offsets_entry(group_id, offsets) for group_id, offsets in self._groups.items()]
 
     def apply_commit(self, group_id: str, commits: dict[tuple[str, int], Committed]) -> None:
         self._groups.setdefault(group_id, {}).update(commits)
@@ -84,3 +87,8 @@ class OffsetStore:
             if deadline <= now:
                 gone.append(key)
         return gone
+
+
+def _offsets_entry(group_id: str, commits: dict[tuple[str, int], Committed]) -> dict:
+    return {"type": "offsets", "group": group_id,
+            "commits": [c.entry(topic, p) for (topic, p), c in commits.items()]}

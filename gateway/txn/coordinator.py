@@ -65,6 +65,7 @@ class TransactionCoordinator:
             self.transactions[txn.transactional_id] = txn
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            self.journal.compact_with(nursery, self._snapshot)
             for txn in self.transactions.values():
                 if txn.state in PREPARING:
                     nursery.start_soon(self._complete, txn)
@@ -228,6 +229,10 @@ class TransactionCoordinator:
     def _check_not_writing(self, txn: TransactionMetadata) -> None:
         if txn.transactional_id in self._writing:
             refuse(ErrorCode.CONCURRENT_TRANSACTIONS, f"{txn.transactional_id} is changing state")
+
+    def _snapshot(self) -> list[dict]:
+        """Every id's metadata as journal entries (the journal's compaction)."""
+        return [txn.entry() for txn in self.transactions.values()]
 
     async def _record(self, txn: TransactionMetadata) -> TransactionMetadata:
         """Journal `txn`, then make it the id's metadata."""

@@ -12,8 +12,8 @@ from tests.gateway.clients import aiokafka_consume, confluent_consume, kafka_pyt
 RECORDS = 20
 
 
-def _confluent_transactions(bootstrap: str, topic: str, transactional_id: str, outcomes: list[bool]) -> None:
-    """One transaction of RECORDS records per outcome (True: commit, False: abort)."""
+def _confluent_transactions(bootstrap: str, topic: str, transactional_id: str, outcomes: list[bool]):
+    """One transaction of RECORDS records per outcome (True: commit, False: abort); the producer, still open."""
     from confluent_kafka import Producer
 
     producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id})
@@ -24,6 +24,7 @@ def _confluent_transactions(bootstrap: str, topic: str, transactional_id: str, o
             producer.produce(topic, value=f"{number}-{i}-{'commit' if commit else 'abort'}".encode(), partition=i % 2)
         producer.flush(30)
         (producer.commit_transaction if commit else producer.abort_transaction)(30)
+    return producer
 
 
 def _aiokafka_transactions(bootstrap: str, topic: str, transactional_id: str, outcomes: list[bool]) -> None:
