@@ -100,6 +100,8 @@ async def run_store(settings: GatewaySettings, number: int) -> None:
         "--beacon-pub-address", mesh.beacon_pub_address,
         "--beacon-interval", str(mesh.beacon_interval_ms),
         "--beacon-timeout", str(mesh.beacon_timeout_ms),
+        "--store-fsync", mesh.store_fsync,
+        "--store-fsync-interval-ms", str(mesh.store_fsync_interval_ms),
         "--exit-on-stdin-eof",
     ]
     while True:

@@ -81,8 +81,13 @@ OPTIONS = {
     "--tower-sub-address": ("mesh", "tower_sub_address", "where the embedded tower binds its XSUB"),
     "--tower-pub-address": ("mesh", "tower_pub_address", "where the embedded tower binds its XPUB"),
     "--head-interval": ("mesh", "head_interval_ms", "milliseconds between a partition's HEADs"),
+    "--store-fsync": ("mesh", "store_fsync", "embedded stores: batch (every ACKed batch is on disk) or "
+                                             "interval (ACK once written, fsync every --store-fsync-interval-ms)"),
+    "--store-fsync-interval-ms": ("mesh", "store_fsync_interval_ms",
+                                  "embedded stores: milliseconds between fsyncs of the interval policy"),
 }
 DEFAULTS = {"gateway": GatewaySettings(), "defaults": BrokerDefaults(), "mesh": MeshConfig()}
+CHOICES = {"--store-fsync": ["batch", "interval"], "--log-message-timestamp-type": ["CreateTime", "LogAppendTime"]}
 
 
 def env_name(option: str) -> str:
@@ -107,7 +112,7 @@ def parser() -> argparse.ArgumentParser:
         default = getattr(DEFAULTS[group], name)
         kind = _converter(default if default is not None else "")
         env = os.environ.get(env_name(option))
-        result.add_argument(option, dest=f"{group}.{name}", type=kind,
+        result.add_argument(option, dest=f"{group}.{name}", type=kind, choices=CHOICES.get(option),
                             default=kind(env) if env is not None else default,
                             help=f"{help_text}; default {default!r}; env {env_name(option)}")
     embedded = os.environ.get(env_name("--stores"), "1")

@@ -27,7 +27,11 @@ OPTIONS = {
     "--head-interval": ("head_interval_ms", "milliseconds between a producer's HEADs (producer/head_interval)"),
     "--offset-reset": ("offset_reset", "earliest or latest (consumer/offset/reset)"),
     "--store-db": ("store_db", "the store's data directory (store/db)"),
+    "--store-fsync": ("store_fsync", "batch: every ACKed record is on disk; interval: ACK once written, "
+                                     "fsync at most once per --store-fsync-interval-ms"),
+    "--store-fsync-interval-ms": ("store_fsync_interval_ms", "milliseconds between fsyncs of the interval policy"),
 }
+CHOICES = {"offset_reset": ["earliest", "latest"], "store_fsync": ["batch", "interval"]}
 BEACON_OPTIONS = ["--beacon-interval", "--beacon-timeout", "--beacon-sub-address", "--beacon-pub-address", "--beacon-address"]
 
 
@@ -39,8 +43,7 @@ def parser(description: str, options: list[str]) -> argparse.ArgumentParser:
         field, help_text = OPTIONS[option]
         default = getattr(defaults, field)
         kind = type(default)
-        choices = ["earliest", "latest"] if field == "offset_reset" else None
-        result.add_argument(option, dest=field, type=kind, default=default, choices=choices,
+        result.add_argument(option, dest=field, type=kind, default=default, choices=CHOICES.get(field),
                             help=f"{help_text}; default {default!r}")
     return result
 

@@ -18,6 +18,8 @@ class MeshConfig:
     head_interval_ms: int = 1000  # producer/head_interval
     offset_reset: str = "latest"  # consumer/offset/reset: earliest | latest
     store_db: str = "storedb"  # store/db
+    store_fsync: str = "batch"  # batch: durable before each ACK | interval: fsync at most once per interval
+    store_fsync_interval_ms: int = 1000
 
 
 def new_uuid() -> str:

@@ -2,6 +2,7 @@
 
 import threading
 
+import pytest
 from confluent_kafka import Producer
 
 from tests.gateway.clients import Sent, confluent_consume, kafka_python_produce
@@ -48,10 +49,14 @@ def acknowledged_before(server: GatewayProcess, topic: str, count: int, interrup
     return acknowledged
 
 
-def test_acknowledged_records_survive_sigkill(tmp_path):
-    server = GatewayProcess(tmp_path / "gateway").start()
+@pytest.mark.parametrize("fsync", ["batch", "interval"])
+def test_acknowledged_records_survive_sigkill(tmp_path, fsync):
+    """Either fsync policy: what a store ACKed is at least in the OS, which outlives the processes."""
+    server = GatewayProcess(tmp_path / "gateway", "--store-fsync", fsync, "--store-fsync-interval-ms", "200").start()
     acknowledged = acknowledged_before(server, "crash", 5000, GatewayProcess.kill)
     try:
+        policy = "batch" if fsync == "batch" else "interval 0.2s"
+        assert f"fsync='{policy}'" in server.log_path.read_text()
         got = confluent_consume(server.bootstrap, "crash", [0], len(acknowledged))
         values = [g.value for g in got]
         missing = set(acknowledged) - set(values)

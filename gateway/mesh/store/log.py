@@ -198,7 +198,8 @@ class StoreLog:
             elif entry.is_dir() and entry.name.startswith(("s-", "h-")):
                 self._load_subject(Path(entry.path))
         log.info("store_log.opened", directory=str(self.directory), partitions=len(self._partitions),
-                 seconds=round(time.perf_counter() - started, 3))
+                 seconds=round(time.perf_counter() - started, 3),
+                 fsync="batch" if self._fsync_every_batch else f"interval {self._fsync_interval}s")
 
     def _load_subject(self, directory: Path) -> None:
         subject = (directory / SUBJECT_FILE).read_bytes().decode()

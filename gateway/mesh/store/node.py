@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import structlog
@@ -61,7 +62,8 @@ async def run_store(context: zmq.Context, config: MeshConfig, log=None, *, task_
     directory.mkdir(parents=True, exist_ok=True)
     with locked_directory(directory):
         if log is None:
-            log = await trio.to_thread.run_sync(StoreLog, directory / "log")
+            log = await trio.to_thread.run_sync(partial(
+                StoreLog, directory / "log", fsync=config.store_fsync, fsync_interval_ms=config.store_fsync_interval_ms))
         writer = StoreWriter(context, config, log, uuid=store_uuid(directory))
         reader = StoreReader(context, config, log, writer_uuid=writer.node.uuid)
         try:
@@ -77,7 +79,7 @@ async def run_store(context: zmq.Context, config: MeshConfig, log=None, *, task_
 
 def main() -> None:
     parser = cli.parser("Dafka store: a writer and a reader node over a durable log",
-                        [*cli.BEACON_OPTIONS, "--store-db"])
+                        [*cli.BEACON_OPTIONS, "--store-db", "--store-fsync", "--store-fsync-interval-ms"])
     parser.add_argument("--exit-on-stdin-eof", action="store_true",
                         help="stop when standard input closes: a parent process's lifeline")
     arguments = parser.parse_args()
