@@ -5,7 +5,11 @@ from hypothesis import given, strategies as st
 from protocol.kafka import Fragments, by_name, decode_response, encode_response, encode_response_pieces
 
 FETCH = by_name("Fetch")
-parts_strategy = st.lists(st.binary(max_size=200) | st.binary(min_size=4096, max_size=9000), max_size=6)
+# Large parts (referenced, not copied) are slices of a pattern: random kilobytes would exhaust hypothesis.
+PATTERN = bytes(i % 251 for i in range(10_000))
+large_part = st.builds(lambda size, start: PATTERN[start : start + size], st.integers(4096, 9000),
+                       st.integers(0, 1000))
+parts_strategy = st.lists(st.binary(max_size=200) | large_part, max_size=6)
 
 
 def fetch_response(records_by_partition):
