@@ -88,7 +88,9 @@ def encode_response(api_key: int, version: int, correlation_id: int, body, *,
                     framed: bool = False) -> bytearray:
     """The response in one buffer; `framed` puts the stream's size prefix in front."""
     out = bytearray(SIZE_PREFIX_BYTES if framed else 0)
-    _encode_response_into(out, api_key, version, correlation_id, body, framed)
+    _encode_response_into(out, api_key, version, correlation_id, body)
+    if framed:
+        _write_size_prefix(out, len(out))
     return out
 
 
@@ -96,20 +98,20 @@ def encode_response_pieces(api_key: int, version: int, correlation_id: int, body
     """The framed response as buffers to send in order: record data given as
     `Fragments` is among them by reference, never copied."""
     out = GatherBuffer(SIZE_PREFIX_BYTES)
-    _encode_response_into(out, api_key, version, correlation_id, body, framed=True)
+    _encode_response_into(out, api_key, version, correlation_id, body)
+    _write_size_prefix(out, out.total_bytes)
     return out.pieces()
 
 
-def _encode_response_into(out: bytearray, api_key: int, version: int, correlation_id: int, body,
-                          framed: bool) -> None:
-    """The size prefix is written in place, so that a large response is not
-    copied once more to frame it."""
+def _encode_response_into(out: bytearray, api_key: int, version: int, correlation_id: int, body) -> None:
     api = _api(api_key, EncodeError)
     write_response_header(out, api.response_header_version(version), correlation_id)
     encode_body_into(out, api, version, RESPONSE, body)
-    if framed:
-        size = getattr(out, "total_bytes", len(out)) - SIZE_PREFIX_BYTES
-        out[:SIZE_PREFIX_BYTES] = size.to_bytes(SIZE_PREFIX_BYTES, "big")
+
+
+def _write_size_prefix(out: bytearray, framed_bytes: int) -> None:
+    """In the space left for it, so that a large response is not copied once more to frame it."""
+    out[:SIZE_PREFIX_BYTES] = (framed_bytes - SIZE_PREFIX_BYTES).to_bytes(SIZE_PREFIX_BYTES, "big")
 
 
 def decode_response(api_key: int, version: int, frame) -> tuple[int, Any]:
