@@ -17,7 +17,7 @@ from .registry import handles
 
 HEARTBEAT = by_name("ConsumerGroupHeartbeat")
 DESCRIBE = by_name("ConsumerGroupDescribe")
-CONSUMER_MEMBER_TYPE = 1  # ConsumerGroupDescribe v1: 0 is a classic member, 1 a consumer one
+CLASSIC_MEMBER_TYPE, CONSUMER_MEMBER_TYPE = 0, 1  # ConsumerGroupDescribe v1's member_type
 FIRST_MEMBER_TYPE_VERSION = 1
 
 
@@ -74,7 +74,7 @@ def described(broker, group_id: str, version: int, operations: int):
             assignment=_assignment(broker, m.assigned, Group.Members.Assignment),
             target_assignment=_assignment(broker, group.target.get(m.member_id, {}), Group.Members.TargetAssignment))
         if version >= FIRST_MEMBER_TYPE_VERSION:
-            member.member_type = CONSUMER_MEMBER_TYPE
+            member.member_type = CONSUMER_MEMBER_TYPE if m.classic is None else CLASSIC_MEMBER_TYPE
         members.append(member)
     return Group(group_id=group_id, group_state=group.state.value, group_epoch=group.epoch,
                  assignment_epoch=group.assignment_epoch, assignor_name=group.preferred_assignor() or DEFAULT_ASSIGNOR,

@@ -94,7 +94,7 @@ async def leave_group(request):
     else:
         leaving = [(body.member_id, None)]
     try:
-        errors = request.broker.groups.classic.leave(body.group_id, leaving)
+        errors = await request.broker.groups.classic.leave(body.group_id, leaving)
     except KafkaError as exc:
         return LEAVE.Response(error_code=exc.code)
     if version < FIRST_BATCHED_LEAVE:

@@ -16,7 +16,7 @@ from enum import Enum
 from protocol.kafka.error_codes import ErrorCode
 
 from ..errors import KafkaError
-from .reconcile import Assignment, ConsumerMember, MemberState
+from .reconcile import Assignment, ClassicMetadata, ConsumerMember, MemberState
 from .topic_regex import matches
 
 # topic id -> (name, partition count): the topics the group subscribes to (Kafka's subscription metadata).
@@ -123,6 +123,19 @@ class ConsumerGroup:
     def owned_by_other(self, member_id: str):
         return lambda topic, number: self._owners.get((topic, number), member_id) != member_id
 
+    def waits_on_unreleased(self, member: ConsumerMember) -> bool:
+        """Whether others still own partitions of the member's target (Kafka's waitingOnUnreleasedPartition)."""
+        if member.state != MemberState.UNRELEASED_PARTITIONS:
+            return False
+        owned_by_other = self.owned_by_other(member.member_id)
+        return any(owned_by_other(topic, number)
+                   for topic, numbers in self.target.get(member.member_id, {}).items()
+                   for number in numbers - member.assigned.get(topic, frozenset()))
+
+    def has_only_classic_members(self) -> bool:
+        """Members left, every one speaking the classic protocol: Kafka converts such a group back."""
+        return bool(self.members) and all(m.classic is not None for m in self.members.values())
+
     def subscribed_ids(self, member: ConsumerMember) -> frozenset:
         """The ids of the existing topics a member subscribes to, from the group's metadata."""
         names, regex = set(member.subscribed_topic_names), member.subscribed_topic_regex
@@ -161,7 +174,8 @@ class ConsumerGroup:
             group.put_member(ConsumerMember(
                 m["id"], m["instance"], m["rack"], m["rebalance_timeout"], m["client_id"], m["client_host"],
                 tuple(m["names"]), m["regex"], m["assignor"], MemberState(m["state"]), m["epoch"],
-                m["previous_epoch"], _assignment(m["assigned"]), _assignment(m["pending"])))
+                m["previous_epoch"], _assignment(m["assigned"]), _assignment(m["pending"]),
+                _classic_metadata(m.get("classic"))))
             group.target[m["id"]] = _assignment(m["target"])
         group.changed = False
         return group
@@ -183,8 +197,22 @@ def _member_entry(member: ConsumerMember, target: Assignment) -> dict:
         "regex": member.subscribed_topic_regex, "assignor": member.server_assignor,
         "state": member.state.value, "epoch": member.epoch, "previous_epoch": member.previous_epoch,
         "assigned": _entry(member.assigned), "pending": _entry(member.pending_revocation),
-        "target": _entry(target),
+        "target": _entry(target), "classic": _classic_entry(member.classic),
     }
+
+
+def _classic_entry(classic: ClassicMetadata | None) -> dict | None:
+    if classic is None:
+        return None
+    return {"session_timeout": classic.session_timeout_ms,
+            "protocols": [[name, metadata.hex()] for name, metadata in classic.protocols]}
+
+
+def _classic_metadata(entry: dict | None) -> ClassicMetadata | None:
+    if entry is None:
+        return None
+    return ClassicMetadata(entry["session_timeout"],
+                           tuple((name, bytes.fromhex(metadata)) for name, metadata in entry["protocols"]))
 
 
 def _entry(assignment: Assignment) -> dict:

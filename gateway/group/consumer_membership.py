@@ -24,6 +24,7 @@ from .assignors import ASSIGNORS, DEFAULT_ASSIGNOR, MemberSpec
 from .consumer import ConsumerGroup, TopicsMetadata, subscribed_names
 from .consumer_requests import (LEAVE_EPOCH, STATIC_LEAVE_EPOCH, HeartbeatRequest, check_epoch, check_not_fenced,
                                 updated_member, validate)
+from .migration import check_upgradable, downgraded, upgraded
 from .reconcile import Assignment, ConsumerMember, MemberState, Target, reconcile
 
 log = structlog.get_logger()
@@ -56,13 +57,19 @@ class ConsumerMembership:
                 group, result = self._heartbeat(request)
         except KafkaError as exc:
             return HeartbeatResult(exc.code, exc.message)
-        await self._save(group)
+        await self.save(group)
         return result
 
-    async def _save(self, group: ConsumerGroup) -> None:
-        entry = group.snapshot() if group.changed else None
+    async def save(self, group: ConsumerGroup) -> None:
+        """Journal the group's changes, and return once they and earlier ones are durable."""
+        await self.coordinator.log.commit(group.group_id, self._changes(group))
+
+    def _changes(self, group: ConsumerGroup) -> dict | None:
+        """The entry to journal: the group, or the classic group it was converted back into."""
+        current = self.coordinator.groups.get(group.group_id, group)
+        entry = current.snapshot() if current is not group or group.changed else None
         group.changed = False
-        await self.coordinator.log.commit(group.group_id, entry)
+        return entry
 
     # Heartbeats --------------------------------------------------------------------
 
@@ -70,47 +77,68 @@ class ConsumerMembership:
         joining = request.member_epoch == 0
         group = self._group(request.group_id, create=joining)
         member_id = request.member_id or str(uuid.uuid4())
-        max_size = self.defaults.group_consumer_max_size
-        if len(group.members) >= max_size and member_id not in group.members:
-            raise KafkaError(ErrorCode.GROUP_MAX_SIZE_REACHED,
-                             f"The consumer group has reached its maximum capacity of {max_size} members.")
+        self.check_room(group, member_id)
         if request.instance_id is None:
             member = self._dynamic_member(group, member_id, request)
         else:
             member = self._static_member(group, member_id, request)
-        updated = updated_member(member, request)
-        subscription_changed = (updated.subscribed_topic_names != member.subscribed_topic_names
-                                or updated.subscribed_topic_regex != member.subscribed_topic_regex)
-        self.coordinator.groups[group.group_id] = group  # a new or converted group exists from now on
-        group.put_member(updated)
-        bump = group.epoch == 0 or subscription_changed
-        bump |= self.refresh_topics(group)
-        if bump:
-            group.bump_epoch()
-            log.info("consumer_group_epoch", group=group.group_id, epoch=group.epoch, member=member_id)
-        if group.epoch > group.assignment_epoch:
-            self._assign(group)
-        reconciled = self._reconcile(group, updated, request.owned, subscription_changed)
-        self._expect_heartbeat(group, member_id)
+        self._register(group)
+        reconciled = self.update_member(group, member, updated_member(member, request), request.owned)
+        self.expect_heartbeat(group, member_id)
         changed_assignment = reconciled.assigned != member.assigned
         return group, HeartbeatResult(
             member_id=member_id, epoch=reconciled.epoch,
             interval_ms=self.defaults.group_consumer_heartbeat_interval_ms,
             assignment=reconciled.assigned if joining or request.is_full() or changed_assignment else None)
 
+    def check_room(self, group: ConsumerGroup, member_id: str) -> None:
+        max_size = self.defaults.group_consumer_max_size
+        if len(group.members) >= max_size and member_id not in group.members:
+            raise KafkaError(ErrorCode.GROUP_MAX_SIZE_REACHED,
+                             f"The consumer group has reached its maximum capacity of {max_size} members.")
+
+    def update_member(self, group: ConsumerGroup, member: ConsumerMember, updated: ConsumerMember,
+                      owned: Assignment | None) -> ConsumerMember:
+        """Kafka's steps for a member's request: update the member (a new group epoch if subscriptions or
+        the subscribed topics changed), compute the target of a new epoch, reconcile the member towards it."""
+        subscription_changed = (updated.subscribed_topic_names != member.subscribed_topic_names
+                                or updated.subscribed_topic_regex != member.subscribed_topic_regex)
+        group.put_member(updated)
+        bump = group.epoch == 0 or subscription_changed
+        bump |= self.refresh_topics(group)
+        if bump:
+            group.bump_epoch()
+            log.info("consumer_group_epoch", group=group.group_id, epoch=group.epoch, member=member.member_id)
+        if group.epoch > group.assignment_epoch:
+            self._assign(group)
+        return self._reconcile(group, updated, owned, subscription_changed)
+
     def _group(self, group_id: str, create: bool) -> ConsumerGroup:
-        """The consumer group, a new one, or one replacing an empty classic group (Kafka's conversion)."""
+        """The consumer group, a new one, or one converted from a classic group (registered once the join is valid)."""
         group = self.coordinator.groups.get(group_id)
         if isinstance(group, ConsumerGroup):
             return group
         if group is None and not create:
             raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
-        if group is not None and not (create and group.is_empty()):
-            # Kafka may also upgrade a classic group that has members; this gateway does not.
+        if group is not None and not create:
             raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
-        if group is not None:
-            log.info("classic_group_converted", group=group_id)
-        return ConsumerGroup(group_id)
+        if group is None or group.is_empty():
+            return ConsumerGroup(group_id)
+        check_upgradable(group, self.defaults.group_consumer_max_size)
+        return upgraded(group, self.coordinator.topics)
+
+    def _register(self, group: ConsumerGroup) -> None:
+        """A new or converted group exists from now on; a converted classic group's members stay."""
+        replaced = self.coordinator.groups.get(group.group_id)
+        if replaced is group:
+            return
+        self.coordinator.groups[group.group_id] = group
+        if replaced is not None:
+            self.coordinator.classic.retire(replaced)
+            for member in group.members.values():
+                self.expect_heartbeat(group, member.member_id)
+            log.info("classic_group_converted", group=group.group_id, members=len(group.members),
+                     epoch=group.epoch)
 
     def _dynamic_member(self, group: ConsumerGroup, member_id: str, request: HeartbeatRequest) -> ConsumerMember:
         if member_id in group.members or request.member_epoch != 0:
@@ -133,7 +161,7 @@ class ConsumerMembership:
                 raise KafkaError(ErrorCode.UNRELEASED_INSTANCE_ID,
                                  f"Static member {member_id} with instance id {instance} cannot join the group "
                                  f"because the instance id is owned by {existing.member_id} member.")
-            self._cancel_timers(group, existing.member_id)
+            self.cancel_timers(group, existing.member_id)
             log.info("consumer_static_member_replaced", group=group.group_id, instance=instance,
                      old=existing.member_id, new=member_id)
             return group.replace_static_member(existing, member_id)
@@ -206,16 +234,31 @@ class ConsumerMembership:
                 group.put_member(replace(member, epoch=STATIC_LEAVE_EPOCH, pending_revocation={}))
                 log.info("consumer_static_member_left_temporarily", group=group.group_id, member=member_id)
                 return group, HeartbeatResult(member_id=member_id, epoch=STATIC_LEAVE_EPOCH)
-        self.fence(group, member, "it left the group")
+        self.fence(group, "it left the group", member)
         return group, HeartbeatResult(member_id=member_id, epoch=request.member_epoch)
 
-    def fence(self, group: ConsumerGroup, member: ConsumerMember, reason: str) -> None:
-        group.remove_member(member.member_id)
+    def fence(self, group: ConsumerGroup, reason: str, *members: ConsumerMember) -> None:
+        """Remove members; if only classic ones remain, the group becomes a classic group again (Kafka's downgrade)."""
+        for member in members:
+            group.remove_member(member.member_id)
+            self.cancel_timers(group, member.member_id)
+            log.info("consumer_member_fenced", group=group.group_id, member=member.member_id, reason=reason)
+        if group.has_only_classic_members():
+            self._downgrade(group)
+            return
         self.refresh_topics(group)
         group.bump_epoch()
-        self._cancel_timers(group, member.member_id)
-        log.info("consumer_member_fenced", group=group.group_id, member=member.member_id, reason=reason,
-                 epoch=group.epoch)
+        log.info("consumer_group_epoch", group=group.group_id, epoch=group.epoch)
+
+    def _downgrade(self, group: ConsumerGroup) -> None:
+        for member_id in group.members:
+            self.cancel_timers(group, member_id)
+        group.mark_dead()
+        classic = downgraded(group)
+        self.coordinator.groups[group.group_id] = classic
+        log.info("consumer_group_converted", group=group.group_id, members=len(classic.members),
+                 generation=classic.generation)
+        self.coordinator.classic.adopt(classic)
 
     def consumer_group(self, group_id: str) -> ConsumerGroup:
         group = self.coordinator.groups.get(group_id)
@@ -227,37 +270,38 @@ class ConsumerMembership:
 
     # Timeouts -------------------------------------------------------------------------------
 
-    def _expect_heartbeat(self, group: ConsumerGroup, member_id: str) -> None:
-        group_id = group.group_id
-        self.timer.schedule(("consumer-session", group_id, member_id),
-                            self.defaults.group_consumer_session_timeout_ms,
-                            lambda: self._fence_later(group_id, member_id, "its session expired"))
+    def expect_heartbeat(self, group: ConsumerGroup, member_id: str) -> None:
+        group_id, classic = group.group_id, group.members[member_id].classic
+        timeout_ms = classic.session_timeout_ms if classic else self.defaults.group_consumer_session_timeout_ms
+        self.timer.schedule(("consumer-session", group_id, member_id), timeout_ms,
+                            lambda: self.fence_later(group_id, member_id, "its session expired"))
 
     def _revocation_expired(self, group_id: str, member_id: str, epoch: int, timeout_ms: int) -> None:
         group = self.coordinator.groups.get(group_id)
         member = group.members.get(member_id) if isinstance(group, ConsumerGroup) else None
         if member is not None and member.epoch == epoch:
-            self._fence_later(group_id, member_id,
+            self.fence_later(group_id, member_id,
                               f"it failed to transition from epoch {epoch} within {timeout_ms}ms")
 
-    def _fence_later(self, group_id: str, member_id: str, reason: str) -> None:
+    def fence_later(self, group_id: str, member_id: str, reason: str) -> None:
         """A timeout's fencing, journaled without anyone waiting for it."""
         group = self.coordinator.groups.get(group_id)
         member = group.members.get(member_id) if isinstance(group, ConsumerGroup) else None
         if member is None:
             return
-        self.fence(group, member, reason)
-        group.changed = False
-        self.coordinator.log.append(group.snapshot())
+        self.fence(group, reason, member)
+        entry = self._changes(group)
+        if entry is not None:
+            self.coordinator.log.append(entry)
 
-    def _cancel_timers(self, group: ConsumerGroup, member_id: str) -> None:
-        self.timer.cancel(("consumer-session", group.group_id, member_id))
-        self.timer.cancel(("consumer-rebalance", group.group_id, member_id))
+    def cancel_timers(self, group: ConsumerGroup, member_id: str) -> None:
+        for kind in ("consumer-session", "consumer-rebalance", "consumer-join", "consumer-sync"):
+            self.timer.cancel((kind, group.group_id, member_id))
 
     def restored(self, group: ConsumerGroup) -> None:
         """A group read back at start-up: its members must heartbeat again (Kafka keeps them meanwhile)."""
         for member in group.members.values():
-            self._expect_heartbeat(group, member.member_id)
+            self.expect_heartbeat(group, member.member_id)
             if member.state == MemberState.UNREVOKED_PARTITIONS:
                 epoch, timeout = member.epoch, member.rebalance_timeout_ms
                 self.timer.schedule(("consumer-rebalance", group.group_id, member.member_id), timeout,

@@ -19,8 +19,10 @@ from ..journal import Journal
 from ..config import GatewaySettings
 from ..errors import KafkaError
 from .classic import ClassicGroup, ClassicState, now_ms
+from .classic_in_consumer import ClassicInConsumerGroup
 from .consumer import ConsumerGroup
 from .consumer_membership import ConsumerMembership
+from .reconcile import ConsumerMember
 from .log import GroupLog
 from .membership import ClassicMembership
 from .offsets import Committed, OffsetStore
@@ -44,6 +46,7 @@ class GroupCoordinator:
         self.groups: dict[str, ClassicGroup | ConsumerGroup] = {}
         self.classic = ClassicMembership(self)
         self.consumer = ConsumerMembership(self)
+        self.classic_in_consumer = ClassicInConsumerGroup(self)
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Replay the journal, then run the timeouts."""
@@ -79,7 +82,7 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if isinstance(group, ConsumerGroup):
             if not create or not group.is_empty():
-                # Kafka also lets classic members join a consumer group (mixed groups); this gateway does not.
+                # Classic members join a consumer group with members through ClassicInConsumerGroup.
                 code = ErrorCode.INCONSISTENT_GROUP_PROTOCOL if create else ErrorCode.UNKNOWN_MEMBER_ID
                 raise KafkaError(code, f"group {group_id} is a consumer group")
             log.info("consumer_group_converted", group=group_id)
@@ -136,7 +139,7 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if not isinstance(group, ConsumerGroup) or (member_id is None and member_epoch < 0):
             return
-        _check_member_epoch(member_epoch, group.member(member_id).epoch)
+        _check_member_epoch(member_epoch, group.member(member_id))
 
     async def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]]) -> dict:
         """{(topic, partition): error} for OffsetDelete; KafkaError for the whole group."""
@@ -211,16 +214,23 @@ def validate_consumer_commit(group: ConsumerGroup, member_id: str, epoch: int, v
     if transactional and epoch < 0 and not member_id:
         return  # TxnOffsetCommit without group metadata
     member = group.member(member_id)
-    if not transactional and version is not None and version < FIRST_MEMBER_EPOCH_COMMIT_VERSION:
+    modern = member.classic is None
+    if not transactional and modern and version is not None and version < FIRST_MEMBER_EPOCH_COMMIT_VERSION:
         raise KafkaError(ErrorCode.UNSUPPORTED_VERSION,
                          "OffsetCommit version 9 or above must be used by members using the modern group protocol")
-    _check_member_epoch(epoch, member.epoch)
+    _check_member_epoch(epoch, member)
 
 
-def _check_member_epoch(received: int, expected: int) -> None:
-    if received != expected:
-        raise KafkaError(ErrorCode.STALE_MEMBER_EPOCH,
-                         f"The received member epoch {received} does not match the expected member epoch {expected}.")
+def _check_member_epoch(received: int, member: ConsumerMember) -> None:
+    """Kafka's validateMemberEpoch: a classic member's epoch is its generation."""
+    if received == member.epoch:
+        return
+    if member.classic is not None:
+        raise KafkaError(ErrorCode.ILLEGAL_GENERATION,
+                         f"The received generation id {received} does not match the expected member epoch "
+                         f"{member.epoch}.")
+    raise KafkaError(ErrorCode.STALE_MEMBER_EPOCH,
+                     f"The received member epoch {received} does not match the expected member epoch {member.epoch}.")
 
 
 def validate_classic_commit(group: ClassicGroup, member_id: str, instance_id: str | None, generation: int) -> None:

@@ -17,6 +17,7 @@ from protocol.kafka.error_codes import ErrorCode
 
 from ..errors import KafkaError
 from .classic import ClassicGroup, ClassicMember, ClassicState, JoinResult, SyncResult
+from .consumer import ConsumerGroup
 from .timer import Reply
 
 log = structlog.get_logger()
@@ -60,6 +61,10 @@ class ClassicMembership:
         if not (defaults.group_min_session_timeout_ms <= request.session_timeout_ms
                 <= defaults.group_max_session_timeout_ms):
             reply.send(JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, member_id=request.member_id))
+            return reply
+        mixed = self._consumer_group(request.group_id)
+        if mixed is not None and not mixed.is_empty():
+            reply.send(await self.coordinator.classic_in_consumer.join(mixed, request))
             return reply
         try:
             group = self.coordinator.classic_group(request.group_id, create=not request.member_id)
@@ -280,6 +285,9 @@ class ClassicMembership:
             self._complete_join(group)
 
     def heartbeat(self, group_id: str, member_id: str, instance_id: str | None, generation: int) -> ErrorCode:
+        mixed = self._consumer_group(group_id)
+        if mixed is not None:
+            return self.coordinator.classic_in_consumer.heartbeat(mixed, member_id, instance_id, generation)
         try:
             group = self.coordinator.classic_group(group_id)
             self._validate(group, member_id, instance_id, generation)
@@ -305,6 +313,11 @@ class ClassicMembership:
                    protocol_type: str | None, protocol_name: str | None,
                    assignments: dict[str, bytes]) -> Reply:
         reply = Reply()
+        mixed = self._consumer_group(group_id)
+        if mixed is not None:
+            reply.send(await self.coordinator.classic_in_consumer.sync(
+                mixed, member_id, instance_id, generation, protocol_type, protocol_name))
+            return reply
         try:
             group = self.coordinator.classic_group(group_id)
             self._validate(group, member_id, instance_id, generation)
@@ -362,8 +375,11 @@ class ClassicMembership:
 
     # LeaveGroup --------------------------------------------------------------------
 
-    def leave(self, group_id: str, leaving: list[tuple[str, str | None]]) -> list[ErrorCode]:
+    async def leave(self, group_id: str, leaving: list[tuple[str, str | None]]) -> list[ErrorCode]:
         """Each leaving (member id, instance id)'s error; KafkaError for the whole request."""
+        mixed = self._consumer_group(group_id)
+        if mixed is not None:
+            return await self.coordinator.classic_in_consumer.leave(mixed, leaving)
         group = self.coordinator.classic_group(group_id)
         if group.is_(DEAD):
             raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "group is being deleted")
@@ -396,6 +412,31 @@ class ClassicMembership:
         """A group read back at start-up: its members must heartbeat again."""
         for member in group.members.values():
             self._expect_heartbeat(group, member.member_id, member.session_timeout_ms)
+
+    # Migration ---------------------------------------------------------------------------
+
+    def _consumer_group(self, group_id: str) -> ConsumerGroup | None:
+        """The consumer group of this id, whose classic members Kafka serves in it."""
+        group = self.coordinator.groups.get(group_id)
+        return group if isinstance(group, ConsumerGroup) else None
+
+    def retire(self, group: ClassicGroup) -> None:
+        """A classic group converted into a consumer group: parked requests learn of the new rebalance."""
+        for member in group.members.values():
+            if member.join_reply is not None:
+                member.join_reply.send(JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, member_id=member.member_id))
+            if member.sync_reply is not None:
+                member.sync_reply.send(SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
+        for member_id in (*group.members, *group.pending_members):
+            self.timer.cancel(("heartbeat", group.group_id, member_id))
+        self.timer.cancel(("join", group.group_id))
+        self.timer.cancel(("sync", group.group_id))
+        group.mark_dead()
+
+    def adopt(self, group: ClassicGroup) -> None:
+        """A consumer group converted back: its members must heartbeat, and rejoin in a rebalance."""
+        self.restored(group)
+        self._prepare_rebalance(group, f"group {group.group_id} converted from a consumer group")
 
 
 def _inconsistent(requested: str | None, current: str | None) -> bool:

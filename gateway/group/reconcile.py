@@ -25,6 +25,16 @@ class MemberState(Enum):
 
 
 @dataclass(frozen=True)
+class ClassicMetadata:
+    """What a member that speaks the classic protocol inside a consumer group keeps of its JoinGroup."""
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...]  # (name, ConsumerProtocolSubscription), preferred first
+
+    def supports(self, name: str) -> bool:
+        return any(protocol == name for protocol, _ in self.protocols)
+
+
+@dataclass(frozen=True)
 class ConsumerMember:
     member_id: str
     instance_id: str | None = None
@@ -40,6 +50,7 @@ class ConsumerMember:
     previous_epoch: int = -1
     assigned: Assignment = field(default_factory=dict)
     pending_revocation: Assignment = field(default_factory=dict)
+    classic: ClassicMetadata | None = None  # set for members that joined with JoinGroup
 
     def with_epoch(self, epoch: int, **changes) -> ConsumerMember:
         return replace(self, previous_epoch=self.epoch, epoch=epoch, **changes)

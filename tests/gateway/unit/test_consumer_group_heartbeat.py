@@ -231,7 +231,9 @@ async def test_subscription_regexes_are_re2():
     assert lookahead.error == E.INVALID_REGULAR_EXPRESSION, "RE2 has no lookahead, as Kafka's RE2/J"
 
 
-async def test_classic_and_consumer_groups_do_not_mix():
+async def test_groups_convert_only_when_they_can():
+    """A classic group whose member's metadata is no consumer subscription cannot be upgraded;
+    an empty one is converted; a consumer group refuses to be taken for a classic one."""
     coord = coordinator(topic("t", 1))
     classic = coord.groups["busy"] = ClassicGroup("busy")
     classic.add(ClassicMember("c1", None, "client", "/h", 1000, 1000, "consumer", [("range", b"")]))

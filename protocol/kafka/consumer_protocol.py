@@ -1,0 +1,78 @@
+"""The consumer protocol embedded in JoinGroup and SyncGroup (Kafka's ConsumerProtocol).
+
+A consumer's JoinGroup metadata is a ConsumerProtocolSubscription and the
+assignment it gets back from SyncGroup a ConsumerProtocolAssignment, each
+an int16 version and a non-flexible struct of that version. Versions above
+the latest known are read as the latest: later versions only add fields.
+"""
+
+from __future__ import annotations
+
+import struct
+from functools import cache
+
+from ..errors import DecodeError
+from .codec import _Compiler, decoded
+from .messages import build_class
+from .schema import F
+
+LATEST_VERSION = 3
+TOPIC_PARTITION = (
+    F("topic", "string", map_key=True),
+    F("partitions", "[]int32"),
+)
+
+Subscription = build_class("ConsumerProtocolSubscription", "ConsumerProtocolSubscription", (
+    F("topics", "[]string"),
+    F("user_data", "bytes", nullable="0+", default=None),
+    F("owned_partitions", "[]", "1+", *TOPIC_PARTITION, ignorable=True),
+    F("generation_id", "int32", "2+", default=-1, ignorable=True),
+    F("rack_id", "string", "3+", nullable="0+", default=None, ignorable=True),
+))
+Assignment = build_class("ConsumerProtocolAssignment", "ConsumerProtocolAssignment", (
+    F("assigned_partitions", "[]", "0+", *TOPIC_PARTITION),
+    F("user_data", "bytes", nullable="0+", default=None),
+))
+_VERSION = struct.Struct(">h")
+
+
+@cache
+def _codec(cls: type, version: int):
+    return _Compiler(version, flexible=False).struct(cls)
+
+
+def version_of(data: bytes) -> int:
+    """The version a serialized subscription or assignment starts with."""
+    if len(data) < _VERSION.size:
+        raise DecodeError("consumer protocol data has no version")
+    (version,) = _VERSION.unpack_from(data)
+    if version < 0:
+        raise DecodeError(f"unsupported consumer protocol version {version}")
+    return version
+
+
+def _decode(cls: type, data: bytes):
+    version = min(version_of(data), LATEST_VERSION)
+    message, _ = decoded(cls.__name__, _codec(cls, version).decode, memoryview(data), _VERSION.size)
+    return message
+
+
+def decode_subscription(data: bytes):
+    """A ConsumerProtocolSubscription; DecodeError if malformed."""
+    return _decode(Subscription, data)
+
+
+def decode_assignment(data: bytes):
+    """A ConsumerProtocolAssignment; DecodeError if malformed."""
+    return _decode(Assignment, data)
+
+
+def encode_assignment(partitions: dict[str, list[int]], version: int) -> bytes:
+    """A ConsumerProtocolAssignment of `version` (clamped to the known ones) without user data."""
+    version = max(0, min(version, LATEST_VERSION))
+    message = Assignment(assigned_partitions=[
+        Assignment.AssignedPartitions(topic=topic, partitions=sorted(numbers))
+        for topic, numbers in sorted(partitions.items())])
+    out = bytearray(_VERSION.pack(version))
+    _codec(Assignment, version).encode(out, message)
+    return bytes(out)

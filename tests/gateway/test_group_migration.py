@@ -1,0 +1,54 @@
+"""Online migration: a classic member (kafka-python, confluent-kafka) and a KIP-848 one in one group.
+
+The KIP-848 member joins a classic group that already has a member: the
+group becomes a consumer group in which the classic member keeps speaking
+JoinGroup/SyncGroup/Heartbeat; the two share the partitions without overlap
+and every record is consumed once. When the KIP-848 member leaves, the group
+is a classic group again and the classic member gets every partition back.
+"""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka.admin import AdminClient
+
+from tests.gateway.groups import Member, consumed_once, create_topic, produce, share_without_overlap, wait_until
+
+PARTITIONS = 6
+
+
+def group_type(bootstrap: str, group: str) -> str:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    listed = admin.list_consumer_groups().result(30).valid
+    return next(str(g.type).rsplit(".", 1)[-1].lower() for g in listed if g.group_id == group)
+
+
+@pytest.mark.parametrize("classic_client", ["kafka-python", "confluent-kafka"])
+def test_classic_and_kip848_members_share_a_group(shared_gateway, classic_client):
+    bootstrap, topic, group = shared_gateway.bootstrap, f"migration-{classic_client}", f"migration-{classic_client}"
+    create_topic(bootstrap, topic, PARTITIONS)
+    produce(bootstrap, topic, [f"a{n}" for n in range(60)], PARTITIONS)
+    classic = Member(classic_client, bootstrap, topic, group)
+    members = [classic]
+    try:
+        wait_until(lambda: classic.assigned == list(range(PARTITIONS)) and consumed_once(members, 60), 60,
+                   "the classic member consumes every partition")
+        assert group_type(bootstrap, group) == "classic"
+
+        modern = Member("confluent-consumer-protocol", bootstrap, topic, group)
+        members.append(modern)
+        wait_until(lambda: share_without_overlap(members, PARTITIONS)
+                   and all(len(m.assigned or []) == 3 for m in members), 60, "both members share six, three each")
+        assert group_type(bootstrap, group) == "consumer"
+        produce(bootstrap, topic, [f"b{n}" for n in range(60)], PARTITIONS)
+        wait_until(lambda: consumed_once(members, 120), 30, "records are consumed once by the mixed group")
+
+        wait_until(lambda: modern.committed == len(modern.records), 10, "the KIP-848 member committed")
+        modern.close()
+        wait_until(lambda: classic.assigned == list(range(PARTITIONS)), 60, "the classic member gets everything")
+        assert group_type(bootstrap, group) == "classic"
+        produce(bootstrap, topic, [f"c{n}" for n in range(60)], PARTITIONS)
+        wait_until(lambda: consumed_once(members, 180), 30, "records after the downgrade are consumed once")
+    finally:
+        for member in members:
+            member.close()
