@@ -36,11 +36,11 @@ OPTIONS = {
     "--expected-stores": ("gateway", "expected_stores",
                           "stores to wait for at start-up when joining a mesh (--stores 0)"),
     "--journal-compaction-entries": ("gateway", "journal_compaction_entries",
-                                     "entries written since the last snapshot that compact a groups "
-                                     "or transactions journal"),
+                                     "entries written since the last snapshot that compact a metadata, "
+                                     "groups or transactions journal"),
     "--journal-compaction-bytes": ("gateway", "journal_compaction_bytes",
-                                   "bytes written since the last snapshot that compact a groups "
-                                   "or transactions journal"),
+                                   "bytes written since the last snapshot that compact a metadata, "
+                                   "groups or transactions journal"),
     "--num-partitions": ("defaults", "num_partitions", "partitions of auto-created topics (num.partitions)"),
     "--default-replication-factor": ("defaults", "default_replication_factor",
                                      "replication factor of topics that ask for none"),

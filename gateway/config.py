@@ -53,7 +53,7 @@ class GatewaySettings:
     # Stores that must be reachable before the gateway trusts what the mesh
     # reports it holds (the embedded mesh sets it to its own store count).
     expected_stores: int = 1
-    # A groups or transactions journal is compacted into a new generation once
+    # A metadata, groups or transactions journal is compacted into a new generation once
     # the entries, or bytes, written since its last snapshot pass these (and the snapshot's own).
     journal_compaction_entries: int = 10_000
     journal_compaction_bytes: int = 64 * 1024 * 1024

@@ -29,6 +29,8 @@ from .topics import PartitionState, Topic, check_topic_name
 
 log = structlog.get_logger()
 
+OWN_ADDRESSES = "own_addresses"  # partition addresses gateway topics ever had, deleted ones included
+
 
 class Broker:
     def __init__(self, settings: GatewaySettings, storage: MeshStorage):
@@ -55,22 +57,14 @@ class Broker:
                 max(self.defaults.min_insync_replicas, self.settings.expected_stores))
             await self.storage.prefetch_heads(
                 self.journal.subject, self.groups.log.journal.subject, self.transactions.journal.subject)
-            states: dict[str, dict] = {}
-            for entry in await self.journal.replay():
-                if entry["type"] == "topic":
-                    states[entry["name"]] = entry
-                    self.own_addresses.update(address for address, _ in entry["partitions"])
-                elif entry["type"] == "topic_deleted":
-                    states.pop(entry["name"], None)
-                elif entry["type"] == "producer_ids":
-                    self.producer_ids.replay(entry)
-                elif entry["type"] == NATIVE_ENTRY:
-                    self.native.replay(entry)
+            states = self._replayed(await self.journal.replay())
             await self.storage.prefetch_heads(*states, *self.native.journaled_topics())
             for state in states.values():
                 topic = Topic.from_state(state)
                 await self._open(topic, await self.storage.heads(topic.name))
             await self.native.open()
+            # Only now does memory hold everything the journal does: compaction may snapshot it.
+            self.journal.compact_with(nursery, self._metadata_snapshot)
             nursery.start_soon(self.native.run)
             await nursery.start(self.groups.run)
             # After the partitions and groups that its prepared transactions complete into.
@@ -79,6 +73,31 @@ class Broker:
             log.info("broker_ready", topics=len(self.topics))
             task_status.started()
             await trio.sleep_forever()
+
+    def _replayed(self, entries: list[dict]) -> dict[str, dict]:
+        """Apply the metadata journal; the state entry of every live topic by name."""
+        states: dict[str, dict] = {}
+        for entry in entries:
+            if entry["type"] == "topic":
+                states[entry["name"]] = entry
+                self.own_addresses.update(address for address, _ in entry["partitions"])
+            elif entry["type"] == "topic_deleted":
+                states.pop(entry["name"], None)
+            elif entry["type"] == OWN_ADDRESSES:
+                self.own_addresses.update(entry["addresses"])
+            elif entry["type"] == "producer_ids":
+                self.producer_ids.replay(entry)
+            elif entry["type"] == NATIVE_ENTRY:
+                self.native.replay(entry)
+        return states
+
+    def _metadata_snapshot(self) -> list[dict]:
+        """What a replay of the metadata journal so far ends with, as entries. The
+        addresses of deleted topics stay: their records are still on the stores,
+        and must not come back as native partitions."""
+        return [*(topic.state() for topic in self.topics.values() if not topic.native),
+                {"type": OWN_ADDRESSES, "addresses": sorted(self.own_addresses)},
+                *self.producer_ids.entries(), *self.native.entries()]
 
     async def _open(self, topic: Topic, heads: dict[str, int] | None = None) -> None:
         """Start serving the topic's new partitions; `heads` (from the stores) when

@@ -52,6 +52,14 @@ class NativeTopics:
     def replay(self, entry: dict) -> None:
         self._journaled[(entry["topic"], entry["number"])] = entry
 
+    async def _journal(self, entry: dict) -> None:
+        await self.broker.journal.write(entry)
+        self._journaled[(entry["topic"], entry["number"])] = entry
+
+    def entries(self) -> list[dict]:
+        """The latest journal entry of every native partition (for the journal's compaction)."""
+        return list(self._journaled.values())
+
     def journaled_topics(self) -> set[str]:
         return {name for name, _ in self._journaled}
 
@@ -99,7 +107,7 @@ class NativeTopics:
             partition = self._partitions.get((name, address))
             if partition is None and self._acceptable(name, address):
                 number = len(self.broker.topics[name].partitions) if name in self.broker.topics else 0
-                await self.broker.journal.write(
+                await self._journal(
                     {"type": ENTRY, "topic": name, "number": number, "address": address, "log_start_offset": 0})
                 partition = self._add(name, address, 0)
                 log.info("native_partition_found", topic=name, partition=number, address=address)
@@ -143,6 +151,6 @@ class NativeTopics:
         for state, partition in zip(topic.partition_states, topic.partitions):
             if state.log_start_offset != partition.log_start_offset:
                 state.log_start_offset = partition.log_start_offset
-                await self.broker.journal.write(
+                await self._journal(
                     {"type": ENTRY, "topic": topic.name, "number": partition.index,
                      "address": partition.address, "log_start_offset": partition.log_start_offset})

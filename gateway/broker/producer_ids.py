@@ -23,6 +23,10 @@ class ProducerIds:
         self._limit = max(self._limit, entry["limit"])
         self._next = self._limit
 
+    def entries(self) -> list[dict]:
+        """The journal entry of the last block taken, if any (for the journal's compaction)."""
+        return [{"type": "producer_ids", "limit": self._limit}] if self._limit else []
+
     async def allocate(self) -> int:
         async with self._lock:
             if self._next >= self._limit:

@@ -96,3 +96,46 @@ def test_transactions_survive_compactions_and_a_crash(compacting_gateway):
     # An aborted transaction lies between committed ones: a leak would show among the first records.
     got = confluent_consume(gateway.bootstrap, topic, [0, 1], len(committed), **{"isolation.level": "read_committed"})
     assert sorted(m.value.decode() for m in got) == sorted(committed)
+
+
+def test_topic_metadata_survives_compactions_and_a_crash(compacting_gateway):
+    """Configs changed many times, a deleted topic, producer ids: after compactions and a crash
+    the last state is back, the deleted topic stays deleted (its records, still on the stores,
+    do not come back as a native topic) and producer ids keep growing."""
+    from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+
+    from tests.gateway.clients import Sent, confluent_produce
+
+    gateway = compacting_gateway
+    admin = AdminClient({"bootstrap.servers": gateway.bootstrap})
+    create_topic(gateway.bootstrap, "doomed")
+    confluent_produce(gateway.bootstrap, "doomed", [Sent(b"gone with the topic")])
+    admin.delete_topics(["doomed"])["doomed"].result(30)
+    create_topic(gateway.bootstrap, "kept", partitions=2)
+    resource = ConfigResource(ResourceType.TOPIC, "kept")
+    for n in range(2 * THRESHOLD + 5):
+        resource.set_config("retention.ms", str(3_600_000 + n))
+        admin.alter_configs([resource])[resource].result(30)
+    before = idempotent_producer_id(gateway.bootstrap)
+    assert events(gateway.log_path.read_text(), "journal_compacted", kind="metadata")
+
+    log = crash_and_restart(gateway)
+
+    assert_replayed_compacted(log, "metadata")
+    topics = AdminClient({"bootstrap.servers": gateway.bootstrap}).list_topics(timeout=30).topics
+    assert "doomed" not in topics and len(topics["kept"].partitions) == 2
+    configs = admin.describe_configs([resource])[resource].result(30)
+    assert configs["retention.ms"].value == str(3_600_000 + 2 * THRESHOLD + 4)
+    assert idempotent_producer_id(gateway.bootstrap) > before
+
+
+def idempotent_producer_id(bootstrap: str) -> int:
+    """The producer id the gateway gives a new idempotent producer (kafka-python shows it)."""
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=True)
+    try:
+        producer.send("kept", b"x").get(30)
+        return producer._transaction_manager.producer_id_and_epoch.producer_id
+    finally:
+        producer.close(10)
