@@ -31,6 +31,9 @@ OPTIONS = {
     "--data-dir": ("gateway", "data_dir", "directory of the embedded stores' data"),
     "--max-request-bytes": ("gateway", "max_request_bytes", "largest request accepted (socket.request.max.bytes)"),
     "--max-connections": ("gateway", "max_connections", "client connections served at once"),
+    "--tail-bytes-total": ("gateway", "tail_bytes_total",
+                           "recent bytes kept in memory for all partitions together; each partition "
+                           "gets an equal share, at most --tail-bytes-per-partition"),
     "--tail-bytes-per-partition": ("gateway", "tail_bytes_per_partition",
                                    "recent bytes per partition kept in memory for fetches"),
     "--expected-stores": ("gateway", "expected_stores",

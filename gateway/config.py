@@ -50,6 +50,8 @@ class GatewaySettings:
     max_connections: int = 1000
     # In-memory tail of each partition that fetches are served from.
     tail_bytes_per_partition: int = 32 * 1024 * 1024
+    # ... and of all partitions together: with many partitions each gets its share.
+    tail_bytes_total: int = 1024 * 1024 * 1024
     # Stores that must be reachable before the gateway trusts what the mesh
     # reports it holds (the embedded mesh sets it to its own store count).
     expected_stores: int = 1

@@ -45,6 +45,7 @@ class Broker:
         self._nursery: trio.Nursery | None = None
         self.topic_lock = trio.Lock()
         self.own_addresses: set[str] = set()  # every partition address a gateway topic ever had
+        self._tail_share = settings.tail_bytes_per_partition  # in-memory tail bytes of each partition
         self.native = NativeTopics(self)
         self.transactions = TransactionCoordinator(
             self, Journal(storage, settings, "transactions"))
@@ -109,6 +110,20 @@ class Broker:
             recovered = await recovered_state(self.storage.contents(topic.name, state.address, head))
             topic.partitions.append(self._partition_log(topic, number, state, *recovered))
         self.topics[topic.name] = topic
+        self._share_tail()
+
+    def _share_tail(self) -> None:
+        """Split the memory for recent batches between the gateway's partitions, so
+        that many partitions cannot take more than --tail-bytes-total."""
+        partitions = [p for t in self.topics.values() if not t.native for p in t.partitions]
+        share = min(self.settings.tail_bytes_per_partition,
+                    self.settings.tail_bytes_total // max(len(partitions), 1))
+        if share == self._tail_share:
+            return  # new partitions were made with this share already
+        self._tail_share = share
+        log.info("tail_shared", partitions=len(partitions), bytes_per_partition=share)
+        for partition in partitions:
+            partition.limit_tail(share)
 
     def _partition_log(self, topic: Topic, number: int, state: PartitionState,
                        offsets: OffsetIndex, producers: ProducerStates) -> PartitionLog:
@@ -116,7 +131,7 @@ class Broker:
         partition = PartitionLog(
             topic.name, number, mesh, self.storage.read, offsets, producers,
             min_insync=int(topic.config("min.insync.replicas", self.defaults)),
-            tail_bytes=self.settings.tail_bytes_per_partition,
+            tail_bytes=self._tail_share,
             log_start_offset=max(state.log_start_offset, offsets.first_offset),
         )
         self._nursery.start_soon(partition.run)
@@ -182,6 +197,7 @@ class Broker:
             for partition in topic.partitions:
                 partition.close()
                 self.storage.release(partition.mesh)
+            self._share_tail()
         log.info("topic_deleted", topic=name)
 
     async def create_partitions(self, name: str, count: int, *, validate_only: bool = False) -> None:

@@ -141,6 +141,14 @@ class PartitionLog:
     def _keep(self, batch: StoredBatch) -> None:
         self._tail.append(batch)
         self._tail_bytes += len(batch.data)
+        self._trim_tail()
+
+    def limit_tail(self, limit: int) -> None:
+        """Keep at most `limit` bytes of recent batches in memory (always the last one)."""
+        self._tail_limit = limit
+        self._trim_tail()
+
+    def _trim_tail(self) -> None:
         while self._tail_bytes > self._tail_limit and len(self._tail) > 1:
             self._tail_bytes -= len(self._tail.popleft().data)
 

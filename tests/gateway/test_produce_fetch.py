@@ -5,7 +5,8 @@ import itertools
 import pytest
 
 from tests.gateway.admin import create_topic
-from tests.gateway.clients import CLIENTS, Sent, compression_config, same_records
+from tests.gateway.clients import CLIENTS, Sent, compression_config, confluent_consume, confluent_produce, same_records
+from tests.gateway.server import GatewayProcess
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 _topics = itertools.count()
@@ -72,3 +73,20 @@ def test_records_over_one_megabyte(shared_gateway, client):
     produce(shared_gateway.bootstrap, topic, sent, **config)
     consume_config = {"fetch.max.bytes": 16 * 1024 * 1024} if client == "confluent-kafka" else {}
     assert same_records(sent, consume(shared_gateway.bootstrap, topic, [0], len(sent), **consume_config))
+
+
+def test_many_partitions_share_the_memory_for_recent_batches(tmp_path):
+    """With --tail-bytes-total, each partition keeps its share in memory; what falls out of
+    it is read back from the stores, identical and in order."""
+    server = GatewayProcess(tmp_path / "gateway", "--tail-bytes-total", "400000").start()
+    try:
+        create_topic(server.bootstrap, "shared-tail", partitions=8)
+        assert "bytes_per_partition=50000" in server.log_path.read_text()
+        sent = [Sent(f"{n:05}".encode() * 200, partition=n % 8) for n in range(800)]  # twice a share
+        confluent_produce(server.bootstrap, "shared-tail", sent, **{"linger.ms": 0})
+        got = confluent_consume(server.bootstrap, "shared-tail", list(range(8)), len(sent))
+        for partition in range(8):
+            assert [m.value for m in got if m.partition == partition] == [
+                s.value for s in sent if s.partition == partition]
+    finally:
+        server.stop()
