@@ -21,6 +21,7 @@ class OffsetIndex:
         self._base_offsets = array("q")
         self._max_timestamps = array("q")  # running maximum: sorted
         self._byte_ends = array("q")  # running sum of batch sizes: sorted
+        self._dropped_bytes = 0  # of the batches dropped: where the running sum starts
 
     def __len__(self) -> int:
         return len(self._base_offsets)
@@ -28,6 +29,11 @@ class OffsetIndex:
     @property
     def last_sequence(self) -> int | None:
         return self.first_sequence + len(self) - 1 if len(self) else None
+
+    @property
+    def size_bytes(self) -> int:
+        """Bytes of the batches indexed."""
+        return self._byte_ends[-1] - self._dropped_bytes if len(self) else 0
 
     @property
     def first_offset(self) -> int:
@@ -95,6 +101,8 @@ class OffsetIndex:
     def drop_before(self, sequence: int) -> None:
         """Forget batches below `sequence` (retention or DeleteRecords moved past them)."""
         cut = min(max(sequence - self.first_sequence, 0), len(self))
+        if cut:
+            self._dropped_bytes = self._byte_ends[cut - 1]
         del self._base_offsets[:cut]
         del self._max_timestamps[:cut]
         del self._byte_ends[:cut]

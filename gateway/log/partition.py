@@ -126,6 +126,11 @@ class PartitionLog:
         if sequence >= self.offsets.first_sequence:
             self._advance(self.offsets.range_of(sequence)[1] + 1)
 
+    @property
+    def size_bytes(self) -> int:
+        """Bytes of the batches from the log start on (whole batches, as Kafka counts segments)."""
+        return self.offsets.size_bytes
+
     def is_durable(self, sequence: int) -> bool:
         return self.offsets.range_of(sequence)[1] < self.high_watermark
 

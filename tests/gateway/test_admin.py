@@ -315,3 +315,18 @@ def test_acl_apis_say_that_no_authorizer_is_configured(admin, kafka_python_admin
                                                                  ACLResourcePatternType.ANY))
     with pytest.raises(SecurityDisabledError):
         kafka_python_admin.describe_acls(every_acl)
+
+
+def test_kafka_python_describe_log_dirs(kafka_python_admin, shared_gateway):
+    """One log directory, the gateway's data directory; each partition with its bytes."""
+    from tests.gateway.clients import Sent, confluent_produce
+
+    create_topic(shared_gateway.bootstrap, "sized", partitions=2)
+    confluent_produce(shared_gateway.bootstrap, "sized", [Sent(b"v" * 1000, partition=0) for _ in range(20)])
+    (broker,) = kafka_python_admin.describe_log_dirs()
+    (directory,) = broker["log_dirs"]
+    assert directory["error_code"] == 0 and directory["log_dir"].endswith(shared_gateway.data_dir.name)
+    assert directory["total_bytes"] > 0 and directory["usable_bytes"] > 0
+    sized = next(t for t in directory["topics"] if t["name"] == "sized")
+    sizes = {p["partition_index"]: p["partition_size"] for p in sized["partitions"]}
+    assert sizes[1] == 0 and 20 * 1000 < sizes[0] < 20 * 1100

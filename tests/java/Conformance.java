@@ -24,6 +24,8 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.ListTransactionsOptions;
+import org.apache.kafka.clients.admin.LogDirDescription;
+import org.apache.kafka.clients.admin.ReplicaInfo;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -152,6 +154,7 @@ public final class Conformance {
         checkUnlessPending("transactions", "admin.describe-after-commit", this::describeCommitted);
         checkUnlessPending("transactions", "admin.abortTransaction.hanging", this::abortHanging);
         check("admin.acls.no-authorizer", this::aclsWithoutAuthorizer);
+        check("admin.describeLogDirs", this::describeLogDirs);
     }
 
     // ---------------------------------------------------------------- harness
@@ -817,6 +820,18 @@ public final class Conformance {
         } finally {
             producer.close(Duration.ZERO);
         }
+    }
+
+    /** The gateway's one log directory holds every partition of the events topic, with its size. */
+    private String describeLogDirs() throws Exception {
+        int node = await(admin.describeCluster().nodes()).iterator().next().id();
+        Map<String, LogDirDescription> dirs = await(admin.describeLogDirs(List.of(node)).allDescriptions()).get(node);
+        expectEqual(1, dirs.size(), "log directories");
+        LogDirDescription dir = dirs.values().iterator().next();
+        ReplicaInfo events0 = dir.replicaInfos().get(new TopicPartition(events, 0));
+        expect(events0 != null && events0.size() > 0, "events-0 with a size: " + dir.replicaInfos());
+        expect(dir.totalBytes().isPresent() && dir.usableBytes().isPresent(), "total and usable bytes");
+        return dirs.keySet().iterator().next() + ": events-0 " + events0.size() + " bytes";
     }
 
     /** As a Kafka broker without an authorizer: every ACL call fails with SecurityDisabledException. */

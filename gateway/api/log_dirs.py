@@ -1,0 +1,42 @@
+"""DescribeLogDirs: where the gateway's partitions live, and how large they are.
+
+To a Kafka client the gateway has one log directory: its data directory,
+under which the embedded stores keep their logs. A partition's size is the
+bytes of its batches from the log start on; its offset lag is 0, the
+gateway being the only log of the partitions it leads. Native partitions
+belong to the mesh: the gateway does not know their sizes and leaves them
+out. From v4 the directory's file system tells its total and usable bytes.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+from protocol.kafka.apis import by_name
+
+from .registry import handles
+
+API = by_name("DescribeLogDirs")
+Result = API.Response.Results
+Topic, Partition = Result.Topics, Result.Topics.Partitions
+FIRST_VERSION_WITH_SPACE = 4
+
+
+@handles("DescribeLogDirs")
+async def describe_log_dirs(request):
+    broker, asked = request.broker, request.body.topics
+    wanted = None if asked is None else {t.topic: set(t.partitions) for t in asked}
+    topics = []
+    for name, topic in sorted(broker.topics.items()):
+        if topic.native or (wanted is not None and name not in wanted):
+            continue
+        partitions = [Partition(partition_index=p.index, partition_size=p.size_bytes, offset_lag=0)
+                      for p in topic.partitions if wanted is None or p.index in wanted[name]]
+        if partitions:
+            topics.append(Topic(name=name, partitions=partitions))
+    directory = broker.settings.data_dir.resolve()
+    result = Result(log_dir=str(directory), topics=topics)
+    if request.version >= FIRST_VERSION_WITH_SPACE and directory.exists():
+        usage = shutil.disk_usage(directory)
+        result.total_bytes, result.usable_bytes = usage.total, usage.free
+    return API.Response(results=[result])
