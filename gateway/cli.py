@@ -70,6 +70,9 @@ OPTIONS = {
                                             "silence after which a consumer-protocol member is fenced"),
     "--group-consumer-max-size": ("defaults", "group_consumer_max_size",
                                   "most members a consumer-protocol group may have"),
+    "--group-consumer-migration-policy": ("defaults", "group_consumer_migration_policy",
+                                          "which online conversions of groups with members happen: "
+                                          "disabled, upgrade, downgrade or bidirectional"),
     "--offsets-retention-minutes": ("defaults", "offsets_retention_minutes",
                                     "how long committed offsets of an empty group are kept"),
     "--transaction-max-timeout-ms": ("defaults", "transaction_max_timeout_ms",
@@ -90,7 +93,8 @@ OPTIONS = {
                                   "embedded stores: milliseconds between fsyncs of the interval policy"),
 }
 DEFAULTS = {"gateway": GatewaySettings(), "defaults": BrokerDefaults(), "mesh": MeshConfig()}
-CHOICES = {"--store-fsync": ["batch", "interval"], "--log-message-timestamp-type": ["CreateTime", "LogAppendTime"]}
+CHOICES = {"--store-fsync": ["batch", "interval"], "--log-message-timestamp-type": ["CreateTime", "LogAppendTime"],
+           "--group-consumer-migration-policy": ["disabled", "upgrade", "downgrade", "bidirectional"]}
 
 
 def env_name(option: str) -> str:

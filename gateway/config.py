@@ -32,6 +32,9 @@ class BrokerDefaults:
     group_consumer_heartbeat_interval_ms: int = 5000
     group_consumer_session_timeout_ms: int = 45000
     group_consumer_max_size: int = 2**31 - 1
+    # Which online conversions between classic and consumer groups happen:
+    # disabled, upgrade, downgrade or bidirectional (Kafka 4's default).
+    group_consumer_migration_policy: str = "bidirectional"
     # The transaction coordinator's (Kafka's transaction.* names).
     transaction_max_timeout_ms: int = 900000
     transaction_abort_timed_out_transaction_cleanup_interval_ms: int = 10000

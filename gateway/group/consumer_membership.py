@@ -24,7 +24,7 @@ from .assignors import ASSIGNORS, DEFAULT_ASSIGNOR, MemberSpec
 from .consumer import ConsumerGroup, TopicsMetadata, subscribed_names
 from .consumer_requests import (LEAVE_EPOCH, STATIC_LEAVE_EPOCH, HeartbeatRequest, check_epoch, check_not_fenced,
                                 updated_member, validate)
-from .migration import check_upgradable, downgraded, upgraded
+from .migration import check_upgradable, downgraded, downgrades, upgraded
 from .reconcile import Assignment, ConsumerMember, MemberState, Target, reconcile
 
 log = structlog.get_logger()
@@ -124,7 +124,7 @@ class ConsumerMembership:
             raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         if group is None or group.is_empty():
             return ConsumerGroup(group_id)
-        check_upgradable(group, self.defaults.group_consumer_max_size)
+        check_upgradable(group, self.defaults.group_consumer_max_size, self.defaults.group_consumer_migration_policy)
         return upgraded(group, self.coordinator.topics)
 
     def _register(self, group: ConsumerGroup) -> None:
@@ -243,7 +243,7 @@ class ConsumerMembership:
             group.remove_member(member.member_id)
             self.cancel_timers(group, member.member_id)
             log.info("consumer_member_fenced", group=group.group_id, member=member.member_id, reason=reason)
-        if group.has_only_classic_members():
+        if group.has_only_classic_members() and downgrades(self.defaults.group_consumer_migration_policy):
             self._downgrade(group)
             return
         self.refresh_topics(group)

@@ -24,8 +24,10 @@ from .reconcile import Assignment, ClassicMetadata, ConsumerMember
 CONSUMER_PROTOCOL = "consumer"
 
 
-def check_upgradable(group: ClassicGroup, max_size: int) -> None:
+def check_upgradable(group: ClassicGroup, max_size: int, policy: str) -> None:
     """Kafka's validateOnlineUpgrade of a classic group with members."""
+    if policy not in ("upgrade", "bidirectional"):
+        raise _not_upgradable(group, "the online upgrade is disabled")
     if group.protocol_type != CONSUMER_PROTOCOL:
         raise _not_upgradable(group, "the group does not use the consumer embedded protocol")
     if len(group.members) > max_size:
@@ -52,6 +54,11 @@ def upgraded(classic: ClassicGroup, topics: dict) -> ConsumerGroup:
             classic=ClassicMetadata(member.session_timeout_ms, tuple(member.protocols))))
         group.target[member.member_id] = assigned
     return group
+
+
+def downgrades(policy: str) -> bool:
+    """Whether a consumer group left with classic members only becomes a classic group."""
+    return policy in ("downgrade", "bidirectional")
 
 
 def downgraded(group: ConsumerGroup) -> ClassicGroup:

@@ -131,3 +131,19 @@ async def test_classic_members_commit_with_their_epoch_as_generation():
     with pytest.raises(KafkaError) as refused:
         await coord.commit_offsets("g", "c1", None, GENERATION + 1, 8, commit)
     assert refused.value.code == E.ILLEGAL_GENERATION
+
+
+@pytest.mark.parametrize("policy, upgrades, downgrades", [
+    ("bidirectional", True, True), ("upgrade", True, False), ("downgrade", False, True), ("disabled", False, False)])
+async def test_the_migration_policy_decides_which_conversions_happen(policy, upgrades, downgrades):
+    t = topic("t", 4)
+    coord = coordinator(t, group_consumer_migration_policy=policy)
+    coord.groups["g"] = classic_group()
+    joined = await beat(coord, "m1", 0)
+    assert (joined.error == E.NONE) == upgrades
+    assert isinstance(coord.groups["g"], ConsumerGroup) == upgrades
+    if not upgrades:
+        assert joined.error == E.GROUP_ID_NOT_FOUND
+        return
+    await beat(coord, "m1", -1)
+    assert isinstance(coord.groups["g"], ClassicGroup) == downgrades
