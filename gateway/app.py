@@ -44,7 +44,7 @@ async def run_gateway(settings: GatewaySettings, embedded: Embedded | None, *,
     """Serve until SIGINT/SIGTERM, then finish in-flight requests and stop."""
     load_handlers()
     with zmq_context() as context:
-        storage = MeshStorage(context, settings.mesh)
+        storage = MeshStorage(context, settings.mesh, max_unacked_bytes=settings.max_unacked_bytes)
         try:
             async with trio.open_nursery() as nursery:
                 if embedded is not None:

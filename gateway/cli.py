@@ -34,6 +34,9 @@ OPTIONS = {
     "--tail-bytes-total": ("gateway", "tail_bytes_total",
                            "recent bytes kept in memory for all partitions together; each partition "
                            "gets an equal share, at most --tail-bytes-per-partition"),
+    "--max-unacked-bytes": ("gateway", "max_unacked_bytes",
+                            "bytes of batches no store has taken yet that the gateway keeps; beyond "
+                            "them produce requests wait, REQUEST_TIMED_OUT after their timeout"),
     "--tail-bytes-per-partition": ("gateway", "tail_bytes_per_partition",
                                    "recent bytes per partition kept in memory for fetches"),
     "--expected-stores": ("gateway", "expected_stores",

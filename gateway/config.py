@@ -55,6 +55,9 @@ class GatewaySettings:
     tail_bytes_per_partition: int = 32 * 1024 * 1024
     # ... and of all partitions together: with many partitions each gets its share.
     tail_bytes_total: int = 1024 * 1024 * 1024
+    # Batches published that no store has taken yet, kept for the stores' FETCHes:
+    # beyond this, produce requests wait (REQUEST_TIMED_OUT after their timeout).
+    max_unacked_bytes: int = 512 * 1024 * 1024
     # Stores that must be reachable before the gateway trusts what the mesh
     # reports it holds (the embedded mesh sets it to its own store count).
     expected_stores: int = 1

@@ -74,7 +74,8 @@ async def _append(request, topic_name: str, data, answer):
     append_time = None
     if topic.config("message.timestamp.type", broker.defaults) == "LogAppendTime":
         append_time = int(time.time() * 1000)
-    answer.base_offset, last_sequence = await partition.append(batch, log_append_time=append_time)
+    answer.base_offset, last_sequence = await partition.append(
+        batch, log_append_time=append_time, room_timeout_s=max(request.body.timeout_ms, 0) / 1000)
     answer.log_append_time_ms = -1 if append_time is None else append_time
     answer.log_start_offset = partition.log_start_offset
     return answer, partition, last_sequence

@@ -16,7 +16,7 @@ import zmq
 from gateway.mesh.config import MeshConfig
 from gateway.mesh.consumer import Consumer
 from gateway.mesh.node import MeshNode
-from gateway.mesh.producer import Producer, ProducerPartition
+from gateway.mesh.producer import MAX_UNACKED_BYTES, Producer, ProducerPartition
 
 log = structlog.get_logger()
 
@@ -25,8 +25,8 @@ STORES_WAIT_S = 10.0
 
 
 class MeshStorage:
-    def __init__(self, context: zmq.Context, config: MeshConfig):
-        self.producer = Producer(context, config)
+    def __init__(self, context: zmq.Context, config: MeshConfig, *, max_unacked_bytes: int = MAX_UNACKED_BYTES):
+        self.producer = Producer(context, config, max_unacked_bytes=max_unacked_bytes)
         self.consumer = Consumer(context, config, ())
         self.watcher = MeshNode(context, config, kind="watcher")
         self._prefetched: dict[str, dict[str, int]] = {}

@@ -144,7 +144,7 @@ class NativePartition:
     def forget_waiter(self, waiter: trio.Event) -> None:
         self._fetch_waiters.discard(waiter)
 
-    async def append(self, batch, *, log_append_time: int | None = None):
+    async def append(self, batch, *, log_append_time: int | None = None, room_timeout_s: float = 0.0):
         raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION,
                          f"{self.topic} is published by native Dafka producers: it is read only")
 

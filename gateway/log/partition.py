@@ -13,6 +13,7 @@ produce is answered once its batches are below it.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Protocol
@@ -23,6 +24,7 @@ import trio
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import RecordBatch, assign_offsets
 
+from ..errors import KafkaError
 from .index import OffsetIndex
 from .read_ahead import ReadAhead
 from .waiters import WatermarkWaiters
@@ -43,6 +45,8 @@ class MeshPartition(Protocol):
     async def publish(self, content: bytes) -> int: ...
 
     async def wait_acked(self, sequence: int, stores: int) -> None: ...
+
+    async def wait_for_room(self, size: int) -> None: ...
 
 
 # (subject, partition uuid, first sequence, count) -> [(sequence, content)]
@@ -94,14 +98,22 @@ class PartitionLog:
     def next_offset(self) -> int:
         return self.offsets.next_offset
 
-    async def append(self, batch: RecordBatch, *, log_append_time: int | None = None
-                     ) -> tuple[int, int]:
+    async def append(self, batch: RecordBatch, *, log_append_time: int | None = None,
+                     room_timeout_s: float = math.inf) -> tuple[int, int]:
         """Stamp and publish a checked v2 batch: (base offset, Dafka sequence).
 
         A retried batch of an idempotent producer is not appended again: the
         answer is where it went the first time. The lock keeps offsets and
         sequences of concurrent appends in the order of the bytes published.
+        While the stores take nothing and the batches they have not taken fill
+        the producer's memory, the append waits, REQUEST_TIMED_OUT after
+        `room_timeout_s`.
         """
+        with trio.move_on_after(room_timeout_s) as waiting:
+            await self.mesh.wait_for_room(batch.size)
+        if waiting.cancelled_caught:
+            raise KafkaError(ErrorCode.REQUEST_TIMED_OUT,
+                             "the stores have not taken earlier batches: no room for more")
         async with self._append_lock:
             duplicate = self.producers.duplicate_of(batch)
             if duplicate is not None:

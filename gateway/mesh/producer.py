@@ -30,6 +30,7 @@ WINDOW = 5000  # records the command-line producer publishes ahead of ACKs (with
 PUBLISH_BATCH = 500  # lines of stdin published at once
 STDIN_CHUNK = 1 << 16
 
+MAX_UNACKED_BYTES = 512 * 1024 * 1024
 DropHook = Callable[[str, int], bool]  # (partition UUID, sequence) -> skip publishing it
 
 
@@ -52,11 +53,16 @@ class ProducerPartition:
         """Publish one record and return its sequence (not yet durable: see wait_acked)."""
         return await self.publish_many([content])
 
+    async def wait_for_room(self, size: int) -> None:
+        """Until the records no store has taken yet leave room for `size` more bytes."""
+        await self.producer.unacked.wait_for_room(size)
+
     async def publish_many(self, contents: Sequence) -> int:
         """Publish records in one go (one scheduling point); the sequence of the first."""
         first = self.next_sequence
         self.next_sequence += len(contents)
         self._unacked.extend(contents)
+        self.producer.unacked.taken(sum(len(content) for content in contents))
         drop = self.producer.drop
         messages = [
             [self._prefix + encode_sequence(sequence), content]
@@ -95,9 +101,11 @@ class ProducerPartition:
         if sequence <= self._acked_by.get(store, -1):
             return
         self._acked_by[store] = sequence
+        freed = 0
         while self._unacked and self._first_unacked <= sequence:
-            self._unacked.popleft()
+            freed += len(self._unacked.popleft())
             self._first_unacked += 1
+        self.producer.unacked.freed(freed)
         waiting = []
         for waiter in self._waiters:
             if self._covered(waiter[0]) >= waiter[1]:
@@ -118,17 +126,46 @@ class ProducerPartition:
             for sequence in range(first, last + 1)
         ]
 
+    @property
+    def unacked_bytes(self) -> int:
+        return sum(len(content) for content in self._unacked)
+
     def _covered(self, sequence: int) -> int:
         return sum(1 for acked in self._acked_by.values() if acked >= sequence)
+
+
+class UnackedBytes:
+    """The bytes of records no store has ACKed yet, which the producer must keep
+    for FETCHes: bounded, so that stores gone for long cannot exhaust memory."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.bytes = 0
+        self._freed = trio.Event()
+
+    async def wait_for_room(self, size: int) -> None:
+        while self.bytes and self.bytes + size > self.limit:  # one record always fits
+            await self._freed.wait()
+
+    def taken(self, size: int) -> None:
+        self.bytes += size
+
+    def freed(self, size: int) -> None:
+        if size:
+            self.bytes -= size
+            self._freed.set()
+            self._freed = trio.Event()
 
 
 class Producer:
     """The node: one beacon identity, one PUB/SUB pair, many hosted partitions."""
 
-    def __init__(self, context: zmq.Context, config: MeshConfig, *, drop: DropHook | None = None):
+    def __init__(self, context: zmq.Context, config: MeshConfig, *, drop: DropHook | None = None,
+                 max_unacked_bytes: int = MAX_UNACKED_BYTES):
         self.node = MeshNode(context, config, kind="producer")
         self.drop = drop  # test hook: records it selects are never published, only FETCHable
         self.partitions: dict[str, ProducerPartition] = {}
+        self.unacked = UnackedBytes(max_unacked_bytes)
 
     def close(self) -> None:
         self.node.close()
@@ -144,6 +181,7 @@ class Producer:
     def release(self, partition: ProducerPartition) -> None:
         """Stop hosting a partition (e.g. its leadership moved elsewhere)."""
         del self.partitions[partition.uuid]
+        self.unacked.freed(partition.unacked_bytes)
         self.node.unsubscribe(subscription(Ack, partition.uuid))
         self.node.unsubscribe(subscription(Fetch, partition.uuid))
 

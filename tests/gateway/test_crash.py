@@ -122,3 +122,58 @@ def test_store_killed_while_producing_with_two_stores(tmp_path):
         assert "store_exited" in server.log_path.read_text()
     finally:
         server.stop()
+
+
+def children_of(pid: int) -> list[int]:
+    import os
+
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def test_batches_no_store_takes_are_bounded_in_memory(tmp_path):
+    """The store is frozen: acks=1 produce goes on until the batches it has not taken fill
+    --max-unacked-bytes, then fails with REQUEST_TIMED_OUT instead of growing the gateway;
+    the store thawed, everything acknowledged is there and produce works again."""
+    import os
+    import signal
+
+    from kafka import KafkaProducer
+    from kafka.errors import KafkaTimeoutError, RequestTimedOutError
+
+    server = GatewayProcess(tmp_path / "gateway", "--max-unacked-bytes", "300000").start()
+    (store,) = children_of(server.process.pid)
+    producer = KafkaProducer(bootstrap_servers=server.bootstrap, acks=1, retries=0, linger_ms=0,
+                             request_timeout_ms=2000, max_block_ms=5000)
+    try:
+        producer.send("frozen", b"first").get(30)
+        os.kill(store, signal.SIGSTOP)
+        acknowledged, refused = [b"first"], 0
+        for n in range(60):
+            value = b"%04d" % n + b"x" * 20_000
+            try:
+                producer.send("frozen", value).get(10)
+                acknowledged.append(value)
+            except (RequestTimedOutError, KafkaTimeoutError):
+                refused += 1
+                break
+        assert refused and 10 <= len(acknowledged) < 30  # about 300 kB of 20 kB batches
+        assert "error='REQUEST_TIMED_OUT'" in server.log_path.read_text()  # the gateway's refusal
+        os.kill(store, signal.SIGCONT)
+        producer.send("frozen", b"after").get(30)
+    finally:
+        os.kill(store, signal.SIGCONT)
+        producer.close(5)
+    try:
+        got = confluent_consume(server.bootstrap, "frozen", [0], len(acknowledged) + 1)
+        assert [g.value for g in got] == acknowledged + [b"after"]
+    finally:
+        server.stop()
