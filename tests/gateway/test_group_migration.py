@@ -52,3 +52,32 @@ def test_classic_and_kip848_members_share_a_group(shared_gateway, classic_client
     finally:
         for member in members:
             member.close()
+
+
+def test_a_mixed_group_survives_a_gateway_crash(tmp_path):
+    """The consumer group with a classic member is journaled with that member's classic
+    metadata: after a SIGKILL and a restart both members go on sharing the partitions
+    and every new record is consumed (at least once: uncommitted ones may come again)."""
+    from tests.gateway.server import GatewayProcess
+
+    gateway = GatewayProcess(tmp_path / "gateway").start()
+    topic = group = "migration-crash"
+    members = []
+    try:
+        create_topic(gateway.bootstrap, topic, PARTITIONS)
+        members.append(Member("kafka-python", gateway.bootstrap, topic, group))
+        wait_until(lambda: members[0].assigned == list(range(PARTITIONS)), 60, "the classic member is assigned")
+        members.append(Member("confluent-consumer-protocol", gateway.bootstrap, topic, group))
+        wait_until(lambda: all(len(m.assigned or []) == 3 for m in members), 60, "three partitions each")
+
+        gateway.kill()
+        gateway.start()
+        assert group_type(gateway.bootstrap, group) == "consumer"
+        produce(gateway.bootstrap, topic, [f"after{n}" for n in range(60)], PARTITIONS)
+        wait_until(lambda: {r[2] for m in members for r in m.records} >= {f"after{n}" for n in range(60)}, 60,
+                   "the records produced after the restart are consumed")
+        assert share_without_overlap(members, PARTITIONS)
+    finally:
+        for member in members:
+            member.close()
+        gateway.stop()
