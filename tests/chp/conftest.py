@@ -9,6 +9,7 @@ import pytest
 import trio
 
 from gateway.chp.server import ChpServer
+from tests.mesh.conftest import FIRST_PORT, PORT_SLICE
 
 HUGZ_INTERVAL = 0.1
 
@@ -17,10 +18,11 @@ def _free_base_port() -> int:
     """A port P such that P, P+1 and P+2 are free right now.
 
     Chosen below the ephemeral range, where outgoing connections (ours
-    included, while probing) could take one before the server binds it.
+    included, while probing) could take one before the server binds it, and
+    above the slices free_port hands out to each test worker.
     """
     for _ in range(100):
-        base = random.randrange(10000, 32000)
+        base = random.randrange(FIRST_PORT + 8 * PORT_SLICE, 32000)
         try:
             for port in range(base, base + 3):
                 with socket.socket() as probe:
