@@ -330,3 +330,14 @@ def test_kafka_python_describe_log_dirs(kafka_python_admin, shared_gateway):
     sized = next(t for t in directory["topics"] if t["name"] == "sized")
     sizes = {p["partition_index"]: p["partition_size"] for p in sized["partitions"]}
     assert sizes[1] == 0 and 20 * 1000 < sizes[0] < 20 * 1100
+
+
+def test_kafka_python_elect_leaders(kafka_python_admin, shared_gateway):
+    """The gateway leads every partition already: Kafka's ELECTION_NOT_NEEDED (which
+    kafka-python takes as success); an unknown partition is named."""
+    create_topic(shared_gateway.bootstrap, "elected", partitions=2)
+    response = kafka_python_admin.elect_leaders(0, {"elected": [1, 7]}, raise_errors=False)
+    (result,) = response.replica_election_results
+    codes = {p.partition_id: p.error_code for p in result.partition_result}
+    assert result.topic == "elected" and codes == {1: KafkaError.ELECTION_NOT_NEEDED,
+                                                   7: KafkaError.UNKNOWN_TOPIC_OR_PART}

@@ -55,7 +55,10 @@ import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.ElectionType;
+import org.apache.kafka.common.errors.ElectionNotNeededException;
 import org.apache.kafka.common.errors.SecurityDisabledException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
@@ -155,6 +158,7 @@ public final class Conformance {
         checkUnlessPending("transactions", "admin.abortTransaction.hanging", this::abortHanging);
         check("admin.acls.no-authorizer", this::aclsWithoutAuthorizer);
         check("admin.describeLogDirs", this::describeLogDirs);
+        check("admin.electLeaders", this::electLeaders);
     }
 
     // ---------------------------------------------------------------- harness
@@ -832,6 +836,18 @@ public final class Conformance {
         expect(events0 != null && events0.size() > 0, "events-0 with a size: " + dir.replicaInfos());
         expect(dir.totalBytes().isPresent() && dir.usableBytes().isPresent(), "total and usable bytes");
         return dirs.keySet().iterator().next() + ": events-0 " + events0.size() + " bytes";
+    }
+
+    /** The gateway leads every partition already: an election is not needed; an unknown partition is named. */
+    private String electLeaders() throws Exception {
+        TopicPartition known = new TopicPartition(events, 0), unknown = new TopicPartition(events, 99);
+        Map<TopicPartition, Optional<Throwable>> results = await(
+                admin.electLeaders(ElectionType.PREFERRED, Set.of(known, unknown)).partitions());
+        expect(results.get(known).orElse(null) instanceof ElectionNotNeededException, "known: " + results);
+        expect(results.get(unknown).orElse(null) instanceof UnknownTopicOrPartitionException, "unknown: " + results);
+        expectEqual(Map.of(), await(admin.electLeaders(ElectionType.PREFERRED, null).partitions()),
+                "every partition: nothing to elect");
+        return "ElectionNotNeeded for " + known + ", UnknownTopicOrPartition for " + unknown;
     }
 
     /** As a Kafka broker without an authorizer: every ACL call fails with SecurityDisabledException. */

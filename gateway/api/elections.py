@@ -1,0 +1,35 @@
+"""ElectLeaders: the gateway is already the leader, and the preferred one, of its partitions.
+
+Each partition has one replica, this gateway (until leadership is shared
+between gateways): a preferred or unclean election asked for a partition is
+answered ELECTION_NOT_NEEDED, as Kafka answers when the leader is already
+the preferred live replica; with no partitions named, Kafka elects only
+where a leader is missing or not preferred, so nothing here.
+"""
+
+from __future__ import annotations
+
+from protocol.kafka.apis import by_name
+from protocol.kafka.error_codes import ErrorCode
+
+from .registry import handles
+
+API = by_name("ElectLeaders")
+Result = API.Response.ReplicaElectionResults
+PartitionResult = Result.PartitionResult
+MESSAGES = {ErrorCode.ELECTION_NOT_NEEDED: "Leader election not needed for topic partition.",
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: "This server does not host this topic-partition."}
+
+
+@handles("ElectLeaders")
+async def elect_leaders(request):
+    broker, asked = request.broker, request.body.topic_partitions or []
+    return API.Response(replica_election_results=[
+        Result(topic=topic.topic, partition_result=[
+            _result(broker.partition(topic.topic, number), number) for number in topic.partition_id])
+        for topic in asked])
+
+
+def _result(partition, number: int) -> PartitionResult:
+    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if partition is None else ErrorCode.ELECTION_NOT_NEEDED
+    return PartitionResult(partition_id=number, error_code=code, error_message=MESSAGES[code])
