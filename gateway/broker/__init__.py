@@ -115,15 +115,16 @@ class Broker:
     def _share_tail(self) -> None:
         """Split the memory for recent batches between the gateway's partitions, so
         that many partitions cannot take more than --tail-bytes-total."""
-        partitions = [p for t in self.topics.values() if not t.native for p in t.partitions]
-        share = min(self.settings.tail_bytes_per_partition,
-                    self.settings.tail_bytes_total // max(len(partitions), 1))
+        gateway_topics = [t for t in self.topics.values() if not t.native]
+        count = sum(len(t.partitions) for t in gateway_topics)
+        share = min(self.settings.tail_bytes_per_partition, self.settings.tail_bytes_total // max(count, 1))
         if share == self._tail_share:
             return  # new partitions were made with this share already
         self._tail_share = share
-        log.info("tail_shared", partitions=len(partitions), bytes_per_partition=share)
-        for partition in partitions:
-            partition.limit_tail(share)
+        log.info("tail_shared", partitions=count, bytes_per_partition=share)
+        for topic in gateway_topics:
+            for partition in topic.partitions:
+                partition.limit_tail(share)
 
     def _partition_log(self, topic: Topic, number: int, state: PartitionState,
                        offsets: OffsetIndex, producers: ProducerStates) -> PartitionLog:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
@@ -129,10 +130,8 @@ class Connection:
             data = await self.stream.receive_some(READ_CHUNK)
             frames.feed(data)
             return len(data)
-        try:  # straight into the frame's buffer, no copy of our own
+        with _broken_on_os_error():  # straight into the frame's buffer, no copy of our own
             count = await self.stream.socket.recv_into(frames.buffer_to_fill())
-        except OSError as exc:  # what SocketStream would have turned into BrokenResourceError
-            raise trio.BrokenResourceError(f"socket connection broken: {exc}") from exc
         frames.filled(count)
         return count
 
@@ -141,10 +140,8 @@ class Connection:
             for piece in pieces:
                 await self.stream.send_all(piece)
             return
-        try:  # record data goes out from where it lies: one sendmsg for many buffers
+        with _broken_on_os_error():  # record data goes out from where it lies: one sendmsg for many buffers
             await send_gathered(self.stream.socket, pieces)
-        except OSError as exc:  # what SocketStream would have turned into BrokenResourceError
-            raise trio.BrokenResourceError(f"socket connection broken: {exc}") from exc
 
     async def _handle(self, payload: bytes, slot: ResponseSlot, nursery) -> bool:
         try:
@@ -179,6 +176,15 @@ class Connection:
                         self.log.warning("client_not_reading", seconds=self.limits.send_timeout_s)
                         break
         scope.cancel()
+
+
+@contextmanager
+def _broken_on_os_error():
+    """What SocketStream turns a socket's OSError into, for calls made on its socket directly."""
+    try:
+        yield
+    except OSError as exc:
+        raise trio.BrokenResourceError(f"socket connection broken: {exc}") from exc
 
 
 async def send_gathered(socket, pieces: list) -> None:

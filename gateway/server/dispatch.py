@@ -17,7 +17,7 @@ import structlog
 import trio
 
 from protocol.errors import DecodeError
-from protocol.kafka import decode_request, encode_response, encode_response_pieces, peek_request_header
+from protocol.kafka import decode_request, encode_response_pieces, peek_request_header
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 
@@ -109,4 +109,4 @@ class Dispatcher:
             for k, lo, hi in self.advertised()
         ]
         body = API_VERSIONS.Response(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=keys)
-        return [encode_response(API_VERSIONS.key, 0, correlation_id, body, framed=True)]
+        return encode_response_pieces(API_VERSIONS.key, 0, correlation_id, body)

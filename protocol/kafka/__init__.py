@@ -1,9 +1,9 @@
 """The Kafka wire protocol: API schemas as data and one generic codec.
 
 Frames here are whole requests or responses WITHOUT the 4-byte size prefix,
-which the I/O layer strips (`FrameReader`); `encode_response` can write it.
-Encoders return a bytearray, or for a server's responses the buffers to send
-in order (`encode_response_pieces`).
+which the I/O layer strips (`FrameReader`). Encoders return a bytearray;
+a server's responses come framed, as the buffers to send in order
+(`encode_response_pieces`).
 """
 
 from __future__ import annotations
@@ -84,22 +84,20 @@ def encode_request(api_key: int, version: int, correlation_id: int, client_id: s
     return out
 
 
-def encode_response(api_key: int, version: int, correlation_id: int, body, *,
-                    framed: bool = False) -> bytearray:
-    """The response in one buffer; `framed` puts the stream's size prefix in front."""
-    out = bytearray(SIZE_PREFIX_BYTES if framed else 0)
+def encode_response(api_key: int, version: int, correlation_id: int, body) -> bytearray:
+    """The response in one buffer, without the stream's size prefix."""
+    out = bytearray()
     _encode_response_into(out, api_key, version, correlation_id, body)
-    if framed:
-        _write_size_prefix(out, len(out))
     return out
 
 
 def encode_response_pieces(api_key: int, version: int, correlation_id: int, body) -> list:
     """The framed response as buffers to send in order: record data given as
-    `Fragments` is among them by reference, never copied."""
+    `Fragments` is among them by reference, never copied. The size prefix is
+    written in the space left for it, so no piece is copied to frame it."""
     out = GatherBuffer(SIZE_PREFIX_BYTES)
     _encode_response_into(out, api_key, version, correlation_id, body)
-    _write_size_prefix(out, out.total_bytes)
+    out[:SIZE_PREFIX_BYTES] = (out.total_bytes - SIZE_PREFIX_BYTES).to_bytes(SIZE_PREFIX_BYTES, "big")
     return out.pieces()
 
 
@@ -107,11 +105,6 @@ def _encode_response_into(out: bytearray, api_key: int, version: int, correlatio
     api = _api(api_key, EncodeError)
     write_response_header(out, api.response_header_version(version), correlation_id)
     encode_body_into(out, api, version, RESPONSE, body)
-
-
-def _write_size_prefix(out: bytearray, framed_bytes: int) -> None:
-    """In the space left for it, so that a large response is not copied once more to frame it."""
-    out[:SIZE_PREFIX_BYTES] = (framed_bytes - SIZE_PREFIX_BYTES).to_bytes(SIZE_PREFIX_BYTES, "big")
 
 
 def decode_response(api_key: int, version: int, frame) -> tuple[int, Any]:

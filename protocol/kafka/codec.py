@@ -210,6 +210,11 @@ class _Compiler:
             ]
 
 
+def struct_codec(cls: type, version: int, flexible: bool) -> StructCodec:
+    """The compiled codec of a message class in one version (not cached)."""
+    return _Compiler(version, flexible).struct(cls)
+
+
 def body_codec(api: Api, direction: str, version: int) -> StructCodec:
     """The compiled codec of one body, built on first use and kept on `api`."""
     cache = api.__dict__.get("_body_codecs")
@@ -222,7 +227,7 @@ def body_codec(api: Api, direction: str, version: int) -> StructCodec:
             raise ValueError(f"{api.name} has no version {version}")
         request_class, response_class = message_classes(api)
         cls = request_class if direction == REQUEST else response_class
-        codec = _Compiler(version, version in api.flexible_range).struct(cls)
+        codec = struct_codec(cls, version, version in api.flexible_range)
         cache[(direction, version)] = codec
     return codec
 

@@ -12,7 +12,7 @@ import struct
 from functools import cache
 
 from ..errors import DecodeError
-from .codec import _Compiler, decoded
+from .codec import decoded, struct_codec
 from .messages import build_class
 from .schema import F
 
@@ -38,7 +38,7 @@ _VERSION = struct.Struct(">h")
 
 @cache
 def _codec(cls: type, version: int):
-    return _Compiler(version, flexible=False).struct(cls)
+    return struct_codec(cls, version, flexible=False)
 
 
 def version_of(data: bytes) -> int:

@@ -1,5 +1,7 @@
 """Record data by reference: the pieces of a response are the bytes of its copy."""
 
+import struct
+
 from hypothesis import given, strategies as st
 
 from protocol.kafka import Fragments, by_name, decode_response, encode_response, encode_response_pieces
@@ -23,9 +25,8 @@ def fetch_response(records_by_partition):
 def test_pieces_are_the_framed_response(partition_parts, version):
     pieces = encode_response_pieces(FETCH.key, version, 5, fetch_response([Fragments(p) for p in partition_parts]))
     joined = b"".join(bytes(piece) for piece in pieces)
-    copied = encode_response(FETCH.key, version, 5, fetch_response([b"".join(p) for p in partition_parts]),
-                             framed=True)
-    assert joined == bytes(copied)
+    copied = encode_response(FETCH.key, version, 5, fetch_response([b"".join(p) for p in partition_parts]))
+    assert joined == struct.pack(">i", len(copied)) + bytes(copied)
     _, body = decode_response(FETCH.key, version, joined[4:])
     assert [bytes(p.records) for p in body.responses[0].partitions] == [b"".join(p) for p in partition_parts]
 
