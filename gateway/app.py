@@ -89,7 +89,8 @@ async def run_store(settings: GatewaySettings, number: int) -> None:
     gateway does not stop it before the gateway has answered in-flight
     produce requests (which need the store). Its standard input is a pipe
     only the gateway holds: when the gateway dies, even by SIGKILL, the store
-    sees end of file and stops.
+    sees end of file and stops. It has no retention of its own: the gateway
+    applies Kafka's and tells the stores what they may discard.
     """
     mesh = settings.mesh
     directory = store_directory(settings, number)
@@ -102,6 +103,7 @@ async def run_store(settings: GatewaySettings, number: int) -> None:
         "--beacon-timeout", str(mesh.beacon_timeout_ms),
         "--store-fsync", mesh.store_fsync,
         "--store-fsync-interval-ms", str(mesh.store_fsync_interval_ms),
+        "--store-segment-bytes", str(mesh.store_segment_bytes),
         "--exit-on-stdin-eof",
     ]
     while True:

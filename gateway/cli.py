@@ -94,6 +94,9 @@ OPTIONS = {
                                              "interval (ACK once written, fsync every --store-fsync-interval-ms)"),
     "--store-fsync-interval-ms": ("mesh", "store_fsync_interval_ms",
                                   "embedded stores: milliseconds between fsyncs of the interval policy"),
+    "--store-segment-bytes": ("mesh", "store_segment_bytes",
+                              "embedded stores: bytes of a log segment, the unit in which they delete "
+                              "what lies below a partition's log start"),
 }
 DEFAULTS = {"gateway": GatewaySettings(), "defaults": BrokerDefaults(), "mesh": MeshConfig()}
 CHOICES = {"--store-fsync": ["batch", "interval"], "--log-message-timestamp-type": ["CreateTime", "LogAppendTime"],

@@ -9,8 +9,8 @@ A journal is compacted by generations, as Kafka compacts __consumer_offsets:
 generation 0 is the journal's original partition; generation g > 0 is a
 partition of its own that starts with a header, then the owner's whole state
 as ordinary entries, then a complete marker, then the writes made since.
-Replay reads only the newest generation whose snapshot completed. The mesh
-has no delete: older generations are left to the stores' retention.
+Replay reads only the newest generation whose snapshot completed. Older
+generations stay on the stores: their retention spares the gateway's subjects.
 """
 
 from __future__ import annotations

@@ -114,8 +114,7 @@ async def delete_records(request):
         if not 0 <= target <= partition.high_watermark:
             response.error_code = ErrorCode.OFFSET_OUT_OF_RANGE
             return response
-        if target > partition.log_start_offset:
-            partition.log_start_offset = target
+        if partition.move_log_start(target):
             moved.add(partition.topic)
         response.low_watermark = partition.log_start_offset
         return response
@@ -126,6 +125,8 @@ async def delete_records(request):
         lambda n: Partition(partition_index=n, low_watermark=-1,
                             error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
     for name in moved:
-        await broker.save_log_start(broker.topic(name))
+        topic = broker.topic(name)
+        if topic is not None:  # not deleted meanwhile
+            await broker.save_log_start(topic)
     return DELETE_RECORDS.Response(topics=[
         DELETE_RECORDS.Response.Topics(name=name, partitions=parts) for name, parts in topics])

@@ -16,8 +16,10 @@ from ..log.index import OffsetIndex
 from ..log.partition import PartitionLog, recovered_state
 from ..log.producer_state import ProducerStates
 from ..mesh.config import new_uuid
+from ..mesh.store.discard import DISCARD_SUBJECT, Discard
 from ..txn.coordinator import TransactionCoordinator
 from .configs import InvalidConfig, checked_overrides
+from .discards import DiscardDirectives
 from .fetch_sessions import FetchSessions
 from ..journal import Journal
 from .native import ENTRY as NATIVE_ENTRY, NativeTopics
@@ -38,6 +40,7 @@ class Broker:
         self.defaults = settings.defaults
         self.storage = storage
         self.journal = Journal(storage, settings)
+        self.discards = DiscardDirectives(storage, settings.cluster_id)
         self.topics: dict[str, Topic] = {}
         self.fetch_sessions = FetchSessions()
         self.producer_ids = ProducerIds(self.journal)
@@ -57,12 +60,17 @@ class Broker:
             await self.storage.wait_for_stores(
                 max(self.defaults.min_insync_replicas, self.settings.expected_stores))
             await self.storage.prefetch_heads(
-                self.journal.subject, self.groups.log.journal.subject, self.transactions.journal.subject)
+                self.journal.subject, self.groups.log.journal.subject, self.transactions.journal.subject,
+                DISCARD_SUBJECT)
             states = self._replayed(await self.journal.replay())
             await self.storage.prefetch_heads(*states, *self.native.journaled_topics())
             for state in states.values():
                 topic = Topic.from_state(state)
                 await self._open(topic, await self.storage.heads(topic.name))
+            await self.discards.open()
+            # A directive sent just before a crash may have reached no store.
+            await self.discards.send([discard for topic in self.topics.values() if not topic.native
+                                      for discard in self._discards(topic.name, topic.partitions)])
             await self.native.open()
             # Only now does memory hold everything the journal does: compaction may snapshot it.
             self.journal.compact_with(nursery, self._metadata_snapshot)
@@ -81,7 +89,7 @@ class Broker:
         for entry in entries:
             if entry["type"] == "topic":
                 states[entry["name"]] = entry
-                self.own_addresses.update(address for address, _ in entry["partitions"])
+                self.own_addresses.update(address for address, *_ in entry["partitions"])
             elif entry["type"] == "topic_deleted":
                 states.pop(entry["name"], None)
             elif entry["type"] == OWN_ADDRESSES:
@@ -107,7 +115,10 @@ class Broker:
         for number, state in enumerate(topic.partition_states[len(topic.partitions):],
                                        start=len(topic.partitions)):
             head = (heads or {}).get(state.address)
-            recovered = await recovered_state(self.storage.contents(topic.name, state.address, head))
+            # The stores may have discarded what lies below first_sequence.
+            recovered = await recovered_state(
+                self.storage.contents(topic.name, state.address, head, state.first_sequence),
+                state.first_sequence, state.log_start_offset)
             topic.partitions.append(self._partition_log(topic, number, state, *recovered))
         self.topics[topic.name] = topic
         self._share_tail()
@@ -133,8 +144,10 @@ class Broker:
             topic.name, number, mesh, self.storage.read, offsets, producers,
             min_insync=int(topic.config("min.insync.replicas", self.defaults)),
             tail_bytes=self._tail_share,
-            log_start_offset=max(state.log_start_offset, offsets.first_offset),
+            log_start_offset=offsets.first_offset,
         )
+        partition.move_log_start(state.log_start_offset)  # a journal without first_sequence read from 0
+        state.first_sequence = partition.first_sequence
         self._nursery.start_soon(partition.run)
         return partition
 
@@ -265,11 +278,24 @@ class Broker:
                     await self.save_log_start(topic)
 
     async def save_log_start(self, topic: Topic) -> None:
-        """Persist the log start offsets after DeleteRecords moved them."""
+        """Persist the log start offsets after retention or DeleteRecords moved them,
+        then tell the stores what they may discard below."""
         async with self.topic_lock:
+            if self.topics.get(topic.name) is not topic:
+                return  # deleted meanwhile: a write now would bring it back
             if topic.native:
                 await self.native.save_log_start(topic)
                 return
+            grown = [partition for state, partition in zip(topic.partition_states, topic.partitions)
+                     if partition.first_sequence > state.first_sequence]
             for state, partition in zip(topic.partition_states, topic.partitions):
                 state.log_start_offset = partition.log_start_offset
+                state.first_sequence = partition.first_sequence
             await self.journal.write(topic.state())
+            await self.discards.send(self._discards(topic.name, grown))
+
+    @staticmethod
+    def _discards(name: str, partitions) -> list[Discard]:
+        """What the stores may discard of these partitions of a gateway topic."""
+        return [Discard(name, partition.mesh.uuid, partition.first_sequence)
+                for partition in partitions if partition.first_sequence > 0]

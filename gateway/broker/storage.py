@@ -77,11 +77,11 @@ class MeshStorage:
             return prefetched
         return (await self.consumer.heads(subject))[subject]
 
-    async def contents(self, subject: str, uuid: str, head: int | None):
-        """Every stored record of a partition up to `head`, in order: (sequence, content)."""
+    async def contents(self, subject: str, uuid: str, head: int | None, first: int = 0):
+        """Every stored record of a partition from `first` up to `head`, in order: (sequence, content)."""
         if head is None:
             return
-        sequence = 0
+        sequence = first
         while sequence <= head:
             records = await self.read(subject, uuid, sequence, min(READ_CHUNK, head - sequence + 1))
             if not records:

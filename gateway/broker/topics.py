@@ -28,6 +28,9 @@ class PartitionState:
 
     address: str  # the Dafka partition (producer) UUID
     log_start_offset: int = 0
+    # The Dafka sequence of the batch holding the log start: the stores may
+    # discard every record below it, so start-up reads from here.
+    first_sequence: int = 0
 
 
 @dataclass
@@ -50,7 +53,7 @@ class Topic:
             "name": self.name,
             "id": str(self.topic_id),
             "replication_factor": self.replication_factor,
-            "partitions": [[p.address, p.log_start_offset] for p in self.partition_states],
+            "partitions": [[p.address, p.log_start_offset, p.first_sequence] for p in self.partition_states],
             "configs": self.configs,
         }
 
@@ -60,6 +63,6 @@ class Topic:
             name=state["name"],
             topic_id=uuid.UUID(state["id"]),
             replication_factor=state["replication_factor"],
-            partition_states=[PartitionState(a, s) for a, s in state["partitions"]],
+            partition_states=[PartitionState(*p) for p in state["partitions"]],  # older journals: no first_sequence
             configs=dict(state["configs"]),
         )

@@ -122,6 +122,14 @@ class NativePartition:
     def aborted_transactions(self, start: int, end: int) -> list:
         return []
 
+    def move_log_start(self, offset: int) -> bool:
+        """Make `offset` the log start if it is past it; whether it moved. The records
+        stay on the stores: they belong to their native producer."""
+        if offset <= self.log_start_offset:
+            return False
+        self.log_start_offset = offset
+        return True
+
     def saw_head(self, sequence: int) -> None:
         self._advance(sequence + 1)
 

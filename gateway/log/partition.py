@@ -229,22 +229,32 @@ class PartitionLog:
         tail_start = self._tail[0].sequence if self._tail else self.mesh.next_sequence
         count = min(self.offsets.batches_within(sequence, max_bytes), STORE_READ_BATCHES)
         records = await self._stores.read(sequence, max(min(count, tail_start - sequence), 1), tail_start)
-        return [self._stored(seq, content) for seq, content in records]
+        # Retention or DeleteRecords may have moved the log start past some meanwhile.
+        return [self._stored(seq, content) for seq, content in records if seq >= self.offsets.first_sequence]
+
+    @property
+    def first_sequence(self) -> int:
+        """The sequence of the batch holding the log start: every batch below lies
+        wholly below it, so the stores may discard them."""
+        return self.offsets.first_sequence
 
     def apply_retention(self, now_ms: int, retention_ms: int, retention_bytes: int) -> bool:
         """Move the log start past expired batches (never past the high
-        watermark); whether it moved. The stores keep the bytes until their
-        own retention removes them; clients can no longer read them."""
+        watermark); whether it moved."""
         count = self.offsets.expired(now_ms, retention_ms, retention_bytes)
         if not count:
             return False
         sequence = self.offsets.first_sequence + count
         start = self.offsets.range_of(sequence)[0] if count < len(self.offsets) else self.offsets.next_offset
-        start = min(start, self.high_watermark)
-        if start <= self.log_start_offset:
+        return self.move_log_start(min(start, self.high_watermark))
+
+    def move_log_start(self, offset: int) -> bool:
+        """Make `offset` (at most the log end) the log start if it is past it, forgetting
+        the batches wholly below; whether it moved."""
+        if offset <= self.log_start_offset:
             return False
-        self.log_start_offset = start
-        self.offsets.drop_before(self.offsets.sequence_of(start) if start < self.offsets.next_offset
+        self.log_start_offset = offset
+        self.offsets.drop_before(self.offsets.sequence_of(offset) if offset < self.offsets.next_offset
                                  else self.offsets.next_sequence)
         return True
 
@@ -263,9 +273,11 @@ class PartitionLog:
     async def _first_record(self, sequence: int | None, wanted) -> tuple[int, int] | None:
         last = self.offsets.last_sequence  # None when empty; 0 is a real first batch
         while sequence is not None and last is not None and sequence <= last:
-            stored = (await self._batches_from(sequence, 0))[0]
-            if stored.base_offset >= self.high_watermark:
+            sequence = max(sequence, self.offsets.first_sequence)  # the log start may move meanwhile
+            batches = await self._batches_from(sequence, 0)
+            if not batches or batches[0].base_offset >= self.high_watermark:
                 return None
+            stored = batches[0]
             for record in RecordBatch(memoryview(stored.data)).records():
                 if record.offset >= self.log_start_offset and wanted(record):
                     return record.offset, record.timestamp
@@ -277,8 +289,10 @@ class PartitionLog:
         return StoredBatch(base, last, sequence, memoryview(content))  # no copy: content is read-only
 
 
-async def recovered_state(contents) -> tuple[OffsetIndex, ProducerStates]:
-    """The offset index and producer states of a partition, from its stored batches."""
+async def recovered_state(contents, first_sequence: int = 0,
+                          next_offset: int = 0) -> tuple[OffsetIndex, ProducerStates]:
+    """The offset index and producer states of a partition, from its stored batches;
+    without any, an empty index that goes on at `first_sequence` and `next_offset`."""
     offsets, producers = None, ProducerStates()
     async for sequence, content in contents:
         batch = RecordBatch(memoryview(content))
@@ -286,4 +300,4 @@ async def recovered_state(contents) -> tuple[OffsetIndex, ProducerStates]:
             offsets = OffsetIndex(sequence, batch.base_offset)
         producers.appended(batch, batch.base_offset, sequence)
         offsets.add(sequence, batch.base_offset, batch.last_offset_delta + 1, batch.max_timestamp, batch.size)
-    return offsets or OffsetIndex(), producers
+    return offsets or OffsetIndex(first_sequence, next_offset), producers

@@ -30,6 +30,15 @@ OPTIONS = {
     "--store-fsync": ("store_fsync", "batch: every ACKed record is on disk; interval: ACK once written, "
                                      "fsync at most once per --store-fsync-interval-ms"),
     "--store-fsync-interval-ms": ("store_fsync_interval_ms", "milliseconds between fsyncs of the interval policy"),
+    "--store-retention-bytes": ("store_retention_bytes", "bytes a partition keeps at least before its oldest "
+                                                         "segments are deleted; -1: unlimited (the gateway's "
+                                                         "__dafka_gateway_* subjects are always kept)"),
+    "--store-retention-ms": ("store_retention_ms", "age of a segment's newest record after which the segment "
+                                                   "is deleted; -1: unlimited (__dafka_gateway_* kept)"),
+    "--store-retention-check-interval-ms": ("store_retention_check_interval_ms",
+                                            "milliseconds between applications of the store retention"),
+    "--store-segment-bytes": ("store_segment_bytes", "bytes of a log segment, the unit retention and "
+                                                     "discards delete"),
 }
 CHOICES = {"offset_reset": ["earliest", "latest"], "store_fsync": ["batch", "interval"]}
 BEACON_OPTIONS = ["--beacon-interval", "--beacon-timeout", "--beacon-sub-address", "--beacon-pub-address", "--beacon-address"]

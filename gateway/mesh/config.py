@@ -20,6 +20,11 @@ class MeshConfig:
     store_db: str = "storedb"  # store/db
     store_fsync: str = "batch"  # batch: durable before each ACK | interval: fsync at most once per interval
     store_fsync_interval_ms: int = 1000
+    # Store-wide retention of every subject but the gateway's own (-1: unlimited).
+    store_retention_bytes: int = -1  # per partition
+    store_retention_ms: int = -1
+    store_retention_check_interval_ms: int = 300000
+    store_segment_bytes: int = 64 * 1024 * 1024  # retention and discards delete whole segments
 
 
 def new_uuid() -> str:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import structlog
 
+from .discard import RESERVED_PREFIX
 from .entry import BadEntry, CorruptLogError, Entry
 from .handles import Files, fdatasync_file, fsync_directory
 from .partition import Partition
@@ -155,9 +156,27 @@ class StoreLog:
     def enforce_retention(self, now_ms: int) -> None:
         with self._lock:
             for (subject, _), partition in self._partitions.items():
-                retention_bytes, retention_ms = self._retention.get(subject, self._default_retention)
+                retention_bytes, retention_ms = self._retention_of(subject)
                 expired = partition.expire(self._files, retention_bytes, retention_ms, now_ms)
                 self._unsynced.difference_update(expired)
+
+    def _retention_of(self, subject: str) -> tuple[int | None, int | None]:
+        """The gateway's journals must outlive any store-wide limit: they are its whole state."""
+        default = (None, None) if subject.startswith(RESERVED_PREFIX) else self._default_retention
+        return self._retention.get(subject, default)
+
+    def discard_before(self, subject: str, address: str, before: int) -> int:
+        """Delete, durably, the sealed segments of a partition whose every entry is below
+        `before` (a reader no longer needs them); how many went."""
+        with self._lock:
+            partition = self._partitions.get((subject, address))
+            if partition is None:
+                return 0
+            deleted = partition.discard_before(self._files, before)
+            if deleted:
+                self._unsynced.difference_update(deleted)
+                fsync_directory(str(partition.directory))
+            return len(deleted)
 
     def close(self) -> None:
         with self._lock:

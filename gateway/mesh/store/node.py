@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -57,19 +58,21 @@ def store_uuid(directory: Path) -> str:
 
 
 async def run_store(context: zmq.Context, config: MeshConfig, log=None, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-    """Run writer and reader until cancelled; `log` defaults to a StoreLog under store_db."""
+    """Run writer and reader, and the store-wide retention if any, until cancelled; `log`
+    defaults to a StoreLog under store_db."""
     directory = Path(config.store_db)
     directory.mkdir(parents=True, exist_ok=True)
     with locked_directory(directory):
         if log is None:
-            log = await trio.to_thread.run_sync(partial(
-                StoreLog, directory / "log", fsync=config.store_fsync, fsync_interval_ms=config.store_fsync_interval_ms))
+            log = await trio.to_thread.run_sync(partial(open_log, directory / "log", config))
         writer = StoreWriter(context, config, log, uuid=store_uuid(directory))
         reader = StoreReader(context, config, log, writer_uuid=writer.node.uuid)
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(writer.run)
                 await nursery.start(reader.run)
+                if has_retention(config):
+                    nursery.start_soon(enforce_retention, log, config.store_retention_check_interval_ms)
                 task_status.started((writer, reader))
         finally:
             writer.close()
@@ -77,9 +80,33 @@ async def run_store(context: zmq.Context, config: MeshConfig, log=None, *, task_
             log.close()
 
 
+def open_log(directory: Path, config: MeshConfig) -> StoreLog:
+    return StoreLog(directory, fsync=config.store_fsync, fsync_interval_ms=config.store_fsync_interval_ms,
+                    retention_bytes=unlimited_as_none(config.store_retention_bytes),
+                    retention_ms=unlimited_as_none(config.store_retention_ms),
+                    segment_bytes=config.store_segment_bytes)
+
+
+def unlimited_as_none(limit: int) -> int | None:
+    return None if limit < 0 else limit
+
+
+def has_retention(config: MeshConfig) -> bool:
+    return config.store_retention_bytes >= 0 or config.store_retention_ms >= 0
+
+
+async def enforce_retention(log: StoreLog, interval_ms: int) -> None:
+    """Delete the segments the store-wide retention no longer keeps, every interval."""
+    while True:
+        await trio.sleep(interval_ms / 1000)
+        await trio.to_thread.run_sync(log.enforce_retention, int(time.time() * 1000))
+
+
 def main() -> None:
     parser = cli.parser("Dafka store: a writer and a reader node over a durable log",
-                        [*cli.BEACON_OPTIONS, "--store-db", "--store-fsync", "--store-fsync-interval-ms"])
+                        [*cli.BEACON_OPTIONS, "--store-db", "--store-fsync", "--store-fsync-interval-ms",
+                         "--store-retention-bytes", "--store-retention-ms", "--store-retention-check-interval-ms",
+                         "--store-segment-bytes"])
     parser.add_argument("--exit-on-stdin-eof", action="store_true",
                         help="stop when standard input closes: a parent process's lifeline")
     arguments = parser.parse_args()

@@ -88,12 +88,24 @@ class Partition:
             too_old = retention_ms is not None and oldest.max_timestamp_ms < now_ms - retention_ms
             if not (too_big or too_old):
                 break
-            oldest.delete(files)
-            deleted.append(self.segments.pop(0))
+            deleted.append(self._delete_oldest(files, "store_log.segment_expired"))
             total -= oldest.size
-            log.info("store_log.segment_expired", subject=self.subject, address=self.address,
-                     base=oldest.base, count=oldest.count, size=oldest.size)
         return deleted
+
+    def discard_before(self, files: Files, before: int) -> list[Segment]:
+        """Delete the sealed segments whose every entry is below `before`. The active
+        segment stays, so the partition and its head remain known."""
+        deleted = []
+        while len(self.segments) > 1 and self.segments[0].next_sequence <= before:
+            deleted.append(self._delete_oldest(files, "store_log.segment_discarded"))
+        return deleted
+
+    def _delete_oldest(self, files: Files, event: str) -> Segment:
+        oldest = self.segments.pop(0)
+        oldest.delete(files)
+        log.info(event, subject=self.subject, address=self.address,
+                 base=oldest.base, count=oldest.count, size=oldest.size)
+        return oldest
 
 
 def _segment_bases(directory: Path) -> list[int]:

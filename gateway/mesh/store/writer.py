@@ -6,6 +6,9 @@ appends it and makes it durable with one sync in a worker thread, then sends
 each partition that grew one cumulative ACK. So while one sync runs (it can
 take a second on a busy disk), the next batch is received and grows instead
 of waiting.
+
+Records of the discard subject are directives from gateways: each is applied
+when it is written, deleting the segments below a partition's log start.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import zmq
 from gateway.mesh.config import MeshConfig
 from gateway.mesh.node import MeshNode
 from gateway.mesh.ordering import PartitionSequencer, Sequencers, fill_gaps, keep_filling_gaps
+from gateway.mesh.store.discard import DISCARD_SUBJECT, RESERVED_PREFIX, decode_discard
 from protocol.dafka import Ack, DirectRecord, Head, Record, decode, encode, subscription
 from protocol.errors import DecodeError
 
@@ -107,7 +111,25 @@ class StoreWriter:
         now_ms = int(time.time() * 1000)
         for (subject, partition), (first, contents) in appends.items():
             self.log.append_many(subject, partition, first, contents, now_ms)
+            if subject == DISCARD_SUBJECT:
+                self._apply_discards(partition, first, contents)
         self.log.sync()
+
+    def _apply_discards(self, address: str, first: int, contents) -> None:
+        """Apply directives as they are written: the gateway made their log starts durable
+        before it sent them, so even a directive that a crash loses is safe to apply."""
+        for content in contents:
+            try:
+                discard = decode_discard(content)
+            except ValueError as error:
+                self.node.log.error("bad_discard_directive", address=address, reason=str(error))
+                continue
+            if discard.subject.startswith(RESERVED_PREFIX):
+                self.node.log.error("discard_of_reserved_subject_refused", subject=discard.subject)
+                continue
+            self.log.discard_before(*discard)
+        # Directives below these were applied when written, and later ones supersede them.
+        self.log.discard_before(DISCARD_SUBJECT, address, first)
 
     async def _ack(self, keys) -> None:
         """One cumulative ACK per partition, for what is synced; HEADs are answered too, so

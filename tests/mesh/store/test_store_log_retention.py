@@ -116,3 +116,30 @@ def test_interval_policy_hands_data_to_the_os_on_every_sync(tmp_path):
     store.close()
     with StoreLog(tmp_path) as store:
         assert sequences(store, "t") == list(range(10))
+
+
+def test_discard_before_deletes_the_sealed_segments_wholly_below(tmp_path):
+    with StoreLog(tmp_path, segment_bytes=10 * ENTRY_BYTES) as store:
+        fill_even(store, "t", 45)  # segments from 0, 10, 20, 30; 40 is active
+        assert store.discard_before("t", ADDRESS, 25) == 2  # 20..29 is not wholly below 25
+        assert (store.first("t", ADDRESS), store.head("t", ADDRESS)) == (20, 44)
+        assert store.discard_before("t", ADDRESS, 10**9) == 2
+        assert (store.first("t", ADDRESS), store.head("t", ADDRESS)) == (40, 44)
+        assert segment_count(store) == 1
+        assert store.discard_before("elsewhere", ADDRESS, 10) == 0
+    with StoreLog(tmp_path, segment_bytes=10 * ENTRY_BYTES) as store:
+        assert (store.first("t", ADDRESS), store.head("t", ADDRESS)) == (40, 44)
+        assert [e.sequence for e in store.read("t", ADDRESS, 0, 100, 10**6)] == []
+        assert [e.sequence for e in store.read("t", ADDRESS, 40, 100, 10**6)] == list(range(40, 45))
+        fill_even(store, "t", 1, start=45)
+        assert store.head("t", ADDRESS) == 45
+
+
+def test_store_wide_retention_spares_the_gateway_subjects(tmp_path):
+    with StoreLog(tmp_path, segment_bytes=10 * ENTRY_BYTES, retention_bytes=0, retention_ms=0) as store:
+        for subject in ("events", "__dafka_gateway_metadata", "__dafka_gateway_discard"):
+            fill_even(store, subject, 35)
+        store.enforce_retention(now_ms=10**12)
+        assert store.first("events", ADDRESS) == 30
+        assert store.first("__dafka_gateway_metadata", ADDRESS) == 0
+        assert store.first("__dafka_gateway_discard", ADDRESS) == 0

@@ -1,0 +1,78 @@
+"""A store's own retention and the discard directives it applies, in one process."""
+
+import trio
+
+from gateway.mesh.consumer import Consumer
+from gateway.mesh.producer import Producer
+from gateway.mesh.sockets import zmq_context
+from gateway.mesh.store.discard import DISCARD_SUBJECT, Discard, encode_discard
+from gateway.mesh.store.log import StoreLog
+from gateway.mesh.store.node import run_store
+from gateway.mesh.tower import run_tower
+from tests.mesh.conftest import fast_config
+
+ENTRY_BYTES = 24 + 100
+SEGMENT_BYTES = 10 * ENTRY_BYTES
+ADDRESS = "0123456789ABCDEF0123456789ABCDEF"
+
+
+async def wait_until(condition) -> None:
+    while not condition():
+        await trio.sleep(0.02)
+
+
+async def test_store_retention_runs_every_interval_and_spares_the_gateway_journals(tmp_path):
+    config = fast_config(store_db=str(tmp_path / "store"), store_segment_bytes=SEGMENT_BYTES,
+                         store_retention_bytes=0, store_retention_check_interval_ms=50)
+    with StoreLog(tmp_path / "store" / "log", segment_bytes=SEGMENT_BYTES) as log:
+        for subject in ("events", "__dafka_gateway_metadata"):
+            for sequence in range(35):
+                log.append(subject, ADDRESS, sequence, bytes(100), 0)
+    with zmq_context() as context, trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(run_tower, context, config)
+            writer, _ = await nursery.start(run_store, context, config)
+            await wait_until(lambda: writer.log.first("events", ADDRESS) == 30)
+            assert writer.log.first("__dafka_gateway_metadata", ADDRESS) == 0
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_store_applies_discard_directives_as_it_writes_them(tmp_path):
+    config = fast_config(store_db=str(tmp_path / "store"), store_segment_bytes=SEGMENT_BYTES)
+    with zmq_context() as context, trio.fail_after(20):
+        producer = Producer(context, config)
+        consumer = Consumer(context, config, ())
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(run_tower, context, config)
+                writer, _ = await nursery.start(run_store, context, config)
+                await nursery.start(producer.run)
+                await nursery.start(consumer.run)
+                await consumer.wait_for_stores(1)
+                events = producer.host("events", next_sequence=0)
+                journal = producer.host("__dafka_gateway_metadata", next_sequence=0)
+                for partition in (events, journal):
+                    await partition.publish_many([bytes(100)] * 45)
+                    await partition.wait_acked(44, stores=1)
+                discards = producer.host(DISCARD_SUBJECT, next_sequence=0)
+                await discards.publish_many([
+                    b"{not json", b'{"subject": "events"}', b"[" * 100_000,
+                    encode_discard(Discard("__dafka_gateway_metadata", journal.uuid, 40)),
+                    encode_discard(Discard("events", events.uuid, 25)),
+                ])
+                await discards.wait_acked(4, stores=1)
+                assert writer.log.first("events", events.uuid) == 20
+                assert writer.log.first("__dafka_gateway_metadata", journal.uuid) == 0
+                # Below what the store holds, nothing answers: a read gives up instead of waiting.
+                assert await consumer.read("events", events.uuid, 0, 5, timeout=1.0) == []
+                got = await consumer.read("events", events.uuid, 20, 25)
+                assert [sequence for sequence, _ in got] == list(range(20, 45))
+                # Directives are applied when written: their own older segments go too.
+                for _ in range(30):
+                    await discards.publish(encode_discard(Discard("events", events.uuid, 25)))
+                await discards.wait_acked(34, stores=1)
+                assert writer.log.first(DISCARD_SUBJECT, discards.uuid) > 0
+                nursery.cancel_scope.cancel()
+        finally:
+            producer.close()
+            consumer.close()
