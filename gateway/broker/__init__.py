@@ -69,8 +69,7 @@ class Broker:
                 await self._open(topic, await self.storage.heads(topic.name))
             await self.discards.open()
             # A directive sent just before a crash may have reached no store.
-            await self.discards.send([discard for topic in self.topics.values() if not topic.native
-                                      for discard in self._discards(topic.name, topic.partitions)])
+            await self.resend_discards()
             await self.native.open()
             # Only now does memory hold everything the journal does: compaction may snapshot it.
             self.journal.compact_with(nursery, self._metadata_snapshot)
@@ -276,6 +275,18 @@ class Broker:
                     log.info("retention_applied", topic=topic.name,
                              log_start_offsets=[p.log_start_offset for p in topic.partitions])
                     await self.save_log_start(topic)
+            await self.resend_discards()
+
+    async def resend_discards(self) -> None:
+        """Every partition's directive again, for the stores that missed it (down, new or
+        behind): a store behind a directive skips to it instead of waiting for records
+        that nobody holds any more."""
+        async with self.topic_lock:  # what is journaled: save_log_start updates it under the lock
+            discards = [Discard(topic.name, partition.mesh.uuid, state.first_sequence)
+                        for topic in self.topics.values() if not topic.native
+                        for state, partition in zip(topic.partition_states, topic.partitions)
+                        if state.first_sequence > 0]
+        await self.discards.send(discards)
 
     async def save_log_start(self, topic: Topic) -> None:
         """Persist the log start offsets after retention or DeleteRecords moved them,

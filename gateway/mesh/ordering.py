@@ -51,6 +51,22 @@ class PartitionSequencer:
         self.next_sequence = sequence
         return ready
 
+    def skip_to(self, sequence: int) -> list[tuple[int, object]]:
+        """Stop waiting for the records below `sequence`: they are gone for good (discarded).
+        Returns the buffered records now deliverable from `sequence` on."""
+        if sequence <= self.next_sequence:
+            return []
+        for below in [buffered for buffered in self._ahead if buffered < sequence]:
+            self._ahead_bytes -= len(self._ahead.pop(below))
+        self.next_sequence = sequence
+        self.known_head = max(self.known_head, sequence - 1)
+        self._fetch_end = -1  # the outstanding FETCH asked for what nobody holds
+        content = self._ahead.pop(sequence, None)
+        if content is None:
+            return []
+        self._ahead_bytes -= len(content)
+        return self.offer(sequence, content)
+
     def note_head(self, sequence: int) -> None:
         self.known_head = max(self.known_head, sequence)
 

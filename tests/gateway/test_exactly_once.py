@@ -20,6 +20,8 @@ LOOP_RECORDS, LOOP_PARTITIONS = 100_000, 4
 # random moment after a commit (often inside the next transaction or its commit).
 KILL_POINTS = ["produced", "offsets", "anywhere", "anywhere"]
 PROGRESS_TIMEOUT_S = 120
+# At most this long after a commit: about a transaction's time (5000 records) on a fast machine.
+ANYWHERE_DELAY_S = 0.25
 
 
 class TransactionLoop:
@@ -53,6 +55,7 @@ class TransactionLoop:
         wait_until(met, PROGRESS_TIMEOUT_S, what)
 
     def kill(self) -> None:
+        assert self.process.poll() is None, f"the loop finished before its kill:\n{self.log_path.read_text()[-3000:]}"
         os.kill(self.process.pid, signal.SIGKILL)
         self.process.wait()
         self.kills += 1
@@ -60,7 +63,8 @@ class TransactionLoop:
 
 def kill_plan(chance: random.Random) -> list[tuple[int, str]]:
     """(committed records to wait for, kill point) per kill, in order."""
-    thresholds = sorted(chance.sample(range(LOOP_RECORDS // 20, LOOP_RECORDS * 8 // 10), len(KILL_POINTS)))
+    # The last kill leaves a third of the input: a loop killed "anywhere" must not have finished meanwhile.
+    thresholds = sorted(chance.sample(range(LOOP_RECORDS // 20, LOOP_RECORDS * 2 // 3), len(KILL_POINTS)))
     return list(zip(thresholds, chance.sample(KILL_POINTS, len(KILL_POINTS))))
 
 
@@ -76,7 +80,7 @@ def kill_at(loop: TransactionLoop, step: tuple[int, str], chance: random.Random)
     threshold, point = step
     if point == "anywhere":
         loop.wait_for(lambda: loop.committed() >= threshold, f"{threshold} records committed")
-        time.sleep(chance.uniform(0, 0.5))
+        time.sleep(chance.uniform(0, ANYWHERE_DELAY_S))
     else:
         parked = len(loop.said("parked"))
         loop.wait_for(lambda: len(loop.said("parked")) > parked, f"the loop parked at {point}")

@@ -1,15 +1,18 @@
 """Retention: expired batches move the log start, as Kafka's retention does."""
 
+import os
+import signal
 import time
 from pathlib import Path
 
 from confluent_kafka import TopicPartition as ConfluentPartition
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, ConfigResource
 from kafka import KafkaConsumer, TopicPartition
 
 from tests.gateway.admin import create_topic
 from tests.gateway.clients import Sent, confluent_consume, confluent_produce, kafka_python_produce
-from tests.gateway.server import GatewayProcess
+from tests.gateway.groups import wait_until
+from tests.gateway.server import GatewayProcess, children
 
 
 def earliest(bootstrap: str, topic: str) -> int:
@@ -51,9 +54,9 @@ def test_retention_by_time_and_by_size(tmp_path):
         server.stop()
 
 
-def segment_bases(data_dir: Path, topic: str) -> list[int]:
-    """The first sequences of the store's segments of the topic's only partition."""
-    (partition,) = (data_dir / "store-0" / "log" / ("s-" + topic.encode().hex())).glob("[0-9A-F]*")
+def segment_bases(data_dir: Path, topic: str, store: int = 0) -> list[int]:
+    """The first sequences of a store's segments of the topic's only partition."""
+    (partition,) = (data_dir / f"store-{store}" / "log" / ("s-" + topic.encode().hex())).glob("[0-9A-F]*")
     return sorted(int(path.stem) for path in partition.glob("*.log"))
 
 
@@ -90,3 +93,47 @@ def test_delete_records_frees_the_store_segments_below_and_survives_restarts(tmp
             sent += more
     finally:
         server.stop()
+
+
+
+def test_a_store_down_while_its_peer_discarded_goes_on_from_the_log_start(tmp_path):
+    """Two stores: one is stopped while records are produced and then all deleted, so
+    nobody holds what it missed; restarted, it skips to the log start (as a Kafka follower
+    resets to the leader's) and takes the partition again: with min.insync.replicas=2,
+    acks=all produce needs it."""
+    server = GatewayProcess(tmp_path / "gateway", "--min-insync-replicas", "1", stores=2).start()
+    try:
+        create_topic(server.bootstrap, "purged")
+        confluent_produce(server.bootstrap, "purged", [Sent(value=b"both%d" % i) for i in range(50)])
+        behind = store_pid(server, 1)
+        os.kill(behind, signal.SIGSTOP)
+        confluent_produce(server.bootstrap, "purged", [Sent(value=b"missed%d" % i) for i in range(50)])
+        assert delete_records(server.bootstrap, "purged", 100) == 100
+        os.kill(behind, signal.SIGKILL)
+        wait_until(lambda: store_pid(server, 1) not in (None, behind), 30, "the gateway restarted the store")
+        set_min_insync(server.bootstrap, "purged", 2)
+        after = [Sent(value=b"after%d" % i) for i in range(10)]
+        assert confluent_produce(server.bootstrap, "purged", after, **{"message.timeout.ms": 30000}) == list(
+            range(100, 110))
+        assert [g.value for g in confluent_consume(server.bootstrap, "purged", [0], 10)] == [a.value for a in after]
+        assert "store_skipped_to_log_start" in server.log_path.read_text()
+    finally:
+        server.stop()
+
+
+def store_pid(server: GatewayProcess, store: int) -> int | None:
+    """The process of the gateway's embedded store number `store`, if it runs."""
+    for pid in children(server.process.pid):
+        try:
+            if f"store-{store}".encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return pid
+        except OSError:
+            pass
+    return None
+
+
+def set_min_insync(bootstrap: str, topic: str, replicas: int) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    resource = ConfigResource("topic", topic, set_config={"min.insync.replicas": str(replicas)})
+    (future,) = admin.alter_configs([resource]).values()
+    future.result(30)

@@ -1,5 +1,7 @@
 """A store's own retention and the discard directives it applies, in one process."""
 
+from dataclasses import replace
+
 import trio
 
 from gateway.mesh.consumer import Consumer
@@ -76,3 +78,65 @@ async def test_a_store_applies_discard_directives_as_it_writes_them(tmp_path):
         finally:
             producer.close()
             consumer.close()
+
+
+async def start_store(nursery, context, config, directory):
+    """A store of its own data directory; returns its writer and a function that stops it."""
+    scope = trio.CancelScope()
+    stopped = trio.Event()
+
+    async def run(task_status):
+        with scope:
+            await run_store(context, replace(config, store_db=str(directory)), task_status=task_status)
+        stopped.set()
+
+    async def stop():
+        scope.cancel()
+        await stopped.wait()
+
+    writer, _ = await nursery.start(run)
+    return writer, stop
+
+
+async def test_stores_behind_a_discard_skip_to_the_log_start(tmp_path):
+    """As a Kafka follower below the leader's log start resets to it: a store that was down
+    while its peers discarded, and a new one, take the partition from there on."""
+    config = fast_config(store_segment_bytes=SEGMENT_BYTES)
+    with zmq_context() as context, trio.fail_after(30):
+        producer = Producer(context, config)
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(run_tower, context, config)
+                store_a, _ = await start_store(nursery, context, config, tmp_path / "a")
+                store_b, stop_b = await start_store(nursery, context, config, tmp_path / "b")
+                await nursery.start(producer.run)
+                events = producer.host("events", next_sequence=0)
+                await events.publish_many([bytes(100)] * 45)
+                await events.wait_acked(44, stores=2)
+                await stop_b()
+                await events.publish_many([bytes(100)] * 45)
+                await events.wait_acked(89, stores=1)  # the producer forgets them: only A holds 45..89
+                # Directives never wait for a gap: 0..6 are as good as superseded.
+                discards = producer.host(DISCARD_SUBJECT, next_sequence=7)
+                await discards.publish(encode_discard(Discard("events", events.uuid, 70)))
+                await discards.wait_acked(7, stores=1)
+                assert store_a.log.first("events", events.uuid) == 70
+
+                store_b, _ = await start_store(nursery, context, config, tmp_path / "b")
+                await events.publish_many([bytes(100)] * 10)
+                await events.wait_acked(99, stores=2)
+                assert_holds(store_b.log, events.uuid, 70, 99)
+                # Nobody holds anything below 70 any more when a new store joins.
+                store_c, _ = await start_store(nursery, context, config, tmp_path / "c")
+                await events.publish_many([bytes(100)] * 10)
+                await events.wait_acked(109, stores=3)
+                assert_holds(store_c.log, events.uuid, 70, 109)
+                nursery.cancel_scope.cancel()
+        finally:
+            producer.close()
+
+
+def assert_holds(log, address: str, first: int, head: int) -> None:
+    assert (log.first("events", address), log.head("events", address)) == (first, head)
+    got = list(log.read("events", address, first, 1000, 10**6))
+    assert [entry.sequence for entry in got] == list(range(first, head + 1))

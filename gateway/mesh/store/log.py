@@ -167,7 +167,8 @@ class StoreLog:
 
     def discard_before(self, subject: str, address: str, before: int) -> int:
         """Delete, durably, the sealed segments of a partition whose every entry is below
-        `before` (a reader no longer needs them); how many went."""
+        `before` (a reader no longer needs them), and the active one too if it lies below:
+        the next append may then start at `before`. How many went."""
         with self._lock:
             partition = self._partitions.get((subject, address))
             if partition is None:

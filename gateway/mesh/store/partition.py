@@ -37,7 +37,9 @@ class Partition:
         partition = cls(subject, address, directory)
         segments = [Segment(directory, base, sealed=False) for base in _segment_bases(directory)]
         scanned = [segment.recover(files) for segment in segments]
-        while segments and segments[-1].count == 0:
+        # An empty last segment is a roll a crash cut short, unless it is alone and marks
+        # where a partition emptied by a discard goes on (see discard_before).
+        while segments and segments[-1].count == 0 and (len(segments) > 1 or segments[-1].base == 0):
             segments.pop().delete(files)
             scanned.pop()
         _check_consecutive(segments)
@@ -94,10 +96,16 @@ class Partition:
 
     def discard_before(self, files: Files, before: int) -> list[Segment]:
         """Delete the sealed segments whose every entry is below `before`. The active
-        segment stays, so the partition and its head remain known."""
+        segment stays, unless it lies below too (everything was discarded, or the store
+        fell behind the discard): then an empty segment at `before` takes its place, so
+        that the partition, even after a restart, goes on there with head `before` - 1,
+        as a Kafka follower resets to the leader's log start."""
+        emptied = self.head is not None and self.head < before
         deleted = []
-        while len(self.segments) > 1 and self.segments[0].next_sequence <= before:
+        while len(self.segments) > (0 if emptied else 1) and self.segments[0].next_sequence <= before:
             deleted.append(self._delete_oldest(files, "store_log.segment_discarded"))
+        if emptied:
+            self.segments.append(Segment.create(self.directory, before, files))
         return deleted
 
     def _delete_oldest(self, files: Files, event: str) -> Segment:

@@ -8,7 +8,10 @@ take a second on a busy disk), the next batch is received and grows instead
 of waiting.
 
 Records of the discard subject are directives from gateways: each is applied
-when it is written, deleting the segments below a partition's log start.
+on receipt, deleting the segments below a partition's log start. A store
+behind a directive (it was down, is new or lags) skips to that log start
+instead of waiting for records that nobody holds any more, as a Kafka
+follower resets to the leader's log start.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ class StoreWriter:
         self._queued: dict[tuple[str, str], tuple[int, list]] = {}  # key -> (first sequence, contents)
         self._queued_bytes = 0
         self._heads_seen: set[tuple[str, str]] = set()
+        self.log_starts: dict[tuple[str, str], int] = {}  # key -> highest `before` directed, even if not held yet
+        self._discards_due: dict[tuple[str, str], int] = {}  # key -> `before`, applied ahead of the next appends
         self._work = trio.Event()  # set when something waits for the committer
         self._committed = trio.Event()  # set after each commit
         for prefix in (subscription(Record), subscription(Head), subscription(DirectRecord, uuid)):
@@ -77,13 +82,55 @@ class StoreWriter:
 
     def _take(self, key: tuple[str, str], message) -> None:
         sequencer = self.sequencers.get(key)
-        if sequencer is None:  # a new partition: the store wants it from the start
-            sequencer = self.sequencers[key] = PartitionSequencer(0)
+        if sequencer is None:  # a new partition: the store wants it from its log start (0 if no directive said)
+            sequencer = self.sequencers[key] = PartitionSequencer(self.log_starts.get(key, 0))
+        if message.subject == DISCARD_SUBJECT:
+            # Any directive is superseded by later ones, which gateways send again: never wait
+            # for a gap, only FETCH the newest (which peers keep) when a HEAD tells of it.
+            self._skip(key, message.sequence)
         if isinstance(message, Head):
             sequencer.note_head(message.sequence)
             self._heads_seen.add(key)
             return
-        ready = sequencer.offer(message.sequence, message.content)
+        if message.subject == DISCARD_SUBJECT:
+            self._take_directive(message.content)
+        self._queue(key, sequencer.offer(message.sequence, message.content))
+
+    def _take_directive(self, content) -> None:
+        """Directives apply on receipt, in whatever order they come: they only grow, and the
+        gateway made each log start durable before it sent it."""
+        try:
+            discard = decode_discard(content)
+        except ValueError as error:
+            self.node.log.error("bad_discard_directive", reason=str(error))
+            return
+        if discard.subject.startswith(RESERVED_PREFIX):
+            self.node.log.error("discard_of_reserved_subject_refused", subject=discard.subject)
+            return
+        key = (discard.subject, discard.address)
+        self.log_starts[key] = max(discard.before, self.log_starts.get(key, 0))
+        self._discard_due(key, discard.before)
+        if key in self.sequencers:
+            self._skip(key, discard.before)
+
+    def _skip(self, key: tuple[str, str], sequence: int) -> None:
+        """Stop waiting for the records below `sequence`: they were discarded."""
+        sequencer = self.sequencers[key]
+        if sequence <= sequencer.next_sequence:
+            return
+        self.node.log.info("store_skipped_to_log_start", subject=key[0], partition=key[1],
+                           expected=sequencer.next_sequence, log_start=sequence)
+        dropped = self._queued.pop(key, None)
+        if dropped is not None:
+            self._queued_bytes -= sum(len(content) for content in dropped[1])
+        self._discard_due(key, sequence)  # what the log holds lies below: it starts over at `sequence`
+        self._queue(key, sequencer.skip_to(sequence))
+
+    def _discard_due(self, key: tuple[str, str], before: int) -> None:
+        self._discards_due[key] = max(before, self._discards_due.get(key, 0))
+        self._work.set()
+
+    def _queue(self, key: tuple[str, str], ready: list) -> None:
         if not ready:
             return
         queued = self._queued.get(key)
@@ -98,38 +145,27 @@ class StoreWriter:
             await self._work.wait()
             self._work = trio.Event()
             appends, self._queued, self._queued_bytes = self._queued, {}, 0
+            discards, self._discards_due = self._discards_due, {}
             heads_seen, self._heads_seen = self._heads_seen, set()
-            if appends:
-                await trio.to_thread.run_sync(self._append_durably, appends)
+            if appends or discards:
+                await trio.to_thread.run_sync(self._write_durably, discards, appends)
             self._committed.set()
             self._committed = trio.Event()
             grown = {key: first + len(contents) - 1 for key, (first, contents) in appends.items()}
             self.durable.update(grown)
             await self._ack(grown.keys() | (heads_seen & self.durable.keys()))
 
-    def _append_durably(self, appends) -> None:
+    def _write_durably(self, discards, appends) -> None:
+        """Discards first: a partition that skipped to its log start is emptied before its
+        records from there on are appended."""
         now_ms = int(time.time() * 1000)
+        for key, before in discards.items():
+            self.log.discard_before(*key, before)
         for (subject, partition), (first, contents) in appends.items():
             self.log.append_many(subject, partition, first, contents, now_ms)
-            if subject == DISCARD_SUBJECT:
-                self._apply_discards(partition, first, contents)
+            if subject == DISCARD_SUBJECT:  # directives below were applied, and later ones supersede them
+                self.log.discard_before(DISCARD_SUBJECT, partition, first)
         self.log.sync()
-
-    def _apply_discards(self, address: str, first: int, contents) -> None:
-        """Apply directives as they are written: the gateway made their log starts durable
-        before it sent them, so even a directive that a crash loses is safe to apply."""
-        for content in contents:
-            try:
-                discard = decode_discard(content)
-            except ValueError as error:
-                self.node.log.error("bad_discard_directive", address=address, reason=str(error))
-                continue
-            if discard.subject.startswith(RESERVED_PREFIX):
-                self.node.log.error("discard_of_reserved_subject_refused", subject=discard.subject)
-                continue
-            self.log.discard_before(*discard)
-        # Directives below these were applied when written, and later ones supersede them.
-        self.log.discard_before(DISCARD_SUBJECT, address, first)
 
     async def _ack(self, keys) -> None:
         """One cumulative ACK per partition, for what is synced; HEADs are answered too, so

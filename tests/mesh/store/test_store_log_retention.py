@@ -123,7 +123,7 @@ def test_discard_before_deletes_the_sealed_segments_wholly_below(tmp_path):
         fill_even(store, "t", 45)  # segments from 0, 10, 20, 30; 40 is active
         assert store.discard_before("t", ADDRESS, 25) == 2  # 20..29 is not wholly below 25
         assert (store.first("t", ADDRESS), store.head("t", ADDRESS)) == (20, 44)
-        assert store.discard_before("t", ADDRESS, 10**9) == 2
+        assert store.discard_before("t", ADDRESS, 44) == 2  # the active segment holds 44
         assert (store.first("t", ADDRESS), store.head("t", ADDRESS)) == (40, 44)
         assert segment_count(store) == 1
         assert store.discard_before("elsewhere", ADDRESS, 10) == 0
@@ -133,6 +133,27 @@ def test_discard_before_deletes_the_sealed_segments_wholly_below(tmp_path):
         assert [e.sequence for e in store.read("t", ADDRESS, 40, 100, 10**6)] == list(range(40, 45))
         fill_even(store, "t", 1, start=45)
         assert store.head("t", ADDRESS) == 45
+
+
+def test_a_partition_wholly_below_a_discard_starts_over_there(tmp_path):
+    with StoreLog(tmp_path, segment_bytes=10 * ENTRY_BYTES) as store:
+        fill_even(store, "t", 25)
+        assert store.discard_before("t", ADDRESS, 100) == 3  # the active segment too
+        assert (store.first("t", ADDRESS), store.head("t", ADDRESS)) == (100, 99)
+    with StoreLog(tmp_path, segment_bytes=10 * ENTRY_BYTES) as store:  # the empty partition remembers where it goes on
+        assert (store.first("t", ADDRESS), store.head("t", ADDRESS), store.partitions()) == (100, 99, [("t", ADDRESS)])
+        assert [e.sequence for e in store.read("t", ADDRESS, 0, 100, 10**6)] == []
+        with pytest.raises(ValueError):
+            fill_even(store, "t", 1, start=25)
+        fill_even(store, "t", 15, start=100)
+    with StoreLog(tmp_path, segment_bytes=10 * ENTRY_BYTES) as store:
+        assert (store.first("t", ADDRESS), store.head("t", ADDRESS)) == (100, 114)
+        assert [e.sequence for e in store.read("t", ADDRESS, 20, 100, 10**6)] == []
+        assert [e.sequence for e in store.read("t", ADDRESS, 0, 100, 10**6)] == []
+        assert [e.sequence for e in store.read("t", ADDRESS, 100, 100, 10**6)] == list(range(100, 115))
+        fill_even(store, "t", 1, start=115)
+        assert store.head("t", ADDRESS) == 115
+        assert segment_count(store) == 2
 
 
 def test_store_wide_retention_spares_the_gateway_subjects(tmp_path):
