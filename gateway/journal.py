@@ -9,8 +9,11 @@ A journal is compacted by generations, as Kafka compacts __consumer_offsets:
 generation 0 is the journal's original partition; generation g > 0 is a
 partition of its own that starts with a header, then the owner's whole state
 as ordinary entries, then a complete marker, then the writes made since.
-Replay reads only the newest generation whose snapshot completed. Older
-generations stay on the stores: their retention spares the gateway's subjects.
+Replay reads only the newest generation whose snapshot completed. Once one
+is complete (compacted into, or chosen by a replay), the journal sends discard
+directives that empty every older one: the stores' own retention spares the
+gateway's subjects, and a generation can appear every few minutes. An emptied
+generation keeps its place among the heads, so numbering still finds them.
 """
 
 from __future__ import annotations
@@ -25,7 +28,10 @@ from typing import TYPE_CHECKING
 import structlog
 import trio
 
+from .mesh.store.discard import Discard
+
 if TYPE_CHECKING:
+    from .broker.discards import DiscardDirectives
     from .broker.storage import MeshStorage
     from .config import GatewaySettings
 
@@ -88,8 +94,9 @@ def encoded(entry: dict) -> bytes:
 class Journal:
     """One journal per `kind` of state: topic metadata, group state and offsets, transactions."""
 
-    def __init__(self, storage: MeshStorage, settings: GatewaySettings, kind: str = "metadata"):
+    def __init__(self, storage: MeshStorage, settings: GatewaySettings, kind: str, discards: DiscardDirectives):
         self.storage = storage
+        self.discards = discards  # open before the journal replays
         self.cluster_id = settings.cluster_id
         self.kind = kind
         self.subject = f"__dafka_gateway_{kind}"
@@ -113,18 +120,23 @@ class Journal:
 
     async def replay(self) -> list[dict]:
         """Every entry of the newest complete generation, oldest first; then the journal takes writes."""
-        self.generation, contents, (entries, since) = await self._newest_complete()
+        heads = await self.storage.heads(self.subject)
+        generations = existing_generations(self.cluster_id, self.kind, heads)
+        self.generation, contents, (entries, since) = await self._newest_complete(heads, generations)
         self._partition = self.storage.host(self.subject, self.uuid, len(contents))
         self._since_snapshot = [len(since), sum(map(len, since))]
         self._snapshot_size = (len(entries) - len(since), sum(map(len, contents)) - self._since_snapshot[1])
         log.info("journal_replayed", subject=self.subject, generation=self.generation, entries=len(entries),
                  since_snapshot=len(since), uuid=self.uuid)
+        # Again for stores that missed them: down, new, or the gateway died before sending.
+        await self._discard([Discard(self.subject, address, heads[address] + 1)
+                             for generation, address in generations.items() if generation < self.generation])
         return entries
 
-    async def _newest_complete(self) -> tuple[int, list[bytes], tuple[list[dict], list[bytes]]]:
-        """The newest generation whose snapshot completed: its number, contents and `replayable` parts."""
-        heads = await self.storage.heads(self.subject)
-        generations = existing_generations(self.cluster_id, self.kind, heads)
+    async def _newest_complete(self, heads: dict[str, int], generations: dict[int, str]
+                               ) -> tuple[int, list[bytes], tuple[list[dict], list[bytes]]]:
+        """The newest generation whose snapshot completed: its number, contents and `replayable` parts.
+        Newer incomplete ones are read, never discarded, so they must stay readable."""
         self._next_generation = max(generations, default=0) + 1  # above incomplete ones too
         for generation in sorted(generations, reverse=True):
             address = generations[generation]
@@ -195,13 +207,23 @@ class Journal:
         entries = self._snapshot()
         contents = [encoded(entry) for entry in (header(generation), *entries, COMPLETE)]
         partition = await self._write_generation(generation, contents)
-        self.storage.release(self._partition)
+        previous = self._partition
+        self.storage.release(previous)
         self._partition, self.generation = partition, generation
         self._snapshot_size, self._since_snapshot = (len(entries), sum(map(len, contents))), [0, 0]
         self._compacting.set()
         self._compacting = None
         log.info("journal_compacted", kind=self.kind, generation=generation, entries=len(entries),
                  seconds=round(time.monotonic() - started, 3))
+        # No write is left in flight on the previous generation: it waited for the drain.
+        await self._discard([Discard(self.subject, previous.uuid, previous.next_sequence)])
+
+    async def _discard(self, older: list[Discard]) -> None:
+        """Empty generations older than the current one, which replay never reads again."""
+        await self.discards.send(older)
+        if older:
+            log.info("journal_generations_discarded", kind=self.kind, generation=self.generation,
+                     discarded=len(older))
 
     async def _write_generation(self, generation: int, contents: list[bytes]):
         """A new generation's header, snapshot entries and complete marker, acknowledged."""

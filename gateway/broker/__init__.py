@@ -32,6 +32,7 @@ from .topics import PartitionState, Topic, check_topic_name
 log = structlog.get_logger()
 
 OWN_ADDRESSES = "own_addresses"  # partition addresses gateway topics ever had, deleted ones included
+DELETED_PARTITIONS = "deleted_partitions"  # the directives that emptied deleted topics' partitions
 
 
 class Broker:
@@ -39,19 +40,20 @@ class Broker:
         self.settings = settings
         self.defaults = settings.defaults
         self.storage = storage
-        self.journal = Journal(storage, settings)
         self.discards = DiscardDirectives(storage, settings.cluster_id)
+        self.journal = Journal(storage, settings, "metadata", self.discards)
         self.topics: dict[str, Topic] = {}
         self.fetch_sessions = FetchSessions()
         self.producer_ids = ProducerIds(self.journal)
-        self.groups = GroupCoordinator(settings, storage, self.topics)
+        self.groups = GroupCoordinator(settings, storage, self.topics, self.discards)
         self._nursery: trio.Nursery | None = None
         self.topic_lock = trio.Lock()
         self.own_addresses: set[str] = set()  # every partition address a gateway topic ever had
+        self.deleted_partitions: dict[str, Discard] = {}  # by address: re-sent at start-up
         self._tail_share = settings.tail_bytes_per_partition  # in-memory tail bytes of each partition
         self.native = NativeTopics(self)
         self.transactions = TransactionCoordinator(
-            self, Journal(storage, settings, "transactions"))
+            self, Journal(storage, settings, "transactions", self.discards))
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Recover every topic from the mesh, then keep the partitions' tasks running."""
@@ -62,14 +64,15 @@ class Broker:
             await self.storage.prefetch_heads(
                 self.journal.subject, self.groups.log.journal.subject, self.transactions.journal.subject,
                 DISCARD_SUBJECT)
+            await self.discards.open()  # each journal sends directives for its older generations at replay
             states = self._replayed(await self.journal.replay())
             await self.storage.prefetch_heads(*states, *self.native.journaled_topics())
             for state in states.values():
                 topic = Topic.from_state(state)
                 await self._open(topic, await self.storage.heads(topic.name))
-            await self.discards.open()
             # A directive sent just before a crash may have reached no store.
             await self.resend_discards()
+            await self.discards.send(list(self.deleted_partitions.values()))
             await self.native.open()
             # Only now does memory hold everything the journal does: compaction may snapshot it.
             self.journal.compact_with(nursery, self._metadata_snapshot)
@@ -91,8 +94,11 @@ class Broker:
                 self.own_addresses.update(address for address, *_ in entry["partitions"])
             elif entry["type"] == "topic_deleted":
                 states.pop(entry["name"], None)
+                self._deleted(entry["name"], entry.get("ends", {}))  # no ends before they were journaled
             elif entry["type"] == OWN_ADDRESSES:
                 self.own_addresses.update(entry["addresses"])
+            elif entry["type"] == DELETED_PARTITIONS:
+                self._keep_deleted([Discard(*fields) for fields in entry["discards"]])
             elif entry["type"] == "producer_ids":
                 self.producer_ids.replay(entry)
             elif entry["type"] == NATIVE_ENTRY:
@@ -105,6 +111,7 @@ class Broker:
         and must not come back as native partitions."""
         return [*(topic.state() for topic in self.topics.values() if not topic.native),
                 {"type": OWN_ADDRESSES, "addresses": sorted(self.own_addresses)},
+                {"type": DELETED_PARTITIONS, "discards": [list(d) for d in self.deleted_partitions.values()]},
                 *self.producer_ids.entries(), *self.native.entries()]
 
     async def _open(self, topic: Topic, heads: dict[str, int] | None = None) -> None:
@@ -203,15 +210,27 @@ class Broker:
         return topic
 
     async def delete_topic(self, name: str) -> None:
+        """Forget the topic, then empty its partitions on the stores. A batch produced while the
+        deletion is journaled may lie past the journaled end and stay."""
         async with self.topic_lock:
             topic = self._changeable(name, ErrorCode.TOPIC_DELETION_DISABLED, "delete")
-            await self.journal.write({"type": "topic_deleted", "name": name})
+            ends = {partition.mesh.uuid: partition.mesh.next_sequence for partition in topic.partitions}
+            await self.journal.write({"type": "topic_deleted", "name": name, "ends": ends})
             del self.topics[name]
             for partition in topic.partitions:
                 partition.close()
                 self.storage.release(partition.mesh)
             self._share_tail()
+            await self.discards.send(self._deleted(name, ends))
         log.info("topic_deleted", topic=name)
+
+    def _deleted(self, name: str, ends: dict[str, int]) -> list[Discard]:
+        """The directives emptying a deleted topic's partitions, kept to be sent again at start-up."""
+        return self._keep_deleted([Discard(name, address, end) for address, end in ends.items() if end > 0])
+
+    def _keep_deleted(self, discards: list[Discard]) -> list[Discard]:
+        self.deleted_partitions.update((discard.address, discard) for discard in discards)
+        return discards
 
     async def create_partitions(self, name: str, count: int, *, validate_only: bool = False) -> None:
         async with self.topic_lock:
@@ -280,7 +299,9 @@ class Broker:
     async def resend_discards(self) -> None:
         """Every partition's directive again, for the stores that missed it (down, new or
         behind): a store behind a directive skips to it instead of waiting for records
-        that nobody holds any more."""
+        that nobody holds any more. The directives for deleted topics and older journal
+        generations are sent again only at start-up (their number only grows, and
+        nothing waits on them to go on)."""
         async with self.topic_lock:  # what is journaled: save_log_start updates it under the lock
             discards = [Discard(topic.name, partition.mesh.uuid, state.first_sequence)
                         for topic in self.topics.values() if not topic.native

@@ -10,6 +10,8 @@ and are replayed at start, before the first request is served.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import structlog
 import trio
 
@@ -28,6 +30,9 @@ from .membership import ClassicMembership
 from .offsets import Committed, OffsetStore
 from .timer import Timer
 
+if TYPE_CHECKING:
+    from ..broker.discards import DiscardDirectives
+
 log = structlog.get_logger()
 
 # Kafka's offsets.retention.check.interval.ms.
@@ -37,11 +42,12 @@ FIRST_MEMBER_EPOCH_COMMIT_VERSION = 9
 
 
 class GroupCoordinator:
-    def __init__(self, settings: GatewaySettings, storage, topics: dict | None = None):
+    def __init__(self, settings: GatewaySettings, storage, topics: dict | None = None,
+                 discards: DiscardDirectives | None = None):
         self.defaults = settings.defaults
         self.topics = topics if topics is not None else {}  # the broker's topics by name
         self.offsets = OffsetStore()
-        self.log = GroupLog(Journal(storage, settings, kind="groups"), self.offsets)
+        self.log = GroupLog(Journal(storage, settings, "groups", discards), self.offsets)
         self.timer = Timer()
         self.groups: dict[str, ClassicGroup | ConsumerGroup] = {}
         self.classic = ClassicMembership(self)

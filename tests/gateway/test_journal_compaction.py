@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from tests.gateway.admin import create_topic
 from tests.gateway.clients import confluent_consume
+from tests.gateway.groups import wait_until
 from tests.gateway.server import GatewayProcess
 from tests.gateway.test_transactions import RECORDS, _confluent_transactions as confluent_transactions
 
@@ -49,34 +51,82 @@ def assert_replayed_compacted(log: str, kind: str) -> None:
     assert int(replayed["entries"]) <= 2 * THRESHOLD
 
 
-def test_committed_offsets_survive_compactions_and_a_crash(compacting_gateway):
+def commit_offsets(bootstrap: str, topic: str, group: str) -> list[tuple[int, str]]:
+    """COMMITS offset commits spread over the topic's partitions; the last (offset, metadata) of each."""
     from confluent_kafka import Consumer, TopicPartition
 
-    gateway, topic, group = compacting_gateway, "compacted-offsets", "compacted"
-    create_topic(gateway.bootstrap, topic, PARTITIONS)
-    config = {"bootstrap.servers": gateway.bootstrap, "group.id": group, "enable.auto.commit": False}
-    committer = Consumer(config)
+    committer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
     try:
         for n in range(COMMITS):
-            partition = n % PARTITIONS
-            committer.commit(offsets=[TopicPartition(topic, partition, n, metadata=f"commit-{n}")],
+            committer.commit(offsets=[TopicPartition(topic, n % PARTITIONS, n, metadata=f"commit-{n}")],
                              asynchronous=False)
     finally:
         committer.close()
+    last = [max(n for n in range(COMMITS) if n % PARTITIONS == p) for p in range(PARTITIONS)]
+    return [(n, f"commit-{n}") for n in last]
+
+
+def committed_offsets(bootstrap: str, topic: str, group: str) -> list[tuple[int, str]]:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        committed = consumer.committed([TopicPartition(topic, p) for p in range(PARTITIONS)], timeout=30)
+    finally:
+        consumer.close()
+    return [(tp.offset, tp.metadata) for tp in committed]
+
+
+def test_committed_offsets_survive_compactions_and_a_crash(compacting_gateway):
+    gateway, topic, group = compacting_gateway, "compacted-offsets", "compacted"
+    create_topic(gateway.bootstrap, topic, PARTITIONS)
+    last = commit_offsets(gateway.bootstrap, topic, group)
     compactions = events(gateway.log_path.read_text(), "journal_compacted", kind="groups")
     assert len(compactions) >= COMMITS // THRESHOLD - 1
 
     log = crash_and_restart(gateway)
 
     assert_replayed_compacted(log, "groups")
-    last = {p: max(n for n in range(COMMITS) if n % PARTITIONS == p) for p in range(PARTITIONS)}
-    consumer = Consumer(config)
+    assert committed_offsets(gateway.bootstrap, topic, group) == last
+
+
+def holding(data_dir: Path, subject: str) -> set[str]:
+    """The addresses of the subject's partitions whose segment files on store 0 hold entries."""
+    subject_dir = data_dir / "store-0" / "log" / ("s-" + subject.encode().hex())
+    return {partition.name for partition in subject_dir.iterdir()
+            if any(segment.stat().st_size for segment in partition.glob("*.log"))}
+
+
+def test_older_generations_and_deleted_topics_leave_the_stores(tmp_path):
+    from confluent_kafka.admin import AdminClient
+
+    from tests.gateway.clients import Sent, confluent_produce
+
+    gateway = GatewayProcess(tmp_path / "gateway", "--journal-compaction-entries", str(THRESHOLD),
+                             "--store-segment-bytes", "1024").start()
+    groups = "__dafka_gateway_groups"
     try:
-        committed = consumer.committed([TopicPartition(topic, p) for p in range(PARTITIONS)], timeout=30)
+        create_topic(gateway.bootstrap, "doomed", PARTITIONS)
+        confluent_produce(gateway.bootstrap, "doomed", [Sent(bytes(300)) for _ in range(30)])
+        assert holding(gateway.data_dir, "doomed")
+        admin = AdminClient({"bootstrap.servers": gateway.bootstrap})
+        admin.delete_topics(["doomed"])["doomed"].result(30)
+        wait_until(lambda: not holding(gateway.data_dir, "doomed"), 20, "the deleted topic's partitions emptied")
+
+        create_topic(gateway.bootstrap, "offsets", PARTITIONS)
+        last = commit_offsets(gateway.bootstrap, "offsets", "g")
+        generations = (gateway.data_dir / "store-0" / "log" / ("s-" + groups.encode().hex())).iterdir()
+        assert len(list(generations)) >= COMMITS // THRESHOLD - 1
+        wait_until(lambda: len(holding(gateway.data_dir, groups)) == 1, 20, "older generations emptied")
+
+        log = crash_and_restart(gateway)
+
+        replayed, = events(log, "journal_replayed", subject=groups)
+        assert holding(gateway.data_dir, groups) == {replayed["uuid"]}
+        assert committed_offsets(gateway.bootstrap, "offsets", "g") == last
+        assert not holding(gateway.data_dir, "doomed")
     finally:
-        consumer.close()
-    assert [(tp.offset, tp.metadata) for tp in committed] == [(last[p], f"commit-{last[p]}")
-                                                               for p in range(PARTITIONS)]
+        gateway.stop()
 
 
 def test_transactions_survive_compactions_and_a_crash(compacting_gateway):
@@ -100,8 +150,8 @@ def test_transactions_survive_compactions_and_a_crash(compacting_gateway):
 
 def test_topic_metadata_survives_compactions_and_a_crash(compacting_gateway):
     """Configs changed many times, a deleted topic, producer ids: after compactions and a crash
-    the last state is back, the deleted topic stays deleted (its records, still on the stores,
-    do not come back as a native topic) and producer ids keep growing."""
+    the last state is back, the deleted topic stays deleted (its partitions, emptied but still
+    among the stores' heads, do not come back as native ones) and producer ids keep growing."""
     from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
     from tests.gateway.clients import Sent, confluent_produce

@@ -59,12 +59,14 @@ async def test_a_store_applies_discard_directives_as_it_writes_them(tmp_path):
                 discards = producer.host(DISCARD_SUBJECT, next_sequence=0)
                 await discards.publish_many([
                     b"{not json", b'{"subject": "events"}', b"[" * 100_000,
-                    encode_discard(Discard("__dafka_gateway_metadata", journal.uuid, 40)),
+                    encode_discard(Discard("__dafka_gateway_metadata", journal.uuid, 40)),  # an older generation
                     encode_discard(Discard("events", events.uuid, 25)),
+                    encode_discard(Discard(DISCARD_SUBJECT, discards.uuid, 6)),  # refused: they go as applied
                 ])
-                await discards.wait_acked(4, stores=1)
+                await discards.wait_acked(5, stores=1)
                 assert writer.log.first("events", events.uuid) == 20
-                assert writer.log.first("__dafka_gateway_metadata", journal.uuid) == 0
+                assert writer.log.first("__dafka_gateway_metadata", journal.uuid) == 40
+                assert writer.log.first(DISCARD_SUBJECT, discards.uuid) < 6  # not emptied
                 # Below what the store holds, nothing answers: a read gives up instead of waiting.
                 assert await consumer.read("events", events.uuid, 0, 5, timeout=1.0) == []
                 got = await consumer.read("events", events.uuid, 20, 25)
@@ -72,7 +74,7 @@ async def test_a_store_applies_discard_directives_as_it_writes_them(tmp_path):
                 # Directives are applied when written: their own older segments go too.
                 for _ in range(30):
                     await discards.publish(encode_discard(Discard("events", events.uuid, 25)))
-                await discards.wait_acked(34, stores=1)
+                await discards.wait_acked(35, stores=1)
                 assert writer.log.first(DISCARD_SUBJECT, discards.uuid) > 0
                 nursery.cancel_scope.cancel()
         finally:

@@ -1,9 +1,10 @@
 """Discard directives: how a gateway tells the stores which records no client can read any more.
 
 A directive is one JSON record {"subject", "address", "before"} on the reserved
-subject DISCARD_SUBJECT: every record of that partition with a sequence below
-`before` lies below the Kafka log start. A partition's directives only grow, so
-a lost one is superseded by the next.
+subject DISCARD_SUBJECT: no client or replay reads the records of that partition
+with a sequence below `before` any more (they lie below a Kafka log start, in a
+deleted topic, or in an older journal generation). A partition's directives
+only grow, so a lost one is superseded by the next.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ import zmq
 from gateway.mesh.config import MeshConfig
 from gateway.mesh.node import MeshNode
 from gateway.mesh.ordering import PartitionSequencer, Sequencers, fill_gaps, keep_filling_gaps
-from gateway.mesh.store.discard import DISCARD_SUBJECT, RESERVED_PREFIX, decode_discard
+from gateway.mesh.store.discard import DISCARD_SUBJECT, decode_discard
 from protocol.dafka import Ack, DirectRecord, Head, Record, decode, encode, subscription
 from protocol.errors import DecodeError
 
@@ -104,8 +104,8 @@ class StoreWriter:
         except ValueError as error:
             self.node.log.error("bad_discard_directive", reason=str(error))
             return
-        if discard.subject.startswith(RESERVED_PREFIX):
-            self.node.log.error("discard_of_reserved_subject_refused", subject=discard.subject)
+        if discard.subject == DISCARD_SUBJECT:  # the directives discard themselves, as they are applied
+            self.node.log.error("discard_of_directives_refused", subject=discard.subject)
             return
         key = (discard.subject, discard.address)
         self.log_starts[key] = max(discard.before, self.log_starts.get(key, 0))

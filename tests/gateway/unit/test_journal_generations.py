@@ -12,15 +12,23 @@ from gateway.group.offsets import Committed
 from gateway.journal import (COMPLETE, MAX_GENERATION_GAP, Journal, existing_generations, generation_uuid,
                              header, replayable)
 
+from gateway.mesh.store.discard import Discard
+
 CLUSTER, KIND = "test-cluster", "groups"
+SUBJECT = f"__dafka_gateway_{KIND}"
 
 
 class Partition:
     """A hosted partition of `Stores`: records are stored at once, ACKed after `ack_delay`."""
 
-    def __init__(self, records: list[bytes], ack_delay: float):
+    def __init__(self, uuid: str, records: list[bytes], ack_delay: float):
+        self.uuid = uuid
         self.records = records
         self.ack_delay = ack_delay
+
+    @property
+    def next_sequence(self) -> int:
+        return len(self.records)
 
     async def publish(self, content: bytes) -> int:
         return await self.publish_many([content])
@@ -51,13 +59,23 @@ class Stores:
     def host(self, subject: str, address: str, next_sequence: int) -> Partition:
         records = self.partitions.setdefault(address, [])
         assert len(records) == next_sequence
-        return Partition(records, self.ack_delay)
+        return Partition(address, records, self.ack_delay)
 
     def release(self, partition: Partition) -> None:
         pass
 
     def put(self, generation: int, *entries: dict) -> None:
         self.partitions[generation_uuid(CLUSTER, KIND, generation)] = [json.dumps(e).encode() for e in entries]
+
+
+class Directives:
+    """A stand-in for DiscardDirectives: what was sent, in order."""
+
+    def __init__(self):
+        self.sent: list[Discard] = []
+
+    async def send(self, discards: list[Discard]) -> None:
+        self.sent.extend(discards)
 
 
 def settings(entries: int = 10_000, size: int = 1 << 30) -> GatewaySettings:
@@ -99,7 +117,7 @@ async def test_replay_uses_the_newest_complete_generation():
     stores.put(0, {"n": 0}, {"n": 1})
     stores.put(1, header(1), {"n": 1}, COMPLETE, {"n": 2})
     stores.put(2, header(2), {"n": 2})  # incomplete
-    journal = Journal(stores, settings(), KIND)
+    journal = Journal(stores, settings(), KIND, Directives())
     assert await journal.replay() == [{"n": 1}, {"n": 2}]
     assert journal.generation == 1
     await journal.write({"n": 3})
@@ -109,7 +127,7 @@ async def test_replay_uses_the_newest_complete_generation():
 async def test_a_legacy_journal_replays_as_generation_0():
     stores = Stores()
     stores.put(0, {"n": 0}, {"n": 1})
-    journal = Journal(stores, settings(), KIND)
+    journal = Journal(stores, settings(), KIND, Directives())
     assert await journal.replay() == [{"n": 0}, {"n": 1}]
     assert journal.generation == 0
 
@@ -131,7 +149,7 @@ async def test_compaction_skips_incomplete_generations_and_loses_no_write():
         await journal.write({"key": key, "value": value})
 
     async with trio.open_nursery() as nursery:
-        journal = Journal(stores, settings(entries=5), KIND)
+        journal = Journal(stores, settings(entries=5), KIND, Directives())
         await run(journal, nursery)
         assert journal.generation == 0
         async with trio.open_nursery() as writers:
@@ -146,7 +164,7 @@ async def test_compaction_skips_incomplete_generations_and_loses_no_write():
         nursery.cancel_scope.cancel()  # perhaps in the middle of a compaction
 
     state.clear()
-    restarted = Journal(stores, settings(), KIND)
+    restarted = Journal(stores, settings(), KIND, Directives())
     async with trio.open_nursery() as nursery:
         await run(restarted, nursery)
     assert state == written
@@ -163,14 +181,14 @@ async def test_group_offsets_survive_compactions_and_a_restart():
         await coordinator.delete_groups(["g3"])
 
     async with trio.open_nursery() as nursery:
-        coordinator = GroupCoordinator(settings(entries=8), stores)
+        coordinator = GroupCoordinator(settings(entries=8), stores, discards=Directives())
         await nursery.start(coordinator.run)
         await commit_many(coordinator)
         assert coordinator.log.journal.generation >= 4
         nursery.cancel_scope.cancel()
 
     async with trio.open_nursery() as nursery:
-        restarted = GroupCoordinator(settings(), stores)
+        restarted = GroupCoordinator(settings(), stores, discards=Directives())
         await nursery.start(restarted.run)
         nursery.cancel_scope.cancel()
     assert sorted(restarted.groups) == ["g0", "g1", "g2"]
@@ -181,7 +199,7 @@ async def test_group_offsets_survive_compactions_and_a_restart():
 
 async def test_a_compaction_writes_no_more_than_was_written_since_the_last():
     stores = Stores()
-    journal = Journal(stores, settings(entries=2), KIND)
+    journal = Journal(stores, settings(entries=2), KIND, Directives())
     async with trio.open_nursery() as nursery:
         await journal.replay()
         journal.compact_with(nursery, lambda: [{"n": n} for n in range(10)])
@@ -193,3 +211,35 @@ async def test_a_compaction_writes_no_more_than_was_written_since_the_last():
         nursery.cancel_scope.cancel()
     # Past 2 entries at first, then past the 10 of each snapshot.
     assert [generations.index(g) for g in (1, 2)] == [2, 13]
+
+
+async def test_replay_discards_the_generations_below_the_one_it_chose():
+    stores = Stores()
+    stores.put(0, {"n": 0}, {"n": 1})
+    stores.put(1, header(1), {"n": 1}, COMPLETE, {"n": 2})
+    stores.put(2, header(2), {"n": 2})  # incomplete: read by every replay, so never discarded
+    directives = Directives()
+    journal = Journal(stores, settings(), KIND, directives)
+    await journal.replay()
+    assert journal.generation == 1
+    assert directives.sent == [Discard(SUBJECT, generation_uuid(CLUSTER, KIND, 0), 2)]
+
+
+async def test_each_compaction_discards_the_generation_before_and_never_the_current_one():
+    stores, directives = Stores(), Directives()
+    journal = Journal(stores, settings(entries=2), KIND, directives)
+    async with trio.open_nursery() as nursery:
+        await journal.replay()
+        journal.compact_with(nursery, lambda: [{"n": n} for n in range(3)])
+        for n in range(20):
+            await journal.write({"n": n})
+            await trio.testing.wait_all_tasks_blocked()
+            assert journal.uuid not in {discard.address for discard in directives.sent}
+        nursery.cancel_scope.cancel()
+    assert journal.generation >= 3
+    older = [generation_uuid(CLUSTER, KIND, g) for g in range(journal.generation)]
+    assert directives.sent == [Discard(SUBJECT, address, len(stores.partitions[address])) for address in older]
+
+    restarted = Directives()
+    await Journal(stores, settings(), KIND, restarted).replay()
+    assert restarted.sent == directives.sent  # again, for the stores that missed them

@@ -1,0 +1,38 @@
+"""A deleted topic's partitions: the directives emptying them are journaled, kept by
+every snapshot of the metadata journal and sent again at start-up."""
+
+import uuid
+from types import SimpleNamespace
+
+from gateway.broker import DELETED_PARTITIONS, Broker
+from gateway.config import GatewaySettings
+from gateway.mesh.store.discard import Discard
+
+ADDRESSES = ["0123456789ABCDEF0123456789ABCDEF", "FEDCBA9876543210FEDCBA9876543210"]
+
+
+def broker() -> Broker:
+    """A broker that only replays and snapshots: it never reaches the mesh."""
+    return Broker(GatewaySettings(), SimpleNamespace(watcher=None))
+
+
+def topic(name: str) -> dict:
+    return {"type": "topic", "name": name, "id": str(uuid.uuid4()), "replication_factor": 1,
+            "partitions": [[address, 0, 0] for address in ADDRESSES], "configs": {}}
+
+
+def test_a_deleted_topics_directives_outlive_snapshots():
+    deleting = broker()
+    states = deleting._replayed([
+        topic("gone"),
+        {"type": "topic_deleted", "name": "gone", "ends": {ADDRESSES[0]: 12, ADDRESSES[1]: 0}},
+        topic("old"), {"type": "topic_deleted", "name": "old"},  # journaled before ends were
+    ])
+    assert states == {}
+    assert list(deleting.deleted_partitions.values()) == [Discard("gone", ADDRESSES[0], 12)]  # nothing below 0
+
+    restarted = broker()
+    snapshot = deleting._metadata_snapshot()
+    assert any(entry["type"] == DELETED_PARTITIONS for entry in snapshot)
+    restarted._replayed(snapshot)
+    assert restarted.deleted_partitions == deleting.deleted_partitions
