@@ -303,10 +303,8 @@ class Broker:
         generations are sent again only at start-up (their number only grows, and
         nothing waits on them to go on)."""
         async with self.topic_lock:  # what is journaled: save_log_start updates it under the lock
-            discards = [Discard(topic.name, partition.mesh.uuid, state.first_sequence)
-                        for topic in self.topics.values() if not topic.native
-                        for state, partition in zip(topic.partition_states, topic.partitions)
-                        if state.first_sequence > 0]
+            discards = [discard for topic in self.topics.values() if not topic.native
+                        for discard in self._journaled_discards(topic)]
         await self.discards.send(discards)
 
     async def save_log_start(self, topic: Topic) -> None:
@@ -318,16 +316,16 @@ class Broker:
             if topic.native:
                 await self.native.save_log_start(topic)
                 return
-            grown = [partition for state, partition in zip(topic.partition_states, topic.partitions)
-                     if partition.first_sequence > state.first_sequence]
+            grown = {state.address for state, partition in zip(topic.partition_states, topic.partitions)
+                     if partition.first_sequence > state.first_sequence}
             for state, partition in zip(topic.partition_states, topic.partitions):
                 state.log_start_offset = partition.log_start_offset
                 state.first_sequence = partition.first_sequence
             await self.journal.write(topic.state())
-            await self.discards.send(self._discards(topic.name, grown))
+            await self.discards.send([d for d in self._journaled_discards(topic) if d.address in grown])
 
     @staticmethod
-    def _discards(name: str, partitions) -> list[Discard]:
-        """What the stores may discard of these partitions of a gateway topic."""
-        return [Discard(name, partition.mesh.uuid, partition.first_sequence)
-                for partition in partitions if partition.first_sequence > 0]
+    def _journaled_discards(topic: Topic) -> list[Discard]:
+        """What the stores may discard of a gateway topic's partitions, as journaled."""
+        return [Discard(topic.name, state.address, state.first_sequence)
+                for state in topic.partition_states if state.first_sequence > 0]

@@ -88,12 +88,12 @@ class StoreWriter:
             # Any directive is superseded by later ones, which gateways send again: never wait
             # for a gap, only FETCH the newest (which peers keep) when a HEAD tells of it.
             self._skip(key, message.sequence)
+            if not isinstance(message, Head):
+                self._take_directive(message.content)
         if isinstance(message, Head):
             sequencer.note_head(message.sequence)
             self._heads_seen.add(key)
             return
-        if message.subject == DISCARD_SUBJECT:
-            self._take_directive(message.content)
         self._queue(key, sequencer.offer(message.sequence, message.content))
 
     def _take_directive(self, content) -> None:
