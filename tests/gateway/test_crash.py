@@ -6,6 +6,7 @@ import pytest
 from confluent_kafka import Producer
 
 from tests.gateway.clients import Sent, confluent_consume, kafka_python_produce
+from tests.gateway.groups import wait_until
 from tests.gateway.server import GatewayProcess
 
 
@@ -166,7 +167,10 @@ def test_batches_no_store_takes_are_bounded_in_memory(tmp_path):
                 refused += 1
                 break
         assert refused and 10 <= len(acknowledged) < 30  # about 300 kB of 20 kB batches
-        assert "error='REQUEST_TIMED_OUT'" in server.log_path.read_text()  # the gateway's refusal
+        # The gateway's refusal: its wait is the request's timeout, which the client's own timer
+        # may end first, so the line can come a little after the client gave up.
+        wait_until(lambda: "error='REQUEST_TIMED_OUT'" in server.log_path.read_text(), 10,
+                   "the gateway refused a produce with REQUEST_TIMED_OUT")
         os.kill(store, signal.SIGCONT)
         producer.send("frozen", b"after").get(30)
     finally:
