@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
 from tests.gateway.clients import (CLIENTS, Sent, aiokafka_produce, confluent_consume, confluent_produce,
                                    kafka_python_produce)
+from tests.gateway.groups import wait_until
 from tests.gateway.server import GatewayProcess
 
 COUNT = 3000
 RESTART_COUNT = 30000
+KILL_AFTER = 1000  # records in before the SIGKILL
 IDEMPOTENT = {
     # Small batches: many produce requests, so that many responses are lost.
     "confluent-kafka": (confluent_produce, {"enable.idempotence": True, "linger.ms": 5, "batch.num.messages": 50}),
@@ -52,9 +53,16 @@ def test_sequence_state_survives_a_gateway_restart(tmp_path):
                                                                      "batch.num.messages": 50})
         done.set()
 
+    from confluent_kafka import Consumer
+
+    watching = Consumer({"bootstrap.servers": gateway.bootstrap, "group.id": "watermark"})
     producer = threading.Thread(target=produce)
     producer.start()
-    time.sleep(1.0)
+    try:  # mid-stream: once a few batches are in, whatever the machine's speed
+        wait_until(lambda: done.is_set() or high_watermark(watching, "restarted") >= KILL_AFTER, 60,
+                   f"{KILL_AFTER} records produced")
+    finally:
+        watching.close()
     assert not done.is_set(), "the producer finished before the gateway was killed"
     gateway.kill()
     gateway.start()
@@ -67,3 +75,13 @@ def test_sequence_state_survives_a_gateway_restart(tmp_path):
         assert values == [s.value for s in sent]
     finally:
         gateway.stop()
+
+
+def high_watermark(consumer, topic: str) -> int:
+    """The partition's high watermark; 0 while the topic does not exist yet."""
+    from confluent_kafka import KafkaException, TopicPartition
+
+    try:
+        return consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=5)[1]
+    except KafkaException:
+        return 0
