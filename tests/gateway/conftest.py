@@ -2,7 +2,16 @@
 
 import pytest
 
-from tests.gateway.server import GatewayProcess
+from tests.gateway.server import RUNNING, GatewayProcess
+
+
+@pytest.fixture(autouse=True)
+def no_gateway_outlives_its_test():
+    """A test that fails before its own stop() would leave its gateway and stores running."""
+    before = set(RUNNING)
+    yield
+    for server in RUNNING - before:
+        server.stop()
 
 
 @pytest.fixture

@@ -13,6 +13,8 @@ from pathlib import Path
 from tests.mesh.conftest import free_port
 
 START_TIMEOUT_S = 30.0
+# Started and not stopped: conftest stops those a test leaves behind, even a failed one.
+RUNNING: set[GatewayProcess] = set()
 
 
 class GatewayProcess:
@@ -49,6 +51,7 @@ class GatewayProcess:
         log = open(self.log_path, "ab")
         self.process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
+        RUNNING.add(self)
         self._wait_listening()
         return self
 
@@ -84,6 +87,7 @@ class GatewayProcess:
                 self.process.wait(timeout)
             except subprocess.TimeoutExpired:
                 self.kill()
+        RUNNING.discard(self)
         return self.process.returncode
 
 
