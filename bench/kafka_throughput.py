@@ -83,7 +83,7 @@ def child(command: list[str], port: int, log_path: Path):
 
 def gateway_command(port: int, data_dir: Path) -> list[str]:
     sub, pub = f"tcp://127.0.0.1:{free_port()}", f"tcp://127.0.0.1:{free_port()}"
-    return [sys.executable, "-m", "gateway", "--port", str(port), "--data-dir", str(data_dir),
+    return [sys.executable, "-m", "gateway", "--port", str(port), "--log-dirs", str(data_dir),
             "--tower-sub-address", sub, "--tower-pub-address", pub,
             "--beacon-sub-address", sub, "--beacon-pub-address", pub]
 

@@ -10,23 +10,21 @@ Usage: python -m bench.mesh [--seconds 5] [--dir /dev/shm]
 from __future__ import annotations
 
 import argparse
-import logging
 import socket
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
-import structlog
 import trio
 
-from gateway.mesh import cli
-from gateway.mesh.config import MeshConfig
-from gateway.mesh.consumer import Consumer
-from gateway.mesh.producer import Producer
-from gateway.mesh.sockets import zmq_context
-from gateway.mesh.store.node import run_store
+from gateway.logging_setup import configure_logging
+from gateway.mesh.dafka_consumer import Consumer
+from gateway.mesh.dafka_producer import Producer
+from gateway.mesh.store.store_node import run_store
 from gateway.mesh.tower import run_tower
+from gateway.settings.table import LoggingSettings, MeshSettings, StoreSettings
+from gateway.zmq_trio import zmq_context
 
 
 def free_port() -> int:
@@ -76,15 +74,16 @@ async def replay(consumer, partition, size: int, count: int, chunk: int) -> tupl
 async def main(seconds: float, parent: str | None) -> None:
     sub, pub = free_port(), free_port()
     with tempfile.TemporaryDirectory(dir=parent) as directory, zmq_context() as context:
-        config = MeshConfig(beacon_sub_address=f"tcp://127.0.0.1:{sub}", beacon_pub_address=f"tcp://127.0.0.1:{pub}",
-                            tower_sub_address=f"tcp://127.0.0.1:{sub}", tower_pub_address=f"tcp://127.0.0.1:{pub}",
-                            beacon_interval_ms=200, store_db=str(Path(directory) / "store"))
+        config = MeshSettings(beacon_sub_address=f"tcp://127.0.0.1:{sub}", beacon_pub_address=f"tcp://127.0.0.1:{pub}",
+                              tower_sub_address=f"tcp://127.0.0.1:{sub}", tower_pub_address=f"tcp://127.0.0.1:{pub}",
+                              beacon_interval_ms=200)
+        store = StoreSettings(store_db=Path(directory) / "store")
         producer = Producer(context, config)
         consumer = Consumer(context, config, [])
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(run_tower, context, config)
-                await nursery.start(run_store, context, config)
+                await nursery.start(run_store, context, config, store)
                 await nursery.start(producer.run)
                 await nursery.start(consumer.run)
                 while len(producer.node.peers) < 3:
@@ -101,7 +100,7 @@ async def main(seconds: float, parent: str | None) -> None:
                 samples.sort()
                 print(f"ACK latency 1MB at ~100 records/s: median={statistics.median(samples):.2f}ms "
                       f"p99={samples[int(len(samples) * 0.99) - 1]:.2f}ms", flush=True)
-                for (partition, size), chunk in zip(written[1:], (5000, 16)):
+                for (partition, size), chunk in zip(written[1:], (5000, 16), strict=True):
                     rate, mbs, cpu_us = await replay(consumer, partition, size, partition.next_sequence, chunk)
                     print(f"store replay size={size}B records={partition.next_sequence} "
                           f"records/s={rate:,.0f} MB/s={mbs:,.1f} cpu/record={cpu_us:,.1f}us", flush=True)
@@ -115,7 +114,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--dir", help="where the store's data directory goes (e.g. /dev/shm: no disk); default: TMPDIR")
-    cli.configure_logging()
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    configure_logging(LoggingSettings(log_level="warning"))
     arguments = parser.parse_args()
     trio.run(main, arguments.seconds, arguments.dir)

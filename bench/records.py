@@ -14,11 +14,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from protocol.records import Codec  # noqa: E402
-from protocol.records import Record  # noqa: E402
-from protocol.records import assign_offsets  # noqa: E402
-from protocol.records import build_batch  # noqa: E402
-from protocol.records import split_records  # noqa: E402
+from protocol.records import (
+    Codec,  # noqa: E402
+    Record,  # noqa: E402
+    assign_offsets,  # noqa: E402
+    build_batch,  # noqa: E402
+    split_records,  # noqa: E402
+)
 
 MB = 1024 * 1024
 

@@ -16,7 +16,7 @@ import structlog
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gateway.mesh.store.log import StoreLog  # noqa: E402
+from gateway.mesh.store.store_log import StoreLog  # noqa: E402
 
 ADDRESS = "0123456789ABCDEF0123456789ABCDEF"
 MB = 1024 * 1024

@@ -1,5 +1,5 @@
 """`python -m gateway`: the same as `dafka-gateway`."""
 
-from .cli import main
+from gateway.cli import main
 
 main()

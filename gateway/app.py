@@ -1,115 +1,119 @@
-"""The whole gateway in one trio run: mesh (embedded or not), broker, listener.
+"""The whole gateway in one trio run: the mesh (embedded or joined), the broker, the listeners.
 
-The embedded default also runs a tower (in this process: it only relays
-beacons) and its stores, each in a process of its own so that store I/O and
-the gateway's request handling use both cores.
+Start-up claims the data directory and binds the listeners first, so that
+the usual mistakes (a port in use, a directory in use or not writable) end
+it at once with one line; clients that connect early wait in the backlog
+until the broker has recovered its state. SIGINT and SIGTERM end it at any
+time: before it serves, at once; once it serves, after the requests already
+read are answered.
 """
 
 from __future__ import annotations
 
+import os
 import signal
-import subprocess
 import sys
-from dataclasses import dataclass
-from functools import partial
-from pathlib import Path
 
 import structlog
 import trio
+import zmq
 
-from .api.handlers import load_handlers
-from .broker import Broker
-from .broker.storage import MeshStorage
-from .config import GatewaySettings
-from .mesh.sockets import zmq_context
-from .mesh.tower import run_tower
-from .server.connection import ConnectionLimits
-from .server.dispatch import Dispatcher
-from .server.listener import KafkaListener, ListenerSettings
+from gateway.api.handlers import load_handlers
+from gateway.api.registry import ROUTES
+from gateway.broker import start_broker
+from gateway.data_directory import StartupError, claim_data_directory
+from gateway.embedded_mesh import EmbeddedStoreFailed, run_embedded_mesh
+from gateway.lifecycle import first_failure
+from gateway.observability.http_endpoint import Readiness, start_http
+from gateway.server.connection import ConnectionLimits
+from gateway.server.dispatch import Dispatcher
+from gateway.server.listener import KafkaListener, ListenerLimits
+from gateway.settings.table import Settings
+from gateway.storage.mesh_storage import MeshStorage
+from gateway.zmq_trio import zmq_context
 
 log = structlog.get_logger()
 
-STORE_RESTART_DELAY_S = 1.0
+
+def run_until_stopped(settings: Settings) -> None:
+    """Run the gateway; a failure ends the process with one log line and exit code 1."""
+    try:
+        trio.run(run_gateway, settings)
+    except* (StartupError, EmbeddedStoreFailed) as failures:
+        log.error("gateway_failed", reason=str(first_failure(failures)))
+        sys.exit(1)
+    except* Exception:
+        log.exception("gateway_crashed")
+        sys.exit(1)
 
 
-@dataclass(frozen=True)
-class Embedded:
-    """The mesh the gateway starts itself: a tower and `stores` stores."""
-
-    stores: int = 1
-
-
-async def run_gateway(settings: GatewaySettings, embedded: Embedded | None, *,
-                      task_status=trio.TASK_STATUS_IGNORED) -> None:
+async def run_gateway(settings: Settings, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
     """Serve until SIGINT/SIGTERM, then finish in-flight requests and stop."""
     load_handlers()
-    with zmq_context() as context:
-        storage = MeshStorage(context, settings.mesh, max_unacked_bytes=settings.max_unacked_bytes)
-        try:
-            async with trio.open_nursery() as nursery:
-                if embedded is not None:
-                    await nursery.start(run_tower, context, settings.mesh)
-                    for number in range(embedded.stores):
-                        nursery.start_soon(run_store, settings, number)
-                await nursery.start(storage.run)
-                broker = Broker(settings, storage)
-                await nursery.start(broker.run)
-                listener = KafkaListener(
-                    Dispatcher(broker),
-                    ListenerSettings(settings.host, settings.port, settings.max_connections),
-                    ConnectionLimits(max_request_bytes=settings.max_request_bytes),
-                )
-                port = await nursery.start(listener.serve)
-                nursery.start_soon(_shutdown_on_signal, listener)
-                task_status.started(port)
-                await listener.stopped.wait()
-                nursery.cancel_scope.cancel()
-        finally:
-            storage.close()
+    broker = settings.broker
+    lock = claim_data_directory(broker)
+    listener = KafkaListener(
+        None, broker.bound_listeners(), ListenerLimits(broker.max_connections),
+        ConnectionLimits(max_request_bytes=broker.socket_request_max_bytes,
+                         idle_timeout_s=broker.connections_max_idle_ms / 1000))
+    readiness = Readiness()
+    try:
+        ports = await _bind(listener)
+        with zmq_context() as context:
+            storage = MeshStorage(context, settings.mesh, max_unacked_bytes=broker.max_unacked_bytes)
+            try:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(_stop_on_signal, nursery.cancel_scope, listener, readiness)
+                    await start_http(nursery, settings.http, readiness)
+                    if broker.embedded_stores:
+                        await _start_embedded_mesh(nursery, context, settings)
+                    await nursery.start(storage.run)
+                    services = await start_broker(nursery, settings, storage)
+                    services.cluster.bound(ports)
+                    listener.dispatcher = Dispatcher(ROUTES, services)
+                    await nursery.start(listener.serve)
+                    readiness.serving()
+                    task_status.started(ports)
+                    await listener.stopped.wait()
+                    nursery.cancel_scope.cancel()
+            finally:
+                storage.close()
+    finally:
+        listener.close()
+        os.close(lock)
     log.info("gateway_stopped")
 
 
-async def _shutdown_on_signal(listener: KafkaListener) -> None:
+async def _bind(listener: KafkaListener) -> dict[str, int]:
+    try:
+        return await listener.bind()
+    except OSError as exc:
+        where = ", ".join(str(entry) for entry in listener.listeners)
+        raise StartupError(f"cannot listen on {where}: {exc.strerror}; another process may hold the port: "
+                           f"stop it, or choose another port (port, listeners)") from None
+
+
+async def _start_embedded_mesh(nursery: trio.Nursery, context: zmq.Context, settings: Settings) -> None:
+    try:
+        await nursery.start(run_embedded_mesh, context, settings)
+    except* zmq.ZMQError as failures:
+        mesh = settings.mesh
+        raise StartupError(f"cannot bind the embedded tower on {mesh.tower_sub_address} and "
+                           f"{mesh.tower_pub_address}: {first_failure(failures)}; another tower or process may "
+                           f"hold them: choose other tower and beacon addresses") from None
+
+
+async def _stop_on_signal(scope: trio.CancelScope, listener: KafkaListener, readiness: Readiness) -> None:
+    """At the first SIGINT or SIGTERM: a gentle stop once serving, else at once; at a
+    second one, at once whatever is left."""
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async for signum in signals:
-            log.info("shutdown_requested", signal=signal.Signals(signum).name)
-            listener.shutdown()
-            return
-
-
-def store_directory(settings: GatewaySettings, number: int) -> Path:
-    return settings.data_dir / f"store-{number}"
-
-
-async def run_store(settings: GatewaySettings, number: int) -> None:
-    """One embedded store as a child process, restarted if it dies, stopped with
-    the gateway.
-
-    The store runs in a session of its own, so that a Ctrl-C meant for the
-    gateway does not stop it before the gateway has answered in-flight
-    produce requests (which need the store). Its standard input is a pipe
-    only the gateway holds: when the gateway dies, even by SIGKILL, the store
-    sees end of file and stops. It has no retention of its own: the gateway
-    applies Kafka's and tells the stores what they may discard.
-    """
-    mesh = settings.mesh
-    directory = store_directory(settings, number)
-    command = [
-        sys.executable, "-m", "gateway.mesh.store",
-        "--store-db", str(directory),
-        "--beacon-sub-address", mesh.beacon_sub_address,
-        "--beacon-pub-address", mesh.beacon_pub_address,
-        "--beacon-interval", str(mesh.beacon_interval_ms),
-        "--beacon-timeout", str(mesh.beacon_timeout_ms),
-        "--store-fsync", mesh.store_fsync,
-        "--store-fsync-interval-ms", str(mesh.store_fsync_interval_ms),
-        "--store-segment-bytes", str(mesh.store_segment_bytes),
-        "--exit-on-stdin-eof",
-    ]
-    while True:
-        log.info("store_starting", number=number, directory=str(directory))
-        async with trio.open_nursery() as nursery:
-            process = await nursery.start(partial(
-                trio.run_process, command, stdin=subprocess.PIPE, check=False, start_new_session=True))
-        log.warning("store_exited", number=number, returncode=process.returncode)
-        await trio.sleep(STORE_RESTART_DELAY_S)
+            name = signal.Signals(signum).name
+            if readiness.ready:
+                log.info("shutdown_requested", signal=name)
+                readiness.stopping()
+                listener.shutdown()
+            else:
+                log.info("stopping", signal=name)
+                scope.cancel()
+                return

@@ -8,10 +8,11 @@ broker is too old for them.
 
 from __future__ import annotations
 
+from gateway.api.registry import handles
+from gateway.api.services import Services
+from gateway.server.dispatch import Request
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
-
-from .registry import handles
 
 DESCRIBE, CREATE, DELETE = by_name("DescribeAcls"), by_name("CreateAcls"), by_name("DeleteAcls")
 # Kafka's own messages: describe says where, create and delete do not.
@@ -20,12 +21,12 @@ CHANGE_MESSAGE = "No Authorizer is configured."
 
 
 @handles("DescribeAcls")
-async def describe_acls(request):
+async def describe_acls(request: Request, services: Services):
     return DESCRIBE.Response(error_code=ErrorCode.SECURITY_DISABLED, error_message=DESCRIBE_MESSAGE, resources=[])
 
 
 @handles("CreateAcls")
-async def create_acls(request):
+async def create_acls(request: Request, services: Services):
     result = CREATE.Response.Results
     return CREATE.Response(results=[
         result(error_code=ErrorCode.SECURITY_DISABLED, error_message=CHANGE_MESSAGE)
@@ -33,7 +34,7 @@ async def create_acls(request):
 
 
 @handles("DeleteAcls")
-async def delete_acls(request):
+async def delete_acls(request: Request, services: Services):
     result = DELETE.Response.FilterResults
     return DELETE.Response(filter_results=[
         result(error_code=ErrorCode.SECURITY_DISABLED, error_message=CHANGE_MESSAGE, matching_acls=[])

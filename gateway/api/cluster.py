@@ -7,12 +7,13 @@ eligible-leader lists (KIP-966) are empty.
 
 from __future__ import annotations
 
+from gateway.api.metadata import NO_OPERATIONS, TOPIC_OPERATIONS
+from gateway.api.registry import handles
+from gateway.api.services import Services
+from gateway.server.dispatch import Request
+from gateway.topics.topic import KafkaError, check_topic_name
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
-
-from ..broker.topics import KafkaError, check_topic_name
-from .metadata import NO_OPERATIONS, TOPIC_OPERATIONS
-from .registry import handles
 
 CLUSTER = by_name("DescribeCluster")
 PARTITIONS = by_name("DescribeTopicPartitions")
@@ -25,15 +26,15 @@ MAX_PARTITIONS = 2000
 
 
 @handles("DescribeCluster")
-async def describe_cluster(request):
-    body, settings = request.body, request.broker.settings
+async def describe_cluster(request: Request, services: Services):
+    body, cluster = request.body, services.cluster
     if body.endpoint_type != BROKER_ENDPOINT:
         return wrong_endpoint(body.endpoint_type, request.version)
-    host, port = settings.advertised
     operations = CLUSTER_OPERATIONS if body.include_cluster_authorized_operations else NO_OPERATIONS
     return CLUSTER.Response(
-        cluster_id=settings.cluster_id, controller_id=settings.node_id, endpoint_type=BROKER_ENDPOINT,
-        brokers=[CLUSTER.Response.Brokers(broker_id=settings.node_id, host=host, port=port)],
+        cluster_id=cluster.cluster_id, controller_id=cluster.controller_id, endpoint_type=BROKER_ENDPOINT,
+        brokers=[CLUSTER.Response.Brokers(broker_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
+                 for b in cluster.brokers(request.connection.listener)],
         cluster_authorized_operations=operations,
     )
 
@@ -49,12 +50,12 @@ def wrong_endpoint(endpoint_type: int, version: int):
 
 
 @handles("DescribeTopicPartitions")
-async def describe_topic_partitions(request):
-    body, broker = request.body, request.broker
+async def describe_topic_partitions(request: Request, services: Services):
+    body = request.body
     every_topic = not body.topics
     cursor = body.cursor
     first = cursor.topic_name if cursor else ""
-    asked = broker.topics if every_topic else [t.name for t in body.topics]
+    asked = services.topics.names() if every_topic else [t.name for t in body.topics]
     names = sorted({name for name in asked if name >= first})
     if cursor and not every_topic and cursor.topic_name not in names:
         # Kafka fails the whole request: every topic asked for carries the error.
@@ -64,12 +65,12 @@ async def describe_topic_partitions(request):
     def start_of(name: str) -> int:
         return cursor.partition_index if cursor and name == cursor.topic_name else 0
 
-    topics, next_cursor = page(broker, names, start_of, min(MAX_PARTITIONS, body.response_partition_limit),
+    topics, next_cursor = page(services, names, start_of, min(MAX_PARTITIONS, body.response_partition_limit),
                                every_topic)
     return PARTITIONS.Response(topics=topics, next_cursor=next_cursor)
 
 
-def page(broker, names: list[str], start_of, limit: int, every_topic: bool):
+def page(services: Services, names: list[str], start_of, limit: int, every_topic: bool):
     """Topics from `names` until `limit` partitions are described, and where the next page starts."""
     Cursor = PARTITIONS.Response.NextCursor
     topics, remaining = [], limit
@@ -77,14 +78,14 @@ def page(broker, names: list[str], start_of, limit: int, every_topic: bool):
         if remaining <= 0:
             # The cursor names the next topic, whether or not it exists.
             return topics, Cursor(topic_name=name, partition_index=0) if remaining == 0 else None
-        topic = broker.topic(name)
+        topic = services.topics.get(name)
         if topic is None:
             if not every_topic:
                 topics.append(missing(name))
             continue
         start = start_of(name)
         end = min(len(topic.partitions), start + remaining)
-        topics.append(described(topic, range(start, end), broker.settings.node_id))
+        topics.append(described(topic, range(start, end), services.cluster.node_id))
         if end < len(topic.partitions):
             return topics, Cursor(topic_name=name, partition_index=end)
         remaining -= max(0, end - start)

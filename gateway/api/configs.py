@@ -13,12 +13,14 @@ from enum import IntEnum
 
 import structlog
 
+from gateway.api.registry import handles
+from gateway.api.services import BrokerConfigs, Services, Topics
+from gateway.server.dispatch import Request
+from gateway.topics.topic import KafkaError, check_topic_name
+from gateway.topics.topic_configs import TOPIC_CONFIGS
 from protocol.kafka.apis import by_name
+from protocol.kafka.config_values import ConfigSource, ConfigType
 from protocol.kafka.error_codes import ErrorCode
-
-from ..broker.configs import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigSource, ConfigType
-from ..broker.topics import KafkaError, check_topic_name
-from .registry import handles
 
 DESCRIBE = by_name("DescribeConfigs")
 ALTER = by_name("AlterConfigs")
@@ -66,26 +68,26 @@ def repeated(items) -> set:
     return {item for item, count in Counter(items).items() if count > 1}
 
 
-def topic_entries(overrides: dict[str, str], settings) -> list[ConfigEntry]:
-    """Every topic config: the override if any, else the broker setting it inherits."""
+def topic_entries(overrides: dict[str, str], services: Services) -> list[ConfigEntry]:
+    """Every topic config: the override if any, else what it inherits from the broker's settings."""
     entries = []
     for config in TOPIC_CONFIGS.values():
-        broker = BROKER_CONFIGS[config.broker_name]
-        synonyms = (Synonym(broker.name, broker.value(settings), broker.source(settings)),)
+        inherited = [services.broker_configs.get(name) for name in config.synonyms]
+        synonyms = tuple(Synonym(c.name, c.value, c.source) for c in inherited if c.value is not None)
         if config.name in overrides:
             synonyms = (Synonym(config.name, overrides[config.name], ConfigSource.DYNAMIC_TOPIC_CONFIG), *synonyms)
-        entries.append(ConfigEntry(config.name, synonyms[0].value, synonyms[0].source, config.type, config.doc,
-                                   synonyms=synonyms))
+            value, source = overrides[config.name], ConfigSource.DYNAMIC_TOPIC_CONFIG
+        else:
+            value, source = services.topics.inherited(config.name), synonyms[0].source
+        entries.append(ConfigEntry(config.name, value, source, ConfigType[config.value_kind.config_type],
+                                   config.doc, synonyms=synonyms))
     return entries
 
 
-def broker_entries(settings) -> list[ConfigEntry]:
-    entries = []
-    for config in BROKER_CONFIGS.values():
-        value, source = config.value(settings), config.source(settings)
-        entries.append(ConfigEntry(config.name, value, source, config.type, config.doc, read_only=True,
-                                   synonyms=(Synonym(config.name, value, source),)))
-    return entries
+def broker_entries(broker_configs: BrokerConfigs) -> list[ConfigEntry]:
+    return [ConfigEntry(c.name, c.value, c.source, c.type, c.doc, read_only=True,
+                        synonyms=(Synonym(c.name, c.value, c.source),))
+            for c in broker_configs.entries()]
 
 
 def logger_entries() -> list[ConfigEntry]:
@@ -108,18 +110,18 @@ def check_node(name: str, node: int, *, empty_allowed: bool) -> None:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {node}, but received {name}")
 
 
-def resource_entries(broker, kind: int, name: str) -> list[ConfigEntry]:
-    node = broker.settings.node_id
+def resource_entries(services: Services, kind: int, name: str) -> list[ConfigEntry]:
+    node = services.cluster.node_id
     if kind == ResourceType.TOPIC:
         check_topic_name(name)
-        topic = broker.topic(name)
+        topic = services.topics.get(name)
         if topic is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")  # Kafka sends no message here
-        return topic_entries(topic.configs, broker.settings)
+        return topic_entries(topic.configs, services)
     if kind == ResourceType.BROKER:
         check_node(name, node, empty_allowed=True)
         # "" is the cluster-wide dynamic default resource: there are none.
-        return broker_entries(broker.settings) if name else []
+        return broker_entries(services.broker_configs) if name else []
     if kind == ResourceType.BROKER_LOGGER:
         check_node(name, node, empty_allowed=False)
         return logger_entries()
@@ -139,7 +141,7 @@ def described(entry: ConfigEntry, version: int, synonyms: bool, documentation: b
 
 
 @handles("DescribeConfigs")
-async def describe_configs(request):
+async def describe_configs(request: Request, services: Services):
     body = request.body
     Result = DESCRIBE.Response.Results
     results = []
@@ -147,7 +149,7 @@ async def describe_configs(request):
         result = Result(resource_type=resource.resource_type, resource_name=resource.resource_name,
                         error_message=None)
         try:
-            entries = resource_entries(request.broker, resource.resource_type, resource.resource_name)
+            entries = resource_entries(services, resource.resource_type, resource.resource_name)
         except KafkaError as exc:
             result.error_code, result.error_message = exc.code, exc.message or None
         else:
@@ -174,9 +176,8 @@ def refuse_broker_change(configs) -> None:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: {names}")
 
 
-async def alter_resources(request, api, alter_one):
+async def alter_resources(request: Request, api, alter_one):
     """Apply `alter_one` to each resource named once; one response per resource."""
-    broker = request.broker
     twice = repeated((r.resource_type, r.resource_name) for r in request.body.resources)
     responses = []
     for resource in request.body.resources:
@@ -185,7 +186,7 @@ async def alter_resources(request, api, alter_one):
         try:
             if (resource.resource_type, resource.resource_name) in twice:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
-            await alter_one(broker, resource, request.body.validate_only)
+            await alter_one(resource, request.body.validate_only)
         except KafkaError as exc:
             response.error_code, response.error_message = exc.code, exc.message
         responses.append(response)
@@ -193,14 +194,14 @@ async def alter_resources(request, api, alter_one):
 
 
 @handles("AlterConfigs")
-async def alter_configs(request):
-    async def replace(broker, resource, validate_only):
+async def alter_configs(request: Request, services: Services):
+    async def replace(resource, validate_only):
         check_entries(resource.configs, nullable_deletes=False)
         if resource.resource_type == ResourceType.TOPIC:
-            await broker.alter_configs(resource.resource_name, {c.name: c.value for c in resource.configs},
-                                       validate_only=validate_only)
+            await services.topics.replace_configs(resource.resource_name, {c.name: c.value for c in resource.configs},
+                                                  validate_only=validate_only)
         elif resource.resource_type == ResourceType.BROKER:
-            check_node(resource.resource_name, broker.settings.node_id, empty_allowed=True)
+            check_node(resource.resource_name, services.cluster.node_id, empty_allowed=True)
             refuse_broker_change(resource.configs)
         else:  # the legacy API never took BROKER_LOGGER
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
@@ -209,18 +210,18 @@ async def alter_configs(request):
 
 
 @handles("IncrementalAlterConfigs")
-async def incremental_alter_configs(request):
-    async def change(broker, resource, validate_only):
+async def incremental_alter_configs(request: Request, services: Services):
+    async def change(resource, validate_only):
         check_entries(resource.configs, nullable_deletes=True)
         kind, name = resource.resource_type, resource.resource_name
         if kind == ResourceType.TOPIC:
-            await broker.change_configs(name, lambda current: applied(current, resource.configs, broker.defaults),
-                                        validate_only=validate_only)
+            await services.topics.change_configs(
+                name, lambda current: applied(current, resource.configs, services.topics), validate_only=validate_only)
         elif kind == ResourceType.BROKER:
-            check_node(name, broker.settings.node_id, empty_allowed=True)
+            check_node(name, services.cluster.node_id, empty_allowed=True)
             refuse_broker_change(resource.configs)
         elif kind == ResourceType.BROKER_LOGGER:
-            check_node(name, broker.settings.node_id, empty_allowed=False)
+            check_node(name, services.cluster.node_id, empty_allowed=False)
             if resource.configs:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "log levels are fixed at start-up on this broker")
         else:
@@ -229,7 +230,7 @@ async def incremental_alter_configs(request):
     return await alter_resources(request, INCREMENTAL, change)
 
 
-def applied(overrides: dict[str, str], operations, defaults) -> dict[str, str]:
+def applied(overrides: dict[str, str], operations, topics: Topics) -> dict[str, str]:
     """A topic's overrides after IncrementalAlterConfigs' operations, in order."""
     overrides = dict(overrides)
     for op in operations:
@@ -238,21 +239,21 @@ def applied(overrides: dict[str, str], operations, defaults) -> dict[str, str]:
         elif op.config_operation == Operation.DELETE:
             overrides.pop(op.name, None)
         elif op.config_operation in (Operation.APPEND, Operation.SUBTRACT):
-            overrides[op.name] = ",".join(changed_list(overrides, op, defaults))
+            overrides[op.name] = ",".join(changed_list(overrides, op, topics))
         else:
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown operation type {op.config_operation}")
     return overrides
 
 
-def changed_list(overrides: dict[str, str], op, defaults) -> list[str]:
+def changed_list(overrides: dict[str, str], op, topics: Topics) -> list[str]:
     """A LIST config's items after APPEND or SUBTRACT; the current value may be inherited."""
     config = TOPIC_CONFIGS.get(op.name)
     if config is None:
         raise KafkaError(ErrorCode.INVALID_CONFIG, f"unknown or unsupported topic config {op.name!r}")
     verb = Operation(op.config_operation).name
-    if config.type != ConfigType.LIST:
+    if config.value_kind.config_type != "LIST":
         raise KafkaError(ErrorCode.INVALID_CONFIG, f"Can't {verb} to key {op.name} because its type is not LIST.")
-    current = overrides.get(op.name, config.broker_value(defaults))
+    current = overrides.get(op.name, topics.inherited(op.name))
     items = [item for item in current.split(",") if item]
     for item in op.value.split(","):
         if op.config_operation == Operation.APPEND and item not in items:

@@ -9,10 +9,11 @@ where a leader is missing or not preferred, so nothing here.
 
 from __future__ import annotations
 
+from gateway.api.registry import handles
+from gateway.api.services import Services
+from gateway.server.dispatch import Request
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
-
-from .registry import handles
 
 API = by_name("ElectLeaders")
 Result = API.Response.ReplicaElectionResults
@@ -22,11 +23,11 @@ MESSAGES = {ErrorCode.ELECTION_NOT_NEEDED: "Leader election not needed for topic
 
 
 @handles("ElectLeaders")
-async def elect_leaders(request):
-    broker, asked = request.broker, request.body.topic_partitions or []
+async def elect_leaders(request: Request, services: Services):
+    asked = request.body.topic_partitions or []
     return API.Response(replica_election_results=[
         Result(topic=topic.topic, partition_result=[
-            _result(broker.partition(topic.topic, number), number) for number in topic.partition_id])
+            _result(services.topics.partition(topic.topic, number), number) for number in topic.partition_id])
         for topic in asked])
 
 

@@ -11,16 +11,18 @@ from __future__ import annotations
 import structlog
 import trio
 
+from gateway.api.registry import handles
+from gateway.api.services import Services, Topics
+from gateway.kafka_error import KafkaError
+from gateway.observability.broker_metrics import BYTES_OUT, RECORDS_OUT
+from gateway.partitions.fetch_sessions import FINAL_EPOCH, INITIAL_EPOCH, SessionPartition
+from gateway.server.answers import Deferred
+from gateway.server.dispatch import Request
 from protocol.errors import EncodeError
 from protocol.kafka.apis import by_name
 from protocol.kafka.buffers import Fragments
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import RecordBatch, batch_to_legacy
-
-from ..broker.fetch_sessions import FINAL_EPOCH, INITIAL_EPOCH, SessionPartition
-from ..errors import KafkaError
-from ..server.connection import Deferred
-from .registry import handles
 
 API = by_name("Fetch")
 Topic = API.Response.Responses
@@ -30,22 +32,22 @@ log = structlog.get_logger()
 
 
 @handles("Fetch")
-async def fetch(request):
-    body, broker = request.body, request.broker
+async def fetch(request: Request, services: Services):
+    body = request.body
     try:
-        session, wanted = _session_and_partitions(broker, body, request.version)
+        session, wanted = _session_and_partitions(services, body, request.version)
     except KafkaError as exc:
         return API.Response(error_code=exc.code, session_id=body.session_id)
-    answer = await _answer(request, session, wanted)
+    answer = await _answer(request, services.topics, session, wanted)
     if body.max_wait_ms <= 0 or _size(answer) >= max(body.min_bytes, 1) or _has_error(answer):
-        return answer
-    return Deferred(lambda: _answer_later(request, session, wanted))
+        return _counted(answer)
+    return Deferred(lambda: _answer_later(request, services.topics, session, wanted))
 
 
-async def _answer_later(request, session, wanted):
+async def _answer_later(request: Request, topics: Topics, session, wanted):
     """Wait for new data in any wanted partition, up to max_wait_ms, then answer."""
-    broker, body = request.broker, request.body
-    logs = [p for p in (broker.partition(w.topic, w.partition) for w in wanted) if p is not None]
+    body = request.body
+    logs = [p for p in (topics.partition(w.topic, w.partition) for w in wanted) if p is not None]
     with trio.move_on_after(body.max_wait_ms / 1000):
         while True:
             waiter = trio.Event()
@@ -56,20 +58,20 @@ async def _answer_later(request, session, wanted):
             finally:
                 for log_ in logs:
                     log_.forget_waiter(waiter)
-            answer = await _answer(request, session, wanted, commit=False)
+            answer = await _answer(request, topics, session, wanted, commit=False)
             if _size(answer) >= max(body.min_bytes, 1):
                 break
-    return await _answer(request, session, wanted)
+    return _counted(await _answer(request, topics, session, wanted))
 
 
-def _session_and_partitions(broker, body, version: int):
+def _session_and_partitions(services: Services, body, version: int):
     """The fetch session (or None) and every partition this request reads."""
     requested = [
-        SessionPartition(t.topic if version < 13 else _topic_name(broker, t.topic_id), t.topic_id,
+        SessionPartition(t.topic if version < 13 else _topic_name(services.topics, t.topic_id), t.topic_id,
                          p.partition, p.fetch_offset, p.partition_max_bytes, p.current_leader_epoch)
         for t in body.topics for p in t.partitions
     ]
-    sessions = broker.fetch_sessions
+    sessions = services.fetch_sessions
     if version < 7 or (body.session_id == 0 and body.session_epoch == FINAL_EPOCH):
         return None, requested
     if body.session_epoch in (INITIAL_EPOCH, FINAL_EPOCH):
@@ -80,7 +82,7 @@ def _session_and_partitions(broker, body, version: int):
     else:
         session = sessions.resume(body.session_id, body.session_epoch)
     for forgotten in body.forgotten_topics_data:
-        name = forgotten.topic if version < 13 else _topic_name(broker, forgotten.topic_id)
+        name = forgotten.topic if version < 13 else _topic_name(services.topics, forgotten.topic_id)
         for number in forgotten.partitions:
             session.partitions.pop((name, number), None)
     for wanted in requested:
@@ -92,28 +94,28 @@ def _session_and_partitions(broker, body, version: int):
     return session, list(session.partitions.values())
 
 
-def _topic_name(broker, topic_id) -> str | None:
-    topic = broker.topic_by_id(topic_id)
+def _topic_name(topics: Topics, topic_id) -> str | None:
+    topic = topics.by_id(topic_id)
     return topic.name if topic else None
 
 
-async def _answer(request, session, wanted, *, commit: bool = True):
+async def _answer(request: Request, topics: Topics, session, wanted, *, commit: bool = True):
     """The response for `wanted` now; `commit` records what a session was told."""
     body, version = request.body, request.version
     budget = body.max_bytes
-    topics: dict = {}
+    answered: dict = {}
     for entry in wanted:
-        partition = await _read_partition(request, entry, budget, first=budget == body.max_bytes)
+        partition = await _read_partition(request, topics, entry, budget, first=budget == body.max_bytes)
         budget -= len(partition.records or b"")
         if session is not None and not _news(entry, partition, full=body.session_epoch == INITIAL_EPOCH):
             continue
         if session is not None and commit:
             entry.high_watermark, entry.log_start_offset = partition.high_watermark, partition.log_start_offset
         key = entry.topic_id if version >= 13 else entry.topic
-        if key not in topics:
-            topics[key] = Topic(topic=entry.topic, topic_id=entry.topic_id, partitions=[])
-        topics[key].partitions.append(partition)
-    return API.Response(session_id=session.session_id if session else 0, responses=list(topics.values()))
+        if key not in answered:
+            answered[key] = Topic(topic=entry.topic, topic_id=entry.topic_id, partitions=[])
+        answered[key].partitions.append(partition)
+    return API.Response(session_id=session.session_id if session else 0, responses=list(answered.values()))
 
 
 def _news(entry: SessionPartition, partition, *, full: bool) -> bool:
@@ -122,9 +124,9 @@ def _news(entry: SessionPartition, partition, *, full: bool) -> bool:
             or partition.log_start_offset != entry.log_start_offset)
 
 
-async def _read_partition(request, entry: SessionPartition, budget: int, *, first: bool):
-    broker, body = request.broker, request.body
-    log_ = broker.partition(entry.topic, entry.partition) if entry.topic is not None else None
+async def _read_partition(request: Request, topics: Topics, entry: SessionPartition, budget: int, *, first: bool):
+    body = request.body
+    log_ = topics.partition(entry.topic, entry.partition) if entry.topic is not None else None
     if log_ is None:
         missing = ErrorCode.UNKNOWN_TOPIC_ID if request.version >= 13 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return Partition(partition_index=entry.partition, error_code=missing, high_watermark=-1,
@@ -165,6 +167,22 @@ def _encode(batches, version: int) -> Fragments | bytes:
         return Fragments(batch.data for batch in batches)  # sent from where the batches lie
     magic = 0 if version <= 1 else 1
     return b"".join(batch_to_legacy(RecordBatch(memoryview(batch.data)), magic) for batch in batches)
+
+
+def _counted(response):
+    """The response that goes out, its bytes and records counted per topic."""
+    for topic in response.responses:
+        for partition in topic.partitions:
+            if partition.records:
+                BYTES_OUT.labels(topic.topic).inc(len(partition.records))
+                RECORDS_OUT.labels(topic.topic).inc(_record_count(partition.records))
+    return response
+
+
+def _record_count(records) -> int:
+    if isinstance(records, Fragments):  # v2 batches as stored
+        return sum(RecordBatch(batch).record_count for batch in records.parts)
+    return 0  # down-converted message sets of Fetch v0-3 are not counted
 
 
 def _size(response) -> int:

@@ -6,13 +6,14 @@ shows KIP-848 consumer groups; ListGroups and DeleteGroups take both.
 
 from __future__ import annotations
 
+from gateway.api.metadata import NO_OPERATIONS
+from gateway.api.registry import handles
+from gateway.api.services import Services
+from gateway.group.classic import ClassicState
+from gateway.group.consumer_group import ConsumerGroup
+from gateway.server.dispatch import Request
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
-
-from ..group.classic import ClassicState
-from ..group.consumer import ConsumerGroup
-from .metadata import NO_OPERATIONS
-from .registry import handles
 
 DESCRIBE = by_name("DescribeGroups")
 LIST = by_name("ListGroups")
@@ -23,12 +24,11 @@ FIRST_NOT_FOUND_VERSION = 6
 
 
 @handles("DescribeGroups")
-async def describe_groups(request):
+async def describe_groups(request: Request, services: Services):
     body, version = request.body, request.version
     operations = GROUP_OPERATIONS if body.include_authorized_operations else NO_OPERATIONS
-    groups = request.broker.groups.groups
     return DESCRIBE.Response(groups=[
-        described(groups.get(group_id), group_id, version, operations) for group_id in body.groups])
+        described(services.groups.group(group_id), group_id, version, operations) for group_id in body.groups])
 
 
 def described(group, group_id: str, version: int, operations: int):
@@ -54,12 +54,13 @@ def described(group, group_id: str, version: int, operations: int):
 
 
 @handles("ListGroups")
-async def list_groups(request):
+async def list_groups(request: Request, services: Services):
     body, version = request.body, request.version
     states = {s.lower() for s in body.states_filter}
     types = {t.lower() for t in body.types_filter}
     listed = []
-    for group_id, group in request.broker.groups.groups.items():
+    for group_id in services.groups.group_ids():
+        group = services.groups.group(group_id)
         state = group.state.value
         if (states and state.lower() not in states) or (types and group.group_type not in types):
             continue
@@ -73,8 +74,8 @@ async def list_groups(request):
 
 
 @handles("DeleteGroups")
-async def delete_groups(request):
+async def delete_groups(request: Request, services: Services):
     names = request.body.groups_names
-    errors = await request.broker.groups.delete_groups(names)
+    errors = await services.groups.delete_groups(names)
     return DELETE.Response(results=[
-        DELETE.Response.Results(group_id=name, error_code=error) for name, error in zip(names, errors)])
+        DELETE.Response.Results(group_id=name, error_code=error) for name, error in zip(names, errors, strict=True)])

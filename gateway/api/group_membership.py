@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from gateway.api.registry import handles
+from gateway.api.services import Services
+from gateway.group.classic import JoinResult, SyncResult
+from gateway.group.classic_membership import JoinRequest
+from gateway.kafka_error import KafkaError
+from gateway.server.answers import Deferred
+from gateway.server.dispatch import Request
 from protocol.kafka.apis import by_name
-
-from ..errors import KafkaError
-from ..group.classic import JoinResult, SyncResult
-from ..group.membership import JoinRequest
-from ..server.connection import Deferred
-from .registry import handles
 
 JOIN = by_name("JoinGroup")
 SYNC = by_name("SyncGroup")
@@ -34,7 +35,7 @@ def when_ready(reply, answer):
 
 
 @handles("JoinGroup")
-async def join_group(request):
+async def join_group(request: Request, services: Services):
     body, version = request.body, request.version
     join = JoinRequest(
         body.group_id, body.member_id, body.group_instance_id, body.protocol_type,
@@ -42,7 +43,7 @@ async def join_group(request):
         # v0 has no rebalance timeout: the session timeout stands in for it.
         body.rebalance_timeout_ms if version >= 1 else body.session_timeout_ms,
         request.client_id or "", client_host(request), version)
-    reply = await request.broker.groups.classic.join(join)
+    reply = await services.groups.join(join)
     return when_ready(reply, lambda result: join_response(result, version))
 
 
@@ -63,9 +64,9 @@ def join_response(result: JoinResult, version: int):
 
 
 @handles("SyncGroup")
-async def sync_group(request):
+async def sync_group(request: Request, services: Services):
     body, version = request.body, request.version
-    reply = await request.broker.groups.classic.sync(
+    reply = await services.groups.sync(
         body.group_id, body.member_id, body.group_instance_id, body.generation_id,
         body.protocol_type, body.protocol_name, {a.member_id: a.assignment for a in body.assignments})
     return when_ready(reply, lambda result: sync_response(result, version))
@@ -79,26 +80,25 @@ def sync_response(result: SyncResult, version: int):
 
 
 @handles("Heartbeat")
-async def heartbeat(request):
+async def heartbeat(request: Request, services: Services):
     body = request.body
-    code = request.broker.groups.classic.heartbeat(body.group_id, body.member_id, body.group_instance_id,
-                                                   body.generation_id)
+    code = services.groups.heartbeat(body.group_id, body.member_id, body.group_instance_id, body.generation_id)
     return HEARTBEAT.Response(error_code=code)
 
 
 @handles("LeaveGroup")
-async def leave_group(request):
+async def leave_group(request: Request, services: Services):
     body, version = request.body, request.version
     if version >= FIRST_BATCHED_LEAVE:
         leaving = [(m.member_id, m.group_instance_id) for m in body.members]
     else:
         leaving = [(body.member_id, None)]
     try:
-        errors = await request.broker.groups.classic.leave(body.group_id, leaving)
+        errors = await services.groups.leave(body.group_id, leaving)
     except KafkaError as exc:
         return LEAVE.Response(error_code=exc.code)
     if version < FIRST_BATCHED_LEAVE:
         return LEAVE.Response(error_code=errors[0])
     return LEAVE.Response(members=[
         LEAVE.Response.Members(member_id=member_id, group_instance_id=instance, error_code=error)
-        for (member_id, instance), error in zip(leaving, errors)])
+        for (member_id, instance), error in zip(leaving, errors, strict=True)])

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from gateway.api.registry import handles
+from gateway.api.services import Services, Topics
+from gateway.group.classic import now_ms
+from gateway.group.committed_offsets import MAX_METADATA_CHARS, Committed
+from gateway.kafka_error import KafkaError
+from gateway.server.dispatch import Request
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
-
-from ..errors import KafkaError
-from ..group.classic import now_ms
-from ..group.offsets import MAX_METADATA_CHARS, Committed
-from .registry import handles
 
 COMMIT = by_name("OffsetCommit")
 FETCH = by_name("OffsetFetch")
@@ -17,22 +18,22 @@ FIRST_TOPIC_ID_VERSION = 10
 FIRST_BATCHED_FETCH = 8
 
 
-def topic_of(broker, name: str | None, topic_id, version: int):
+def topic_of(topics: Topics, name: str | None, topic_id, version: int):
     """(topic name, error) of a requested topic, named or (v10+) by id."""
     if version >= FIRST_TOPIC_ID_VERSION:
-        topic = broker.topic_by_id(topic_id)
+        topic = topics.by_id(topic_id)
         return (topic.name, ErrorCode.NONE) if topic else (None, ErrorCode.UNKNOWN_TOPIC_ID)
-    return name, ErrorCode.NONE if broker.topic(name) else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    return name, ErrorCode.NONE if topics.get(name) else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
 @handles("OffsetCommit")
-async def offset_commit(request):
-    body, version, broker = request.body, request.version, request.broker
+async def offset_commit(request: Request, services: Services):
+    body, version = request.body, request.version
     now = now_ms()
     errors: dict[tuple[int, int], ErrorCode] = {}  # (topic index, partition index) -> error
     commits: dict[tuple[str, int], Committed] = {}
     for t, topic in enumerate(body.topics):
-        name, error = topic_of(broker, topic.name, topic.topic_id, version)
+        name, error = topic_of(services.topics, topic.name, topic.topic_id, version)
         for p, wanted in enumerate(topic.partitions):
             metadata = wanted.committed_metadata or ""
             if error == ErrorCode.NONE and len(metadata) > MAX_METADATA_CHARS:
@@ -45,7 +46,7 @@ async def offset_commit(request):
                 commits[name, wanted.partition_index] = Committed(
                     wanted.committed_offset, wanted.committed_leader_epoch, metadata, stamp, expire)
     try:
-        await broker.groups.commit_offsets(body.group_id, body.member_id, body.group_instance_id,
+        await services.groups.commit_offsets(body.group_id, body.member_id, body.group_instance_id,
                                            body.generation_id_or_member_epoch, version, commits)
     except KafkaError as exc:
         errors = {key: exc.code if error == ErrorCode.NONE else error for key, error in errors.items()}
@@ -58,10 +59,10 @@ async def offset_commit(request):
 
 
 @handles("OffsetFetch")
-async def offset_fetch(request):
+async def offset_fetch(request: Request, services: Services):
     body, version = request.body, request.version
     if version < FIRST_BATCHED_FETCH:
-        error, topics = fetch_group(request, body.group_id, body.topics)
+        error, topics = fetch_group(request, services, body.group_id, body.topics)
         response = FETCH.Response(topics=topics)
         if version >= 2:
             response.error_code = error
@@ -71,29 +72,29 @@ async def offset_fetch(request):
     for wanted in body.groups:
         try:
             # v9+: a consumer group member fetches with its member id and epoch, which must be current.
-            request.broker.groups.validate_offset_fetch(wanted.group_id, wanted.member_id, wanted.member_epoch)
+            services.groups.validate_offset_fetch(wanted.group_id, wanted.member_id, wanted.member_epoch)
         except KafkaError as exc:
             groups.append(Group(group_id=wanted.group_id, error_code=exc.code))
             continue
-        error, topics = fetch_group(request, wanted.group_id, wanted.topics)
+        error, topics = fetch_group(request, services, wanted.group_id, wanted.topics)
         groups.append(Group(group_id=wanted.group_id, error_code=error, topics=topics))
     return FETCH.Response(groups=groups)
 
 
-def fetch_group(request, group_id: str, wanted_topics):
+def fetch_group(request: Request, services: Services, group_id: str, wanted_topics):
     """(group error, response topics) for one group, in the shape of the request's version."""
-    version, broker = request.version, request.broker
+    version = request.version
     batched = version >= FIRST_BATCHED_FETCH
     Topic = FETCH.Response.Groups.Topics if batched else FETCH.Response.Topics
-    offsets = broker.groups.fetch_offsets(group_id)
+    offsets = services.groups.fetch_offsets(group_id)
     if wanted_topics is None:
         asked: dict[str, list[int]] = {}
         for topic, partition in sorted(offsets):
             asked.setdefault(topic, []).append(partition)
-        wanted_topics = [(name, broker.topic(name).topic_id if broker.topic(name) else None, parts)
+        wanted_topics = [(name, _topic_id(services.topics, name), parts)
                          for name, parts in asked.items()]
     else:
-        wanted_topics = [(*_fetched_topic(broker, t, version), t.partition_indexes) for t in wanted_topics]
+        wanted_topics = [(*_fetched_topic(services.topics, t, version), t.partition_indexes) for t in wanted_topics]
     topics = []
     for name, topic_id, partitions in wanted_topics:
         answers = []
@@ -103,7 +104,7 @@ def fetch_group(request, group_id: str, wanted_topics):
                 partition_index=number, committed_offset=committed.offset if committed else -1,
                 committed_leader_epoch=committed.leader_epoch if committed and version >= 5 else -1,
                 metadata=committed.metadata if committed else "",
-                error_code=ErrorCode.UNKNOWN_TOPIC_ID if name is None else _stability(request, group_id, name, number)))
+                error_code=ErrorCode.UNKNOWN_TOPIC_ID if name is None else _stability(request, services, group_id, name, number)))
         topic = Topic(name=name or "", partitions=answers)
         if version >= FIRST_TOPIC_ID_VERSION:
             topic.topic_id = topic_id
@@ -111,28 +112,33 @@ def fetch_group(request, group_id: str, wanted_topics):
     return ErrorCode.NONE, topics
 
 
-def _stability(request, group_id: str, topic: str, partition: int) -> ErrorCode:
+def _stability(request: Request, services: Services, group_id: str, topic: str, partition: int) -> ErrorCode:
     """UNSTABLE_OFFSET_COMMIT for a client that requires stable offsets while a transaction
     carries one for the partition (it retries until the transaction completes)."""
     if request.version >= 7 and request.body.require_stable and \
-            request.broker.transactions.has_pending_offset(group_id, topic, partition):
+            services.transactions.has_pending_offset(group_id, topic, partition):
         return ErrorCode.UNSTABLE_OFFSET_COMMIT
     return ErrorCode.NONE
 
 
-def _fetched_topic(broker, wanted, version: int):
+def _topic_id(topics: Topics, name: str):
+    topic = topics.get(name)
+    return topic.topic_id if topic else None
+
+
+def _fetched_topic(topics: Topics, wanted, version: int):
     if version >= FIRST_TOPIC_ID_VERSION:
-        topic = broker.topic_by_id(wanted.topic_id)
+        topic = topics.by_id(wanted.topic_id)
         return (topic.name if topic else None), wanted.topic_id
     return wanted.name, None
 
 
 @handles("OffsetDelete")
-async def offset_delete(request):
-    body, broker = request.body, request.broker
-    known = [(t.name, p.partition_index) for t in body.topics for p in t.partitions if broker.topic(t.name)]
+async def offset_delete(request: Request, services: Services):
+    body = request.body
+    known = [(t.name, p.partition_index) for t in body.topics for p in t.partitions if services.topics.get(t.name)]
     try:
-        errors = await broker.groups.delete_offsets(body.group_id, known)
+        errors = await services.groups.delete_offsets(body.group_id, known)
     except KafkaError as exc:
         return DELETE.Response(error_code=exc.code)
     Topic = DELETE.Response.Topics

@@ -3,7 +3,7 @@
 import importlib
 import pkgutil
 
-from . import __path__ as package_path
+from gateway.api import __path__ as package_path
 
 NOT_HANDLERS = {"registry", "handlers"}
 

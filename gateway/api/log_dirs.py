@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import shutil
 
+from gateway.api.registry import handles
+from gateway.api.services import Services
+from gateway.server.dispatch import Request
 from protocol.kafka.apis import by_name
-
-from .registry import handles
 
 API = by_name("DescribeLogDirs")
 Result = API.Response.Results
@@ -23,18 +24,19 @@ FIRST_VERSION_WITH_SPACE = 4
 
 
 @handles("DescribeLogDirs")
-async def describe_log_dirs(request):
-    broker, asked = request.broker, request.body.topics
+async def describe_log_dirs(request: Request, services: Services):
+    asked = request.body.topics
     wanted = None if asked is None else {t.topic: set(t.partitions) for t in asked}
     topics = []
-    for name, topic in sorted(broker.topics.items()):
+    for name in services.topics.names():
+        topic = services.topics.get(name)
         if topic.native or (wanted is not None and name not in wanted):
             continue
         partitions = [Partition(partition_index=p.index, partition_size=p.size_bytes, offset_lag=0)
                       for p in topic.partitions if wanted is None or p.index in wanted[name]]
         if partitions:
             topics.append(Topic(name=name, partitions=partitions))
-    directory = broker.settings.data_dir.resolve()
+    directory = services.log_dir.resolve()
     result = Result(log_dir=str(directory), topics=topics)
     if request.version >= FIRST_VERSION_WITH_SPACE and directory.exists():
         usage = shutil.disk_usage(directory)

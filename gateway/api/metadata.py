@@ -6,11 +6,12 @@ alone, as the stores behind it are not Kafka brokers.
 
 from __future__ import annotations
 
+from gateway.api.registry import handles
+from gateway.api.services import Services, Topics
+from gateway.kafka_error import KafkaError
+from gateway.server.dispatch import Request
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
-
-from ..errors import KafkaError
-from .registry import handles
 
 API = by_name("Metadata")
 NO_OPERATIONS = -2147483648  # Kafka's "authorized operations not requested"
@@ -19,45 +20,43 @@ TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 
 
 @handles("Metadata")
-async def metadata(request):
-    body, broker = request.body, request.broker
-    host, port = broker.settings.advertised
-    node = broker.settings.node_id
+async def metadata(request: Request, services: Services):
+    body, cluster, topics = request.body, services.cluster, services.topics
     auto_create = request.version < 4 or body.allow_auto_topic_creation
-    topics = [
-        await describe_topic(broker, wanted, auto_create, body.include_topic_authorized_operations)
-        for wanted in requested_topics(body, request.version, broker)
+    described = [
+        await describe_topic(topics, cluster.node_id, wanted, auto_create, body.include_topic_authorized_operations)
+        for wanted in requested_topics(body, request.version, topics)
     ]
     return API.Response(
-        brokers=[API.Response.Brokers(node_id=node, host=host, port=port)],
-        cluster_id=broker.settings.cluster_id,
-        controller_id=node,
-        topics=topics,
+        brokers=[API.Response.Brokers(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
+                 for b in cluster.brokers(request.connection.listener)],
+        cluster_id=cluster.cluster_id,
+        controller_id=cluster.controller_id,
+        topics=described,
     )
 
 
-def requested_topics(body, version: int, broker) -> list:
+def requested_topics(body, version: int, topics: Topics) -> list:
     """The requested topics (name or id), or every topic when the request says all."""
     if body.topics is None or (version == 0 and not body.topics):
-        return [t.name for t in sorted(broker.topics.values(), key=lambda t: t.name)]
+        return topics.names()
     return [t.name if t.name is not None else t.topic_id for t in body.topics]
 
 
-async def describe_topic(broker, wanted, auto_create: bool, with_operations: bool):
+async def describe_topic(topics: Topics, node: int, wanted, auto_create: bool, with_operations: bool):
     operations = TOPIC_OPERATIONS if with_operations else NO_OPERATIONS
     if isinstance(wanted, str):
         try:
-            topic = await broker.auto_create(wanted) if auto_create else broker.topic(wanted)
+            topic = await topics.auto_create(wanted) if auto_create else topics.get(wanted)
         except KafkaError as exc:
             return API.Response.Topics(error_code=exc.code, name=wanted,
                                        topic_authorized_operations=operations)
     else:
-        topic = broker.topic_by_id(wanted)
+        topic = topics.by_id(wanted)
     if topic is None:
         missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if isinstance(wanted, str) else ErrorCode.UNKNOWN_TOPIC_ID
         name = wanted if isinstance(wanted, str) else None
         return API.Response.Topics(error_code=missing, name=name, topic_authorized_operations=operations)
-    node = broker.settings.node_id
     partitions = [
         API.Response.Topics.Partitions(
             partition_index=p.index, leader_id=node, leader_epoch=p.leader_epoch,

@@ -13,14 +13,15 @@ import time
 import structlog
 import trio
 
+from gateway.api.registry import handles
+from gateway.api.services import Services
+from gateway.kafka_error import KafkaError
+from gateway.observability.broker_metrics import BYTES_IN, RECORDS_IN
+from gateway.partitions.batch_checks import checked_batch
+from gateway.server.answers import NO_RESPONSE, CloseConnection, Deferred
+from gateway.server.dispatch import Request
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
-
-from ..errors import KafkaError
-from ..faults import drop_produce_response
-from ..log.produced import checked_batch
-from ..server.connection import NO_RESPONSE, CloseConnection, Deferred
-from .registry import handles
 
 API = by_name("Produce")
 PartitionResponse = API.Response.Responses.PartitionResponses
@@ -28,7 +29,7 @@ log = structlog.get_logger()
 
 
 @handles("Produce", "0-12")
-async def produce(request):
+async def produce(request: Request, services: Services):
     body = request.body
     if body.acks not in (-1, 0, 1):
         return _refuse_all(body, ErrorCode.INVALID_REQUIRED_ACKS, "acks must be -1, 0 or 1")
@@ -40,7 +41,7 @@ async def produce(request):
             answer = PartitionResponse(index=data.index)
             answers.append(answer)
             try:
-                appended.append(await _append(request, topic_data.name, data, answer))
+                appended.append(await _append(request, services, topic_data.name, data, answer))
             except KafkaError as exc:
                 answer.error_code, answer.error_message = exc.code, exc.message
                 answer.base_offset = -1
@@ -52,39 +53,33 @@ async def produce(request):
         if any(a.error_code for r in responses for a in r.partition_responses):
             raise CloseConnection("an acks=0 produce failed")
         return NO_RESPONSE
-    if appended and drop_produce_response():
-        return Deferred(lambda: _dropped(appended))
     if body.acks == 1 or not appended:
         return response
     return Deferred(lambda: _when_durable(response, appended, body.timeout_ms))
 
 
-async def _append(request, topic_name: str, data, answer):
-    broker = request.broker
-    topic = await broker.auto_create(topic_name)
+async def _append(request: Request, services: Services, topic_name: str, data, answer):
+    topics = services.topics
+    topic = await topics.auto_create(topic_name)
     if topic is None or not 0 <= data.index < len(topic.partitions):
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                          f"{topic_name}/{data.index} is not a partition of this cluster")
     partition = topic.partitions[data.index]
-    max_bytes = int(topic.config("max.message.bytes", broker.defaults))
+    max_bytes = int(topics.config(topic, "max.message.bytes"))
     batch = checked_batch(data.records, request.version, max_bytes)
     if batch.is_transactional and request.body.transactional_id is not None:
-        broker.transactions.check_produce(request.body.transactional_id, batch.producer_id,
-                                          batch.producer_epoch, topic_name, data.index)
+        services.transactions.check_produce(request.body.transactional_id, batch.producer_id,
+                                            batch.producer_epoch, topic_name, data.index)
     append_time = None
-    if topic.config("message.timestamp.type", broker.defaults) == "LogAppendTime":
+    if topics.config(topic, "message.timestamp.type") == "LogAppendTime":
         append_time = int(time.time() * 1000)
     answer.base_offset, last_sequence = await partition.append(
         batch, log_append_time=append_time, room_timeout_s=max(request.body.timeout_ms, 0) / 1000)
+    BYTES_IN.labels(topic_name).inc(batch.size)
+    RECORDS_IN.labels(topic_name).inc(batch.record_count)
     answer.log_append_time_ms = -1 if append_time is None else append_time
     answer.log_start_offset = partition.log_start_offset
     return answer, partition, last_sequence
-
-
-async def _dropped(appended):
-    for _, partition, sequence in appended:
-        await partition.wait_durable(sequence)
-    raise CloseConnection("test fault: produce response dropped after the append")
 
 
 async def _when_durable(response, appended, timeout_ms: int):

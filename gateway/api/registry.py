@@ -2,19 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
-
+from gateway.server.dispatch import Route
 from protocol.kafka.apis import by_name
-from protocol.kafka.schema import Api, Versions
-
-
-@dataclass(frozen=True)
-class Route:
-    api: Api
-    versions: Versions
-    handler: Callable[..., Awaitable[Any]]
-
+from protocol.kafka.schema import Versions
 
 ROUTES: dict[int, Route] = {}
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 
+from gateway.api.registry import handles
+from gateway.api.services import Services
+from gateway.server.dispatch import Request
+from gateway.txn.txn_coordinator import now_ms
+from gateway.txn.txn_metadata import TxnState
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
-
-from ..log.partition import PartitionLog
-from ..txn.coordinator import now_ms
-from ..txn.metadata import TxnState
-from .registry import handles
 
 PRODUCERS = by_name("DescribeProducers")
 DESCRIBE = by_name("DescribeTransactions")
@@ -18,10 +18,10 @@ LIST = by_name("ListTransactions")
 
 
 @handles("DescribeProducers")
-async def describe_producers(request):
+async def describe_producers(request: Request, services: Services):
     Topic = PRODUCERS.Response.Topics
     return PRODUCERS.Response(topics=[
-        Topic(name=t.name, partitions=[_producers_of(request.broker.partition(t.name, n), n)
+        Topic(name=t.name, partitions=[_producers_of(services.topics.partition(t.name, n), n)
                                        for n in t.partition_indexes])
         for t in request.body.topics
     ])
@@ -31,26 +31,21 @@ def _producers_of(partition, number: int):
     Partition = PRODUCERS.Response.Topics.Partitions
     if partition is None:
         return Partition(partition_index=number, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    if not isinstance(partition, PartitionLog):
-        return Partition(partition_index=number)  # native producers are not Kafka producers
-    states = partition.producers
     return Partition(partition_index=number, active_producers=[
         Partition.ActiveProducers(
-            producer_id=producer_id, producer_epoch=entry.epoch,
-            last_sequence=entry.batches[-1].last_sequence if entry.batches else -1,
-            last_timestamp=entry.last_timestamp, coordinator_epoch=entry.coordinator_epoch,
-            current_txn_start_offset=states.transactions.ongoing.get(producer_id, -1))
-        for producer_id, entry in states.producers.items()
+            producer_id=p.producer_id, producer_epoch=p.epoch, last_sequence=p.last_sequence,
+            last_timestamp=p.last_timestamp, coordinator_epoch=p.coordinator_epoch,
+            current_txn_start_offset=p.current_txn_start_offset)
+        for p in partition.active_producers()
     ])
 
 
 @handles("DescribeTransactions")
-async def describe_transactions(request):
-    known = request.broker.transactions.transactions
+async def describe_transactions(request: Request, services: Services):
     State = DESCRIBE.Response.TransactionStates
     answers = []
     for transactional_id in request.body.transactional_ids:
-        txn = known.get(transactional_id)
+        txn = services.transactions.transaction(transactional_id)
         if txn is None:
             answers.append(State(transactional_id=transactional_id, error_code=ErrorCode.TRANSACTIONAL_ID_NOT_FOUND))
             continue
@@ -66,7 +61,7 @@ async def describe_transactions(request):
 
 
 @handles("ListTransactions")
-async def list_transactions(request):
+async def list_transactions(request: Request, services: Services):
     body = request.body
     names = {state.value for state in TxnState}
     states = set(body.state_filters) & names
@@ -88,5 +83,5 @@ async def list_transactions(request):
         unknown_state_filters=[s for s in body.state_filters if s not in names],
         transaction_states=[
             State(transactional_id=t.transactional_id, producer_id=t.producer_id, transaction_state=t.state.value)
-            for t in request.broker.transactions.transactions.values() if wanted(t)
+            for t in services.transactions.transactions() if wanted(t)
         ])

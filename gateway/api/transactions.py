@@ -9,13 +9,14 @@ not offer.
 
 from __future__ import annotations
 
+from gateway.api.registry import handles
+from gateway.api.services import Services, Topics
+from gateway.group.committed_offsets import MAX_METADATA_CHARS
+from gateway.kafka_error import KafkaError
+from gateway.server.dispatch import Request
+from gateway.txn.txn_metadata import PendingOffset
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
-
-from ..errors import KafkaError
-from ..group.offsets import MAX_METADATA_CHARS
-from ..txn.metadata import PendingOffset
-from .registry import handles
 
 ADD_PARTITIONS = by_name("AddPartitionsToTxn")
 ADD_OFFSETS = by_name("AddOffsetsToTxn")
@@ -40,25 +41,27 @@ async def _outcome(call, version: int, first_fenced_version: int) -> ErrorCode:
 
 
 @handles("AddPartitionsToTxn")
-async def add_partitions_to_txn(request):
+async def add_partitions_to_txn(request: Request, services: Services):
     body, version = request.body, request.version
     if version < FIRST_BATCHED_ADD:
-        results = await _add_partitions(request, body.v3_and_below_transactional_id, body.v3_and_below_producer_id,
-                                        body.v3_and_below_producer_epoch, body.v3_and_below_topics, False)
+        results = await _add_partitions(request, services, body.v3_and_below_transactional_id,
+                                        body.v3_and_below_producer_id, body.v3_and_below_producer_epoch,
+                                        body.v3_and_below_topics, False)
         return ADD_PARTITIONS.Response(results_by_topic_v3_and_below=results)
     Result = ADD_PARTITIONS.Response.ResultsByTransaction
     return ADD_PARTITIONS.Response(results_by_transaction=[
         Result(transactional_id=t.transactional_id, topic_results=await _add_partitions(
-            request, t.transactional_id, t.producer_id, t.producer_epoch, t.topics, t.verify_only))
+            request, services, t.transactional_id, t.producer_id, t.producer_epoch, t.topics, t.verify_only))
         for t in body.transactions
     ])
 
 
-async def _add_partitions(request, transactional_id, producer_id, epoch, topics, verify_only: bool):
+async def _add_partitions(request: Request, services: Services, transactional_id, producer_id, epoch, topics,
+                          verify_only: bool):
     """Per-topic results: unknown partitions fail, and then nothing is attempted."""
-    coordinator = request.broker.transactions
+    coordinator = services.transactions
     wanted = {(t.name, p) for t in topics for p in t.partitions}
-    unknown = {(t, p) for t, p in wanted if request.broker.partition(t, p) is None}
+    unknown = {(t, p) for t, p in wanted if services.topics.partition(t, p) is None}
     errors: dict[tuple[str, int], ErrorCode] = {}
     if unknown:
         errors = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
@@ -88,22 +91,23 @@ def _verified(coordinator, transactional_id, producer_id, epoch, partition) -> E
 
 
 @handles("AddOffsetsToTxn")
-async def add_offsets_to_txn(request):
+async def add_offsets_to_txn(request: Request, services: Services):
     body = request.body
-    code = await _outcome(request.broker.transactions.add_offsets(
+    code = await _outcome(services.transactions.add_offsets(
         body.transactional_id, body.producer_id, body.producer_epoch, body.group_id), request.version, 2)
     return ADD_OFFSETS.Response(error_code=code)
 
 
 @handles("TxnOffsetCommit", "0-4")
-async def txn_offset_commit(request):
-    body, broker = request.body, request.broker
-    errors = {(t.name, p.partition_index): _offset_error(broker, t.name, p) for t in body.topics for p in t.partitions}
+async def txn_offset_commit(request: Request, services: Services):
+    body = request.body
+    errors = {(t.name, p.partition_index): _offset_error(services.topics, t.name, p)
+              for t in body.topics for p in t.partitions}
     offsets = {
         (t.name, p.partition_index): PendingOffset(p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
         for t in body.topics for p in t.partitions if errors[(t.name, p.partition_index)] == ErrorCode.NONE
     }
-    code = await _outcome(_commit_offsets(broker, body, offsets), request.version, 3)
+    code = await _outcome(_commit_offsets(services, body, offsets), request.version, 3)
     Topic = OFFSET_COMMIT.Response.Topics
     return OFFSET_COMMIT.Response(topics=[
         Topic(name=t.name, partitions=[
@@ -115,24 +119,24 @@ async def txn_offset_commit(request):
     ])
 
 
-def _offset_error(broker, topic: str, partition) -> ErrorCode:
-    if broker.partition(topic, partition.partition_index) is None:
+def _offset_error(topics: Topics, topic: str, partition) -> ErrorCode:
+    if topics.partition(topic, partition.partition_index) is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     if len(partition.committed_metadata or "") > MAX_METADATA_CHARS:
         return ErrorCode.OFFSET_METADATA_TOO_LARGE
     return ErrorCode.NONE
 
 
-async def _commit_offsets(broker, body, offsets) -> None:
-    broker.groups.validate_transactional_commit(body.group_id, body.member_id, body.group_instance_id,
+async def _commit_offsets(services: Services, body, offsets) -> None:
+    services.groups.validate_transactional_commit(body.group_id, body.member_id, body.group_instance_id,
                                                 body.generation_id)
-    await broker.transactions.commit_offsets(body.transactional_id, body.producer_id, body.producer_epoch,
+    await services.transactions.commit_offsets(body.transactional_id, body.producer_id, body.producer_epoch,
                                              body.group_id, offsets)
 
 
 @handles("EndTxn", "0-4")
-async def end_txn(request):
+async def end_txn(request: Request, services: Services):
     body = request.body
-    code = await _outcome(request.broker.transactions.end_transaction(
+    code = await _outcome(services.transactions.end_transaction(
         body.transactional_id, body.producer_id, body.producer_epoch, body.committed), request.version, 2)
     return END.Response(error_code=code)

@@ -13,12 +13,13 @@ from __future__ import annotations
 import structlog
 import trio
 
+from gateway.api.registry import handles
+from gateway.api.services import Services, Topics
+from gateway.kafka_error import KafkaError
+from gateway.server.dispatch import Request
+from gateway.txn.marker_writer import write_marker
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
-
-from ..errors import KafkaError
-from ..txn.markers import write_marker
-from .registry import handles
 
 API = by_name("WriteTxnMarkers")
 Marker, Topic = API.Response.Markers, API.Response.Markers.Topics
@@ -26,16 +27,16 @@ log = structlog.get_logger()
 
 
 @handles("WriteTxnMarkers")
-async def write_txn_markers(request):
-    return API.Response(markers=[await _write(request.broker, marker) for marker in request.body.markers])
+async def write_txn_markers(request: Request, services: Services):
+    return API.Response(markers=[await _write(services.topics, marker) for marker in request.body.markers])
 
 
-async def _write(broker, marker):
+async def _write(topics: Topics, marker):
     outcomes: dict[tuple[str, int], ErrorCode] = {}
     async with trio.open_nursery() as nursery:
         for topic in marker.topics:
             for index in topic.partition_indexes:
-                nursery.start_soon(_write_one, broker, marker, topic.name, index, outcomes)
+                nursery.start_soon(_write_one, topics, marker, topic.name, index, outcomes)
     return Marker(producer_id=marker.producer_id, topics=[
         Topic(name=topic.name, partitions=[
             Topic.Partitions(partition_index=index, error_code=outcomes[topic.name, index])
@@ -43,8 +44,8 @@ async def _write(broker, marker):
         for topic in marker.topics])
 
 
-async def _write_one(broker, marker, topic: str, index: int, outcomes: dict) -> None:
-    partition = broker.partition(topic, index)
+async def _write_one(topics: Topics, marker, topic: str, index: int, outcomes: dict) -> None:
+    partition = topics.partition(topic, index)
     if partition is None:
         outcomes[topic, index] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return

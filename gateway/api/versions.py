@@ -1,15 +1,16 @@
 """ApiVersions: the API ranges this gateway serves."""
 
+from gateway.api.registry import ROUTES, handles
+from gateway.api.services import Services
+from gateway.server.dispatch import Request
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
-
-from .registry import ROUTES, handles
 
 API = by_name("ApiVersions")
 
 
 @handles("ApiVersions")
-async def api_versions(request):
+async def api_versions(request: Request, services: Services):
     keys = [
         API.Response.ApiKeys(api_key=key, min_version=route.versions.low,
                              max_version=route.versions.high)

@@ -1,5 +1,5 @@
 """The group coordinator: classic and KIP-848 consumer groups and their committed offsets."""
 
-from .coordinator import GroupCoordinator
+from gateway.group.group_coordinator import GroupCoordinator
 
 __all__ = ["GroupCoordinator"]

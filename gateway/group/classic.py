@@ -8,11 +8,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
 
+from gateway.group.timer import Reply
+from gateway.kafka_error import KafkaError
+from protocol.kafka.consumer_protocol import subscribed_topics
 from protocol.kafka.error_codes import ErrorCode
-
-from ..errors import KafkaError
-from .subscription import subscribed_topics
-from .timer import Reply
 
 
 class ClassicState(Enum):

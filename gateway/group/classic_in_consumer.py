@@ -15,17 +15,16 @@ from __future__ import annotations
 import uuid
 from dataclasses import replace
 
+from gateway.group.classic import JoinResult, SyncResult
+from gateway.group.classic_membership import FIRST_VERSION_REQUIRING_MEMBER_ID, JoinRequest
+from gateway.group.consumer_group import ConsumerGroup
+from gateway.group.consumer_requests import check_not_fenced
+from gateway.group.migration import CONSUMER_PROTOCOL, named
+from gateway.group.reconcile import Assignment, ClassicMetadata, ConsumerMember, MemberState
+from gateway.kafka_error import KafkaError
 from protocol.errors import DecodeError
 from protocol.kafka.consumer_protocol import decode_subscription, encode_assignment, version_of
 from protocol.kafka.error_codes import ErrorCode
-
-from ..errors import KafkaError
-from .classic import JoinResult, SyncResult
-from .consumer import ConsumerGroup
-from .consumer_requests import check_not_fenced
-from .membership import FIRST_VERSION_REQUIRING_MEMBER_ID, JoinRequest
-from .migration import CONSUMER_PROTOCOL, named
-from .reconcile import Assignment, ClassicMetadata, ConsumerMember, MemberState
 
 
 class ClassicInConsumerGroup:

@@ -14,18 +14,25 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, replace
+from functools import partial
 
 import structlog
 
+from gateway.group.assignors import ASSIGNORS, DEFAULT_ASSIGNOR, MemberSpec
+from gateway.group.consumer_group import ConsumerGroup, TopicsMetadata, subscribed_names
+from gateway.group.consumer_requests import (
+    LEAVE_EPOCH,
+    STATIC_LEAVE_EPOCH,
+    HeartbeatRequest,
+    check_epoch,
+    check_not_fenced,
+    updated_member,
+    validate,
+)
+from gateway.group.migration import check_upgradable, downgraded, downgrades, upgraded
+from gateway.group.reconcile import Assignment, ConsumerMember, MemberState, Target, reconcile
+from gateway.kafka_error import KafkaError
 from protocol.kafka.error_codes import ErrorCode
-
-from ..errors import KafkaError
-from .assignors import ASSIGNORS, DEFAULT_ASSIGNOR, MemberSpec
-from .consumer import ConsumerGroup, TopicsMetadata, subscribed_names
-from .consumer_requests import (LEAVE_EPOCH, STATIC_LEAVE_EPOCH, HeartbeatRequest, check_epoch, check_not_fenced,
-                                updated_member, validate)
-from .migration import check_upgradable, downgraded, downgrades, upgraded
-from .reconcile import Assignment, ConsumerMember, MemberState, Target, reconcile
 
 log = structlog.get_logger()
 
@@ -46,7 +53,7 @@ class ConsumerMembership:
     def __init__(self, coordinator):
         self.coordinator = coordinator
         self.timer = coordinator.timer
-        self.defaults = coordinator.defaults
+        self.settings = coordinator.settings
 
     async def heartbeat(self, request: HeartbeatRequest) -> HeartbeatResult:
         try:
@@ -88,11 +95,11 @@ class ConsumerMembership:
         changed_assignment = reconciled.assigned != member.assigned
         return group, HeartbeatResult(
             member_id=member_id, epoch=reconciled.epoch,
-            interval_ms=self.defaults.group_consumer_heartbeat_interval_ms,
+            interval_ms=self.settings.group_consumer_heartbeat_interval_ms,
             assignment=reconciled.assigned if joining or request.is_full() or changed_assignment else None)
 
     def check_room(self, group: ConsumerGroup, member_id: str) -> None:
-        max_size = self.defaults.group_consumer_max_size
+        max_size = self.settings.group_consumer_max_size
         if len(group.members) >= max_size and member_id not in group.members:
             raise KafkaError(ErrorCode.GROUP_MAX_SIZE_REACHED,
                              f"The consumer group has reached its maximum capacity of {max_size} members.")
@@ -124,7 +131,7 @@ class ConsumerMembership:
             raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         if group is None or group.is_empty():
             return ConsumerGroup(group_id)
-        check_upgradable(group, self.defaults.group_consumer_max_size, self.defaults.group_consumer_migration_policy)
+        check_upgradable(group, self.settings.group_consumer_max_size, self.settings.group_consumer_migration_policy)
         return upgraded(group, self.coordinator.topics)
 
     def _register(self, group: ConsumerGroup) -> None:
@@ -243,7 +250,7 @@ class ConsumerMembership:
             group.remove_member(member.member_id)
             self.cancel_timers(group, member.member_id)
             log.info("consumer_member_fenced", group=group.group_id, member=member.member_id, reason=reason)
-        if group.has_only_classic_members() and downgrades(self.defaults.group_consumer_migration_policy):
+        if group.has_only_classic_members() and downgrades(self.settings.group_consumer_migration_policy):
             self._downgrade(group)
             return
         self.refresh_topics(group)
@@ -272,7 +279,7 @@ class ConsumerMembership:
 
     def expect_heartbeat(self, group: ConsumerGroup, member_id: str) -> None:
         group_id, classic = group.group_id, group.members[member_id].classic
-        timeout_ms = classic.session_timeout_ms if classic else self.defaults.group_consumer_session_timeout_ms
+        timeout_ms = classic.session_timeout_ms if classic else self.settings.group_consumer_session_timeout_ms
         self.timer.schedule(("consumer-session", group_id, member_id), timeout_ms,
                             lambda: self.fence_later(group_id, member_id, "its session expired"))
 
@@ -303,7 +310,7 @@ class ConsumerMembership:
         for member in group.members.values():
             self.expect_heartbeat(group, member.member_id)
             if member.state == MemberState.UNREVOKED_PARTITIONS:
-                epoch, timeout = member.epoch, member.rebalance_timeout_ms
+                timeout = member.rebalance_timeout_ms
                 self.timer.schedule(("consumer-rebalance", group.group_id, member.member_id), timeout,
-                                    lambda m=member.member_id: self._revocation_expired(group.group_id, m,
-                                                                                        epoch, timeout))
+                                    partial(self._revocation_expired, group.group_id, member.member_id,
+                                            member.epoch, timeout))

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from gateway.group.assignors import ASSIGNORS
+from gateway.group.reconcile import Assignment, ConsumerMember
+from gateway.group.topic_regex import problem
+from gateway.kafka_error import KafkaError
 from protocol.kafka.error_codes import ErrorCode
-
-from ..errors import KafkaError
-from .assignors import ASSIGNORS
-from .reconcile import Assignment, ConsumerMember
-from .topic_regex import problem
 
 LEAVE_EPOCH, STATIC_LEAVE_EPOCH = -1, -2
 FIRST_VERSION_WITH_CLIENT_MEMBER_ID = 1

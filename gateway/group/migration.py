@@ -12,14 +12,13 @@ epoch whose members hold their target assignment, about to rebalance.
 
 from __future__ import annotations
 
+from gateway.group.classic import ClassicGroup, ClassicMember, ClassicState
+from gateway.group.consumer_group import ConsumerGroup
+from gateway.group.reconcile import Assignment, ClassicMetadata, ConsumerMember
+from gateway.kafka_error import KafkaError
 from protocol.errors import DecodeError
 from protocol.kafka.consumer_protocol import decode_assignment, decode_subscription, encode_assignment, version_of
 from protocol.kafka.error_codes import ErrorCode
-
-from ..errors import KafkaError
-from .classic import ClassicGroup, ClassicMember, ClassicState
-from .consumer import ConsumerGroup
-from .reconcile import Assignment, ClassicMetadata, ConsumerMember
 
 CONSUMER_PROTOCOL = "consumer"
 

@@ -1,6 +1,6 @@
 """The beacon tower: relays node beacons to every node, with endpoints filled in.
 
-Run as `python -m gateway.mesh.tower`.
+Run as `dafka-tower` (`python -m gateway.mesh.tower`).
 """
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ import structlog
 import trio
 import zmq
 
-from gateway.mesh import cli
-from gateway.mesh.config import MeshConfig
-from gateway.mesh.sockets import Socket
+from gateway.lifecycle import run_node, served, start_command
+from gateway.settings.declaration import Command
+from gateway.settings.table import MeshSettings
+from gateway.zmq_trio import Socket, subscription_event
 from protocol.dafka import TowerBeacon, decode_node_beacon, encode_tower_beacon
 from protocol.dafka.beacon import WELCOME
 from protocol.errors import DecodeError
@@ -19,13 +20,13 @@ from protocol.errors import DecodeError
 log = structlog.get_logger()
 
 
-async def run_tower(context: zmq.Context, config: MeshConfig, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+async def run_tower(context: zmq.Context, config: MeshSettings, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
     """Relay beacons until cancelled; started once both sockets are bound."""
     with Socket(context, zmq.XSUB, linger_ms=0) as inbound, Socket(context, zmq.XPUB, linger_ms=0) as outbound:
         inbound.zsock.bind(config.tower_sub_address)
         outbound.zsock.setsockopt(zmq.XPUB_WELCOME_MSG, WELCOME)
         outbound.zsock.bind(config.tower_pub_address)
-        await inbound.send([b"\x01"])  # subscribe to everything the nodes' beacon PUBs send
+        await inbound.send([subscription_event()])  # everything the nodes' beacon PUBs send
         log.info("tower_started", sub=config.tower_sub_address, pub=config.tower_pub_address)
         task_status.started()
         async with trio.open_nursery() as nursery:
@@ -52,8 +53,8 @@ async def _drain_subscriptions(outbound: Socket) -> None:
 
 
 def main() -> None:
-    arguments = cli.parser("Dafka beacon tower", ["--tower-sub-address", "--tower-pub-address"]).parse_args()
-    cli.run(run_tower, cli.config_from(arguments))
+    loaded = start_command(Command.TOWER, "dafka-tower", "Dafka beacon tower: relays the beacons of mesh nodes.")
+    run_node(served, loaded.settings.http, run_tower, loaded.settings.mesh)
 
 
 if __name__ == "__main__":

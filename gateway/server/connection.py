@@ -14,11 +14,11 @@ import math
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
 
 import structlog
 import trio
 
+from gateway.server.answers import CloseConnection, Deferred
 from protocol.errors import DecodeError
 from protocol.kafka.framing import FrameReader
 
@@ -26,20 +26,6 @@ log = structlog.get_logger()
 
 READ_CHUNK = 256 * 1024
 IOV_MAX = os.sysconf("SC_IOV_MAX") if "SC_IOV_MAX" in os.sysconf_names else 1024  # buffers per sendmsg
-
-
-@dataclass
-class Deferred:
-    """A response that a coroutine function will produce later."""
-
-    wait: Callable[[], Awaitable[Any]]
-
-
-NO_RESPONSE = object()  # a handler's answer to a request Kafka never answers
-
-
-class CloseConnection(Exception):
-    """Raised by a dispatcher when the request must end the connection."""
 
 
 @dataclass
@@ -67,9 +53,10 @@ class ConnectionLimits:
 class Connection:
     """Serves one accepted stream until the peer leaves or shutdown."""
 
-    def __init__(self, stream: trio.abc.Stream, peer: str, dispatcher, limits: ConnectionLimits):
+    def __init__(self, stream: trio.abc.Stream, peer: str, listener: str, dispatcher, limits: ConnectionLimits):
         self.stream = stream
         self.peer = peer
+        self.listener = listener  # the name of the listener it came through
         self.dispatcher = dispatcher
         self.limits = limits
         self.log = log.bind(peer=peer)

@@ -9,20 +9,21 @@ malformed request closes the connection.
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 import structlog
 import trio
 
+from gateway.observability.broker_metrics import FAILED_REQUESTS, REQUEST_SECONDS
+from gateway.server.answers import NO_RESPONSE, CloseConnection, Deferred
 from protocol.errors import DecodeError
 from protocol.kafka import decode_request, encode_response_pieces, peek_request_header
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
-
-from ..api.registry import ROUTES, Route
-from .connection import NO_RESPONSE, CloseConnection, Deferred
+from protocol.kafka.schema import Api, Versions
 
 log = structlog.get_logger()
 
@@ -31,17 +32,25 @@ API_VERSIONS = by_name("ApiVersions")
 
 @dataclass
 class Request:
-    """What a handler gets: the decoded request and where it came from."""
+    """What a handler gets besides the services: the decoded request and where it came from."""
 
     header: Any
     body: Any
     version: int
-    connection: Any
-    broker: Any
+    connection: Any  # the Connection: its peer and the listener it came through
 
     @property
     def client_id(self) -> str | None:
         return self.header.client_id
+
+
+@dataclass(frozen=True)
+class Route:
+    """An API, the versions served, and its handler: `await handler(request, services)`."""
+
+    api: Api
+    versions: Versions
+    handler: Callable[[Request, Any], Awaitable[Any]]
 
 
 @contextmanager
@@ -49,19 +58,23 @@ def _handler_failures(route: Route, version: int):
     """A handler's bug ends its connection with a log line, never the server."""
     try:
         yield
-    except (CloseConnection, trio.Cancelled):
+    except trio.Cancelled:
+        raise
+    except CloseConnection:
+        FAILED_REQUESTS.labels(route.api.name).inc()
         raise
     except Exception as exc:
+        FAILED_REQUESTS.labels(route.api.name).inc()
         log.exception("handler_failed", api=route.api.name, version=version)
         raise CloseConnection(f"{route.api.name} v{version} failed: {exc!r}") from None
 
 
 class Dispatcher:
-    """Routes request frames of one broker to the registered handlers."""
+    """Routes request frames to handlers, each given the request and the services."""
 
-    def __init__(self, broker, routes: dict[int, Route] = ROUTES):
-        self.broker = broker
+    def __init__(self, routes: dict[int, Route], services: Any):
         self.routes = routes
+        self.services = services
 
     async def dispatch(self, payload: bytes, connection) -> list | Deferred | None:
         """The response frame (size prefix included) as buffers to send in order,
@@ -81,23 +94,25 @@ class Dispatcher:
             header, body = decode_request(payload)
         except DecodeError as exc:
             raise CloseConnection(f"malformed {route.api.name} v{version}: {exc}") from None
-        request = Request(header, body, version, connection, self.broker)
+        request = Request(header, body, version, connection)
+        started = time.perf_counter()
         with _handler_failures(route, version):
-            answer = await route.handler(request)
+            answer = await route.handler(request, self.services)
             if isinstance(answer, Deferred):
-                return Deferred(lambda: self._encode_later(answer, route, version, correlation_id))
-            return self._encode(answer, api_key, version, correlation_id)
+                return Deferred(lambda: self._encode_later(answer, route, version, correlation_id, started))
+            return self._encode(answer, route, version, correlation_id, started)
 
-    async def _encode_later(self, deferred: Deferred, route: Route, version, correlation_id):
+    async def _encode_later(self, deferred: Deferred, route: Route, version, correlation_id, started: float):
         with _handler_failures(route, version):
-            return self._encode(await deferred.wait(), route.api.key, version, correlation_id)
+            return self._encode(await deferred.wait(), route, version, correlation_id, started)
 
     @staticmethod
-    def _encode(answer, api_key: int, version: int, correlation_id: int) -> list | None:
-        """The framed response as buffers to send in order."""
+    def _encode(answer, route: Route, version: int, correlation_id: int, started: float) -> list | None:
+        """The framed response as buffers to send in order; the request's time is measured to here."""
+        REQUEST_SECONDS.labels(route.api.name).observe(time.perf_counter() - started)
         if answer is NO_RESPONSE:
             return None
-        return encode_response_pieces(api_key, version, correlation_id, answer)
+        return encode_response_pieces(route.api.key, version, correlation_id, answer)
 
     def advertised(self) -> list[tuple[int, int, int]]:
         """(api key, min version, max version) of every API this broker serves."""

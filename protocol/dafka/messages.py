@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import struct
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import ClassVar, Union
@@ -27,6 +28,12 @@ U32 = "u32"
 Buffer = Union[bytes, bytearray, memoryview]
 
 ADDRESS_PATTERN = re.compile(rb"[0-9A-F]{32}\Z")  # how every node UUID travels
+
+
+def new_uuid() -> str:
+    """A fresh node or partition address, as it travels: 32 upper-case hex characters."""
+    return uuid.uuid4().hex.upper()
+
 # RECORD and DIRECT-RECORD after the topic's NUL: version, address, subject length byte.
 _CONTENT_FIELDS = re.compile(rb"\x01\x20([0-9A-F]{32})(.)", re.DOTALL)
 _U64 = struct.Struct(">Q")

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import DecodeError, EncodeError
-from .apis import ALL, by_name
-from .buffers import Fragments, GatherBuffer
-from .codec import REQUEST, RESPONSE, decode_body, decoded, encode_body, encode_body_into
-from .error_codes import ErrorCode, is_retriable
-from .framing import SIZE_PREFIX_BYTES
-from .headers import (
+from protocol.errors import DecodeError, EncodeError
+from protocol.kafka.apis import ALL, by_name
+from protocol.kafka.buffers import Fragments, GatherBuffer
+from protocol.kafka.codec import REQUEST, RESPONSE, decode_body, decoded, encode_body, encode_body_into
+from protocol.kafka.error_codes import ErrorCode, is_retriable
+from protocol.kafka.framing import SIZE_PREFIX_BYTES
+from protocol.kafka.headers import (
     RequestHeader,
     decode_request_header,
     decode_response_header,
@@ -24,7 +24,7 @@ from .headers import (
     write_request_header,
     write_response_header,
 )
-from .schema import Api
+from protocol.kafka.schema import Api
 
 __all__ = [
     "ALL", "REQUEST", "RESPONSE", "UNKNOWN_API_KEY", "UNSUPPORTED_VERSION", "Api", "DecodeError",

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
-from ..errors import DecodeError, EncodeError
-from . import primitives as p
-from .messages import camel, default_source, default_value, is_struct, message_classes
-from .schema import Api, Field
+from protocol.errors import DecodeError, EncodeError
+from protocol.kafka import primitives as p
+from protocol.kafka.message_classes import camel, default_source, default_value, is_struct, message_classes
+from protocol.kafka.schema import Api, Field
 
 REQUEST = "request"
 RESPONSE = "response"

@@ -11,10 +11,10 @@ from __future__ import annotations
 import struct
 from functools import cache
 
-from ..errors import DecodeError
-from .codec import decoded, struct_codec
-from .messages import build_class
-from .schema import F
+from protocol.errors import DecodeError
+from protocol.kafka.codec import decoded, struct_codec
+from protocol.kafka.message_classes import build_class
+from protocol.kafka.schema import F
 
 LATEST_VERSION = 3
 TOPIC_PARTITION = (
@@ -76,3 +76,21 @@ def encode_assignment(partitions: dict[str, list[int]], version: int) -> bytes:
     out = bytearray(_VERSION.pack(version))
     _codec(Assignment, version).encode(out, message)
     return bytes(out)
+
+
+def subscribed_topics(metadata: bytes) -> set[str] | None:
+    """The topic names a subscription of any version starts with (all a classic
+    coordinator needs of it), or None if they are not readable; the rest is not checked."""
+    try:
+        (count,) = struct.unpack_from(">i", metadata, 2)
+        position, topics = 6, set()
+        for _ in range(count):
+            (length,) = struct.unpack_from(">h", metadata, position)
+            position += 2
+            if length < 0 or position + length > len(metadata):
+                return None
+            topics.add(metadata[position:position + length].decode())
+            position += length
+        return topics
+    except (struct.error, UnicodeDecodeError):
+        return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import struct
 
-from ..errors import DecodeError
+from protocol.errors import DecodeError
 
 _SIZE = struct.Struct(">i")
 SIZE_PREFIX_BYTES = _SIZE.size

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import struct
 
-from ..errors import DecodeError
-from . import primitives as p
-from .codec import read_tags
-from .messages import build_class
-from .schema import F
+from protocol.errors import DecodeError
+from protocol.kafka import primitives as p
+from protocol.kafka.codec import read_tags
+from protocol.kafka.message_classes import build_class
+from protocol.kafka.schema import F
 
 RequestHeader = build_class("RequestHeader", "RequestHeader", (
     F("api_key", "int16"),

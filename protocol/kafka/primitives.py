@@ -14,8 +14,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import DecodeError, EncodeError
-from .buffers import Fragments
+from protocol.errors import DecodeError, EncodeError
+from protocol.kafka.buffers import Fragments
 
 Reader = Callable[[Any, int], tuple[Any, int]]
 Writer = Callable[[bytearray, Any], None]

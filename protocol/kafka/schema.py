@@ -126,14 +126,14 @@ class Api:
     @property
     def Request(self) -> type:  # noqa: N802 - it is a class
         """The request message class, generated from `request` on first use."""
-        from .messages import message_classes
+        from protocol.kafka.message_classes import message_classes
 
         return message_classes(self)[0]
 
     @property
     def Response(self) -> type:  # noqa: N802 - it is a class
         """The response message class, generated from `response` on first use."""
-        from .messages import message_classes
+        from protocol.kafka.message_classes import message_classes
 
         return message_classes(self)[1]
 

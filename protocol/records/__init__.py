@@ -5,25 +5,14 @@ The produce path only splits, checks CRCs and stamps offsets
 are decoded only when something asks for them.
 """
 
-from protocol.records.batch import RecordBatch
-from protocol.records.batch import TimestampType
-from protocol.records.builder import ControlMarker
-from protocol.records.builder import ControlType
-from protocol.records.builder import build_batch
-from protocol.records.builder import build_control_batch
-from protocol.records.builder import read_control_record
-from protocol.records.compression import DEFAULT_LIMIT
-from protocol.records.compression import Codec
-from protocol.records.compression import compress
-from protocol.records.compression import decompress
-from protocol.records.convert import batch_to_legacy
-from protocol.records.convert import legacy_to_batch
-from protocol.records.legacy import LegacyMessage
-from protocol.records.legacy import build_message_set
+from protocol.records.batch import RecordBatch, TimestampType
+from protocol.records.builder import ControlMarker, ControlType, build_batch, build_control_batch, read_control_record
+from protocol.records.compression import DEFAULT_LIMIT, Codec, compress, decompress
+from protocol.records.convert import batch_to_legacy, legacy_to_batch
+from protocol.records.legacy import LegacyMessage, build_message_set
 from protocol.records.offsets import assign_offsets
 from protocol.records.record import Record
-from protocol.records.split import Split
-from protocol.records.split import split_records
+from protocol.records.split import Split, split_records
 
 __all__ = [
     "DEFAULT_LIMIT",

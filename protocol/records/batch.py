@@ -25,11 +25,8 @@ from enum import IntEnum
 import crc32c
 
 from protocol.errors import DecodeError
-from protocol.records.compression import DEFAULT_LIMIT
-from protocol.records.compression import Codec
-from protocol.records.compression import decompress
-from protocol.records.record import Record
-from protocol.records.record import decode_records
+from protocol.records.compression import DEFAULT_LIMIT, Codec, decompress
+from protocol.records.record import Record, decode_records
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = HEADER.size

@@ -9,19 +9,18 @@ from typing import NamedTuple
 
 import crc32c
 
-from protocol.errors import DecodeError
-from protocol.errors import EncodeError
-from protocol.records.batch import CONTROL_FLAG
-from protocol.records.batch import CRC_POSITION
-from protocol.records.batch import CRC_START
-from protocol.records.batch import HEADER
-from protocol.records.batch import LENGTH_PREFIX
-from protocol.records.batch import TIMESTAMP_TYPE_FLAG
-from protocol.records.batch import TRANSACTIONAL_FLAG
-from protocol.records.compression import Codec
-from protocol.records.compression import compress
-from protocol.records.record import Record
-from protocol.records.record import encode_record
+from protocol.errors import DecodeError, EncodeError
+from protocol.records.batch import (
+    CONTROL_FLAG,
+    CRC_POSITION,
+    CRC_START,
+    HEADER,
+    LENGTH_PREFIX,
+    TIMESTAMP_TYPE_FLAG,
+    TRANSACTIONAL_FLAG,
+)
+from protocol.records.compression import Codec, compress
+from protocol.records.record import Record, encode_record
 
 _INT32_MAX = (1 << 31) - 1
 

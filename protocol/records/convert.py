@@ -11,13 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from protocol.errors import EncodeError
-from protocol.records.batch import RecordBatch
-from protocol.records.batch import TimestampType
+from protocol.records.batch import RecordBatch, TimestampType
 from protocol.records.builder import build_batch
-from protocol.records.compression import DEFAULT_LIMIT
-from protocol.records.compression import Codec
-from protocol.records.legacy import LegacyMessage
-from protocol.records.legacy import build_message_set
+from protocol.records.compression import DEFAULT_LIMIT, Codec
+from protocol.records.legacy import LegacyMessage, build_message_set
 
 
 def legacy_to_batch(

@@ -19,16 +19,10 @@ import struct
 import zlib
 from collections.abc import Sequence
 
-from protocol.errors import DecodeError
-from protocol.errors import EncodeError
-from protocol.records.batch import CODEC_MASK
-from protocol.records.batch import TIMESTAMP_TYPE_FLAG
-from protocol.records.batch import TimestampType
-from protocol.records.compression import DEFAULT_LIMIT
-from protocol.records.compression import Codec
-from protocol.records.compression import compress
-from protocol.records.compression import decompress
-from protocol.records.framing import split_frames
+from protocol.errors import DecodeError, EncodeError
+from protocol.records.batch import CODEC_MASK, TIMESTAMP_TYPE_FLAG, TimestampType
+from protocol.records.compression import DEFAULT_LIMIT, Codec, compress, decompress
+from protocol.records.entry_prefix import split_frames
 from protocol.records.record import Record
 
 _PREFIX = struct.Struct(">qiIbb")  # offset, size, crc, magic, attributes

@@ -17,13 +17,15 @@ import struct
 
 import crc32c
 
-from protocol.records.batch import ATTRIBUTES_POSITION
-from protocol.records.batch import CRC_POSITION
-from protocol.records.batch import CRC_START
-from protocol.records.batch import LEADER_EPOCH_POSITION
-from protocol.records.batch import MAX_TIMESTAMP_POSITION
-from protocol.records.batch import TIMESTAMP_TYPE_FLAG
-from protocol.records.batch import RecordBatch
+from protocol.records.batch import (
+    ATTRIBUTES_POSITION,
+    CRC_POSITION,
+    CRC_START,
+    LEADER_EPOCH_POSITION,
+    MAX_TIMESTAMP_POSITION,
+    TIMESTAMP_TYPE_FLAG,
+    RecordBatch,
+)
 
 _INT64 = struct.Struct(">q")
 _INT32 = struct.Struct(">i")

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from protocol.errors import DecodeError
-from protocol.errors import EncodeError
-from protocol.records.varint import read_varint
-from protocol.records.varint import write_varint
+from protocol.errors import DecodeError, EncodeError
+from protocol.records.varint import read_varint, write_varint
 
 Header = tuple[str, bytes | None]
 

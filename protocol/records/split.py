@@ -10,8 +10,7 @@ from typing import NamedTuple
 
 from protocol.errors import DecodeError
 from protocol.records.batch import RecordBatch
-from protocol.records.framing import MAGIC_POSITION
-from protocol.records.framing import split_frames
+from protocol.records.entry_prefix import MAGIC_POSITION, split_frames
 from protocol.records.legacy import LegacyMessage
 
 Entry = RecordBatch | LegacyMessage

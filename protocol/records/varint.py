@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from protocol.errors import DecodeError
-from protocol.errors import EncodeError
+from protocol.errors import DecodeError, EncodeError
 
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1

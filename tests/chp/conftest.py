@@ -8,10 +8,11 @@ import sys
 import pytest
 import trio
 
-from gateway.chp.server import ChpServer
+from gateway.chp.chp_server import ChpServer
+from gateway.settings.table import ChpSettings
 from tests.mesh.conftest import FIRST_PORT, PORT_SLICE
 
-HUGZ_INTERVAL = 0.1
+HUGZ_INTERVAL_MS = 100
 
 
 def _free_base_port() -> int:
@@ -60,12 +61,8 @@ def client_options() -> dict:
 @pytest.fixture
 def make_server():
     def make(port: int | None = None) -> ChpServer:
-        return ChpServer(
-            port or _free_base_port(),
-            host="127.0.0.1",
-            hugz_interval=HUGZ_INTERVAL,
-            flush_interval=0.1,
-        )
+        return ChpServer(ChpSettings(chp_port=port or _free_base_port(), chp_host="127.0.0.1",
+                                     chp_hugz_interval_ms=HUGZ_INTERVAL_MS, chp_flush_interval_ms=100))
 
     return make
 
@@ -79,12 +76,12 @@ async def chp_server(nursery: trio.Nursery, make_server) -> ChpServer:
 
 @pytest.fixture
 def server_process():
-    """Starts `python -m gateway.chp.server` processes; all are killed afterwards."""
+    """Starts `python -m gateway.chp.chp_server` processes; all are killed afterwards."""
     processes = []
 
     async def start(port: int) -> subprocess.Popen:
-        command = [sys.executable, "-m", "gateway.chp.server", "--host", "127.0.0.1"]
-        command += ["--port", str(port), "--hugz-interval", str(HUGZ_INTERVAL)]
+        command = [sys.executable, "-m", "gateway.chp.chp_server", "--chp-host", "127.0.0.1"]
+        command += ["--chp-port", str(port), "--chp-hugz-interval-ms", str(HUGZ_INTERVAL_MS)]
         processes.append(subprocess.Popen(command, stdout=subprocess.DEVNULL))
         await _until_listening(port + 2)
         return processes[-1]

@@ -6,8 +6,8 @@ import trio
 import zmq
 
 from gateway.chp.changes import ServerLost, Synced, Update
-from gateway.chp.client import open_chp_client
-from gateway.mesh.sockets import Socket
+from gateway.chp.chp_client import open_chp_client
+from gateway.zmq_trio import Socket
 from protocol.chp import TTL
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -27,7 +28,7 @@ class GatewayProcess:
         self.options = options
         self.stores = stores
         self.process: subprocess.Popen | None = None
-        self.log_path = data_dir / "gateway.log"
+        self.log_path = data_dir.parent / f"{data_dir.name}.log"
 
     @property
     def bootstrap(self) -> str:
@@ -36,13 +37,13 @@ class GatewayProcess:
     def command(self) -> list[str]:
         return [
             sys.executable, "-m", "gateway",
-            "--port", str(self.port), "--data-dir", str(self.data_dir),
-            "--stores", str(self.stores),
+            "--port", str(self.port), "--log-dirs", str(self.data_dir),
+            "--embedded-stores", str(self.stores),
             "--tower-sub-address", f"tcp://127.0.0.1:{self.tower_sub}",
             "--tower-pub-address", f"tcp://127.0.0.1:{self.tower_pub}",
             "--beacon-sub-address", f"tcp://127.0.0.1:{self.tower_sub}",
             "--beacon-pub-address", f"tcp://127.0.0.1:{self.tower_pub}",
-            "--beacon-interval", "200", "--head-interval", "200",
+            "--beacon-interval-ms", "200", "--head-interval-ms", "200",
             *self.options,
         ]
 
@@ -52,20 +53,19 @@ class GatewayProcess:
         self.process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
         RUNNING.add(self)
-        self._wait_listening()
+        self._wait_serving()
         return self
 
-    def _wait_listening(self) -> None:
+    def _wait_serving(self) -> None:
+        """Until the gateway answers ApiVersions: it binds its port before it serves."""
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"gateway exited with {self.process.returncode}:\n{self.log_tail()}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+            if answers_api_versions(self.port, timeout=min(1.0, deadline - time.monotonic())):
                 return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError(f"gateway did not listen within {START_TIMEOUT_S}s:\n{self.log_tail()}")
+            time.sleep(0.05)
+        raise RuntimeError(f"gateway did not serve within {START_TIMEOUT_S}s:\n{self.log_tail()}")
 
     def log_tail(self, lines: int = 40) -> str:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
@@ -89,6 +89,18 @@ class GatewayProcess:
                 self.kill()
         RUNNING.discard(self)
         return self.process.returncode
+
+
+API_VERSIONS_V0 = struct.pack(">ihhih", 10, 18, 0, 1, -1)  # size, api key, version, correlation id, no client id
+
+
+def answers_api_versions(port: int, timeout: float) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as connection:
+            connection.sendall(API_VERSIONS_V0)
+            return len(connection.recv(8)) >= 8
+    except OSError:
+        return False
 
 
 def children(pid: int) -> list[int]:

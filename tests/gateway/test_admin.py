@@ -10,8 +10,16 @@ import subprocess
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicCollection
-from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource,
-                                   NewPartitions, NewTopic, ResourceType)
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    NewPartitions,
+    NewTopic,
+    ResourceType,
+)
 
 from tests.gateway.admin import create_topic
 
@@ -293,10 +301,9 @@ def test_kcat_lists_brokers_and_topics(shared_gateway):
 
 def test_acl_apis_say_that_no_authorizer_is_configured(admin, kafka_python_admin):
     """As a Kafka broker without an authorizer: every ACL call fails with SECURITY_DISABLED."""
-    from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType,
-                                       ResourcePatternType)
-    from kafka.admin import (ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType,
-                             ResourcePatternFilter, ResourceType as KafkaPythonResource)
+    from confluent_kafka.admin import AclBinding, AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType
+    from kafka.admin import ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType, ResourcePatternFilter
+    from kafka.admin import ResourceType as KafkaPythonResource
     from kafka.errors import SecurityDisabledError
 
     binding = AclBinding(ResourceType.TOPIC, "acl-topic", ResourcePatternType.LITERAL, "User:alice", "*",

@@ -17,8 +17,15 @@ import pytest
 from protocol.kafka import decode_response, encode_request
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
-from tests.gateway.groups import (Member, consumed_once, create_topic, leave_then_die, produce,
-                                  share_without_overlap, wait_until)
+from tests.gateway.groups import (
+    Member,
+    consumed_once,
+    create_topic,
+    leave_then_die,
+    produce,
+    share_without_overlap,
+    wait_until,
+)
 from tests.gateway.server import GatewayProcess
 
 log = logging.getLogger(__name__)

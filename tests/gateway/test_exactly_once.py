@@ -65,7 +65,7 @@ def kill_plan(chance: random.Random) -> list[tuple[int, str]]:
     """(committed records to wait for, kill point) per kill, in order."""
     # The last kill leaves a third of the input: a loop killed "anywhere" must not have finished meanwhile.
     thresholds = sorted(chance.sample(range(LOOP_RECORDS // 20, LOOP_RECORDS * 2 // 3), len(KILL_POINTS)))
-    return list(zip(thresholds, chance.sample(KILL_POINTS, len(KILL_POINTS))))
+    return list(zip(thresholds, chance.sample(KILL_POINTS, len(KILL_POINTS)), strict=True))
 
 
 def parking(step: tuple[int, str] | None) -> tuple[str, ...]:
@@ -104,7 +104,7 @@ def test_consume_transform_produce_is_exactly_once_across_kills(shared_gateway, 
     loop = TransactionLoop(tmp_path / "loop.log", bootstrap, source, target, "eos", str(LOOP_RECORDS))
     loop.start(*parking(plan[0]))
     try:
-        for step, next_step in zip(plan, [*plan[1:], None]):
+        for step, next_step in zip(plan, [*plan[1:], None], strict=True):
             kill_at(loop, step, chance)
             loop.start(*parking(next_step))
         assert loop.process.wait(PROGRESS_TIMEOUT_S) == 0, loop.log_path.read_text()[-3000:]

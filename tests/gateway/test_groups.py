@@ -7,8 +7,15 @@ import time
 
 import pytest
 
-from tests.gateway.groups import (Member, consumed_once, create_topic, leave_then_die, produce,
-                                  share_without_overlap, wait_until)
+from tests.gateway.groups import (
+    Member,
+    consumed_once,
+    create_topic,
+    leave_then_die,
+    produce,
+    share_without_overlap,
+    wait_until,
+)
 from tests.gateway.server import GatewayProcess
 
 log = logging.getLogger(__name__)

@@ -56,7 +56,7 @@ def test_join_to_first_record_with_kafkas_initial_delay(shared_gateway):
         produce(bootstrap, topic, ["hello"], 1)
         member = Member(client, bootstrap, topic, f"first-{client}")
         try:
-            wait_until(lambda: member.records, 30, "the first record")
+            wait_until(lambda member=member: member.records, 30, "the first record")
             log.warning("join to first record: %.2fs (%s)", member.first_record_s, client)
         finally:
             member.close()

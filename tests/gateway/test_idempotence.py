@@ -6,10 +6,18 @@ import threading
 
 import pytest
 
-from tests.gateway.clients import (CLIENTS, Sent, aiokafka_produce, confluent_consume, confluent_produce,
-                                   kafka_python_produce)
+from tests.gateway.clients import (
+    CLIENTS,
+    Sent,
+    aiokafka_produce,
+    confluent_consume,
+    confluent_produce,
+    kafka_python_produce,
+)
 from tests.gateway.groups import wait_until
+from tests.gateway.lossy_proxy import LossyProxy
 from tests.gateway.server import GatewayProcess
+from tests.mesh.conftest import free_port
 
 COUNT = 3000
 RESTART_COUNT = 30000
@@ -23,23 +31,29 @@ IDEMPOTENT = {
 
 
 @pytest.fixture
-def lossy_gateway(tmp_path, monkeypatch):
-    """A gateway that drops every 7th produce response (by closing the connection)."""
-    monkeypatch.setenv("GATEWAY_DROP_PRODUCE_RESPONSE_EVERY", "7")
-    server = GatewayProcess(tmp_path / "gateway").start()
-    yield server
+def lossy_gateway(tmp_path):
+    """A gateway whose clients reach it through a proxy that loses every 7th produce response
+    (it closes the connection instead); the gateway advertises the proxy."""
+    proxy_port = free_port()
+    server = GatewayProcess(tmp_path / "gateway")
+    server.options = ("--advertised-listeners", f"PLAINTEXT://127.0.0.1:{proxy_port}")
+    server.start()
+    proxy = LossyProxy(proxy_port, server.port, drop_every=7)
+    yield f"127.0.0.1:{proxy_port}", proxy
+    proxy.close()
     server.stop()
 
 
 @pytest.mark.parametrize("client", IDEMPOTENT)
 def test_dropped_responses_are_retried_without_duplicates(lossy_gateway, client):
+    bootstrap, proxy = lossy_gateway
     produce, config = IDEMPOTENT[client]
     sent = [Sent(f"{i:06}".encode()) for i in range(COUNT)]
-    produce(lossy_gateway.bootstrap, "lossy", sent, **config)
-    got = CLIENTS["confluent-kafka"][1](lossy_gateway.bootstrap, "lossy", [0], COUNT)
+    produce(bootstrap, "lossy", sent, **config)
+    got = CLIENTS["confluent-kafka"][1](bootstrap, "lossy", [0], COUNT)
     assert [m.value for m in got] == [s.value for s in sent]
     assert [m.offset for m in got] == list(range(COUNT))
-    assert "produce response dropped" in lossy_gateway.log_path.read_text()
+    assert proxy.dropped > 0, "no produce response was lost"
 
 
 def test_sequence_state_survives_a_gateway_restart(tmp_path):

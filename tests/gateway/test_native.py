@@ -25,14 +25,14 @@ BATCH_PREFIX = struct.Struct(">qi")  # a v2 batch starts with its base offset an
 
 def mesh_options(server: GatewayProcess) -> list[str]:
     return [f"--beacon-sub-address=tcp://127.0.0.1:{server.tower_sub}",
-            f"--beacon-pub-address=tcp://127.0.0.1:{server.tower_pub}", "--beacon-interval=200"]
+            f"--beacon-pub-address=tcp://127.0.0.1:{server.tower_pub}", "--beacon-interval-ms=200"]
 
 
 def publish_natively(server: GatewayProcess, topic: str, values: list[bytes]) -> int:
-    """Publish `values` from a new native producer (`python -m gateway.mesh.producer`),
+    """Publish `values` from a new native producer (`python -m gateway.mesh.dafka_producer`),
     kept alive until the gateway serves them all; the Kafka partition they became."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "gateway.mesh.producer", topic, "--acks=1", "--head-interval=200",
+        [sys.executable, "-m", "gateway.mesh.dafka_producer", topic, "--acks=1", "--head-interval-ms=200",
          *mesh_options(server)],
         stdin=subprocess.PIPE, stderr=subprocess.DEVNULL)
     consumer = KafkaConsumer(bootstrap_servers=server.bootstrap, enable_auto_commit=False)
@@ -148,7 +148,7 @@ def test_native_consumer_reads_kafka_batches(gateway):
     kafka_python_produce(gateway.bootstrap, "kafka.made", [Sent(value=v) for v in values],
                          acks="all", linger_ms=5)
     process = subprocess.Popen(
-        [sys.executable, "-m", "gateway.mesh.consumer", "kafka.made", "--offset-reset=earliest",
+        [sys.executable, "-m", "gateway.mesh.dafka_consumer", "kafka.made", "--consumer-offset-reset=earliest",
          *mesh_options(gateway)],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     output = b""

@@ -3,8 +3,8 @@
 import pytest
 import trio
 
-from gateway.errors import KafkaError
-from gateway.log.native import BATCH_RECORDS, NativePartition
+from gateway.kafka_error import KafkaError
+from gateway.partitions.native_partition import BATCH_RECORDS, NativePartition
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import RecordBatch
 

@@ -246,7 +246,7 @@ def test_abandoned_transaction_is_aborted_after_its_timeout(tmp_path, client, re
     from tests.gateway.clients import Sent, confluent_produce
     from tests.gateway.server import GatewayProcess
 
-    gateway = GatewayProcess(tmp_path / "gateway", "--transaction-abort-interval-ms", "300").start()
+    gateway = GatewayProcess(tmp_path / "gateway", "--transaction-abort-timed-out-transaction-cleanup-interval-ms", "300").start()
     try:
         began = time.monotonic()
         subprocess.run([sys.executable, "-c", ABANDON[client], gateway.bootstrap], check=True, timeout=60)

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.mesh.config import MeshConfig
-
+from gateway.settings.table import MeshSettings
 
 # Ports handed to servers that bind them later come from below the kernel's ephemeral
 # range, so that no socket's automatic port takes one in between, and from a slice of
@@ -47,7 +46,7 @@ def free_port() -> int:
     raise RuntimeError("no free port")
 
 
-def fast_config(**overrides) -> MeshConfig:
+def fast_config(**overrides) -> MeshSettings:
     """A mesh on free local ports with short beacon and head intervals."""
     sub, pub = free_port(), free_port()
     settings = dict(
@@ -60,9 +59,9 @@ def fast_config(**overrides) -> MeshConfig:
         head_interval_ms=100,
     )
     settings.update(overrides)
-    return MeshConfig(**settings)
+    return MeshSettings(**settings)
 
 
 @pytest.fixture
-def config() -> MeshConfig:
+def config() -> MeshSettings:
     return fast_config()

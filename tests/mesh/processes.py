@@ -7,15 +7,15 @@ import sys
 import time
 from pathlib import Path
 
-from gateway.mesh.config import MeshConfig
+from gateway.settings.table import MeshSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def config_arguments(config: MeshConfig) -> list[str]:
+def config_arguments(config: MeshSettings) -> list[str]:
     return [
-        f"--beacon-interval={config.beacon_interval_ms}",
-        f"--beacon-timeout={config.beacon_timeout_ms}",
+        f"--beacon-interval-ms={config.beacon_interval_ms}",
+        f"--beacon-timeout-ms={config.beacon_timeout_ms}",
         f"--beacon-sub-address={config.beacon_sub_address}",
         f"--beacon-pub-address={config.beacon_pub_address}",
     ]
@@ -34,12 +34,12 @@ class NodeProcess:
             )
 
     @classmethod
-    def tower(cls, config: MeshConfig, log_path: Path) -> "NodeProcess":
+    def tower(cls, config: MeshSettings, log_path: Path) -> "NodeProcess":
         return cls("gateway.mesh.tower", [f"--tower-sub-address={config.tower_sub_address}",
                                           f"--tower-pub-address={config.tower_pub_address}"], log_path)
 
     @classmethod
-    def store(cls, config: MeshConfig, directory: Path, log_path: Path) -> "NodeProcess":
+    def store(cls, config: MeshSettings, directory: Path, log_path: Path) -> "NodeProcess":
         return cls("gateway.mesh.store", [*config_arguments(config), f"--store-db={directory}"], log_path)
 
     def log_text(self) -> str:

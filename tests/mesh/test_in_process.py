@@ -2,17 +2,19 @@
 
 import trio
 
-from gateway.mesh.consumer import Consumer
-from gateway.mesh.producer import Producer
-from gateway.mesh.sockets import zmq_context
-from gateway.mesh.store.node import run_store
+from gateway.mesh.dafka_consumer import Consumer
+from gateway.mesh.dafka_producer import Producer
+from gateway.mesh.store.store_node import run_store
 from gateway.mesh.tower import run_tower
+from gateway.settings.table import StoreSettings
+from gateway.zmq_trio import zmq_context
 from tests.mesh.conftest import fast_config
 from tests.mesh.memory_log import MemoryLog
 
 
 async def test_records_are_acked_delivered_and_gaps_fetched(tmp_path):
-    config = fast_config(store_db=str(tmp_path / "store"), offset_reset="earliest")
+    config = fast_config(consumer_offset_reset="earliest")
+    store = StoreSettings(store_db=tmp_path / "store")
     log = MemoryLog()
     dropped = {3, 4, 10}
     with zmq_context() as context, trio.fail_after(20):
@@ -21,7 +23,7 @@ async def test_records_are_acked_delivered_and_gaps_fetched(tmp_path):
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(run_tower, context, config)
-                await nursery.start(run_store, context, config, log)
+                await nursery.start(run_store, context, config, store, log)
                 await nursery.start(producer.run)
                 await nursery.start(consumer.run)
                 partition = producer.host("orders", next_sequence=0)
@@ -49,14 +51,15 @@ async def test_records_are_acked_delivered_and_gaps_fetched(tmp_path):
 
 async def test_a_late_consumer_learns_heads_from_the_store_and_replays(tmp_path):
     """HELLO handshake and GET-HEADS: with its producer gone, only the store knows the partition."""
-    config = fast_config(store_db=str(tmp_path / "store"), offset_reset="earliest")
+    config = fast_config(consumer_offset_reset="earliest")
+    store = StoreSettings(store_db=tmp_path / "store")
     with zmq_context() as context, trio.fail_after(20):
         producer = Producer(context, config)
         consumer = Consumer(context, config, ["orders"])
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(run_tower, context, config)
-                writer, reader = await nursery.start(run_store, context, config, MemoryLog())
+                writer, reader = await nursery.start(run_store, context, config, store, MemoryLog())
                 await nursery.start(producer.run)
                 partition = producer.host("orders")
                 for i in range(5):
@@ -84,13 +87,14 @@ async def test_a_store_ahead_of_its_producer_never_acknowledges_its_new_records(
     missed): the store's ACKs are for its own records, so new writes must wait, not pass."""
     from structlog.testing import capture_logs
 
-    config = fast_config(store_db=str(tmp_path / "store"))
+    config = fast_config()
+    store = StoreSettings(store_db=tmp_path / "store")
     with zmq_context() as context, trio.fail_after(20), capture_logs() as logs:
         producer = Producer(context, config)
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(run_tower, context, config)
-                await nursery.start(run_store, context, config, MemoryLog())
+                await nursery.start(run_store, context, config, store, MemoryLog())
                 await nursery.start(producer.run)
                 first_life = producer.host("orders")
                 for i in range(5):

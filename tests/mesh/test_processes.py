@@ -8,9 +8,9 @@ import time
 import pytest
 import trio
 
-from gateway.mesh.producer import Producer
-from gateway.mesh.sockets import zmq_context
-from gateway.mesh.store.log import StoreLog
+from gateway.mesh.dafka_producer import Producer
+from gateway.mesh.store.store_log import StoreLog
+from gateway.zmq_trio import zmq_context
 from tests.mesh.conftest import fast_config
 from tests.mesh.processes import NodeProcess, config_arguments
 
@@ -55,7 +55,7 @@ def mesh(tmp_path_factory):
 
 
 def start_consumer(config, directory, name: str, *topics: str) -> tuple[NodeProcess, LineCollector]:
-    consumer = NodeProcess("gateway.mesh.consumer", [*config_arguments(config), "--offset-reset=earliest", *topics],
+    consumer = NodeProcess("gateway.mesh.dafka_consumer", [*config_arguments(config), "--consumer-offset-reset=earliest", *topics],
                            directory / f"{name}.log", stdout=subprocess.PIPE)
     return consumer, LineCollector(consumer)
 
@@ -89,7 +89,7 @@ def test_100k_records_reach_both_consumers_then_a_late_one(mesh):
         consumer.wait_for_log("event='peer_appeared'", count=4)  # the two stores' writer and reader
     producers = []
     for partition in range(PARTITIONS):
-        producer = NodeProcess("gateway.mesh.producer", [*config_arguments(config), "--acks=2", "load"],
+        producer = NodeProcess("gateway.mesh.dafka_producer", [*config_arguments(config), "--acks=2", "load"],
                                directory / f"producer-{partition}.log", stdin=subprocess.PIPE)
         producers.append(producer)
     for producer in producers:  # records published before peers connect would all be FETCHed

@@ -1,16 +1,16 @@
 """A store's own retention and the discard directives it applies, in one process."""
 
-from dataclasses import replace
 
 import trio
 
-from gateway.mesh.consumer import Consumer
-from gateway.mesh.producer import Producer
-from gateway.mesh.sockets import zmq_context
-from gateway.mesh.store.discard import DISCARD_SUBJECT, Discard, encode_discard
-from gateway.mesh.store.log import StoreLog
-from gateway.mesh.store.node import run_store
+from gateway.mesh.dafka_consumer import Consumer
+from gateway.mesh.dafka_producer import Producer
+from gateway.mesh.store.store_log import StoreLog
+from gateway.mesh.store.store_node import run_store
 from gateway.mesh.tower import run_tower
+from gateway.settings.table import StoreSettings
+from gateway.zmq_trio import zmq_context
+from protocol.journal.discard_directive import DISCARD_SUBJECT, Discard, encode_discard
 from tests.mesh.conftest import fast_config
 
 ENTRY_BYTES = 24 + 100
@@ -24,8 +24,9 @@ async def wait_until(condition) -> None:
 
 
 async def test_store_retention_runs_every_interval_and_spares_the_gateway_journals(tmp_path):
-    config = fast_config(store_db=str(tmp_path / "store"), store_segment_bytes=SEGMENT_BYTES,
-                         store_retention_bytes=0, store_retention_check_interval_ms=50)
+    config = fast_config()
+    store = StoreSettings(store_db=tmp_path / "store", store_segment_bytes=SEGMENT_BYTES,
+                          store_retention_bytes=0, store_retention_check_interval_ms=50)
     with StoreLog(tmp_path / "store" / "log", segment_bytes=SEGMENT_BYTES) as log:
         for subject in ("events", "__dafka_gateway_metadata"):
             for sequence in range(35):
@@ -33,21 +34,22 @@ async def test_store_retention_runs_every_interval_and_spares_the_gateway_journa
     with zmq_context() as context, trio.fail_after(20):
         async with trio.open_nursery() as nursery:
             await nursery.start(run_tower, context, config)
-            writer, _ = await nursery.start(run_store, context, config)
+            writer, _ = await nursery.start(run_store, context, config, store)
             await wait_until(lambda: writer.log.first("events", ADDRESS) == 30)
             assert writer.log.first("__dafka_gateway_metadata", ADDRESS) == 0
             nursery.cancel_scope.cancel()
 
 
 async def test_a_store_applies_discard_directives_as_it_writes_them(tmp_path):
-    config = fast_config(store_db=str(tmp_path / "store"), store_segment_bytes=SEGMENT_BYTES)
+    config = fast_config()
+    store = StoreSettings(store_db=tmp_path / "store", store_segment_bytes=SEGMENT_BYTES)
     with zmq_context() as context, trio.fail_after(20):
         producer = Producer(context, config)
         consumer = Consumer(context, config, ())
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(run_tower, context, config)
-                writer, _ = await nursery.start(run_store, context, config)
+                writer, _ = await nursery.start(run_store, context, config, store)
                 await nursery.start(producer.run)
                 await nursery.start(consumer.run)
                 await consumer.wait_for_stores(1)
@@ -89,7 +91,8 @@ async def start_store(nursery, context, config, directory):
 
     async def run(task_status):
         with scope:
-            await run_store(context, replace(config, store_db=str(directory)), task_status=task_status)
+            store = StoreSettings(store_db=directory, store_segment_bytes=SEGMENT_BYTES)
+            await run_store(context, config, store, task_status=task_status)
         stopped.set()
 
     async def stop():
@@ -103,7 +106,7 @@ async def start_store(nursery, context, config, directory):
 async def test_stores_behind_a_discard_skip_to_the_log_start(tmp_path):
     """As a Kafka follower below the leader's log start resets to it: a store that was down
     while its peers discarded, and a new one, take the partition from there on."""
-    config = fast_config(store_segment_bytes=SEGMENT_BYTES)
+    config = fast_config()
     with zmq_context() as context, trio.fail_after(30):
         producer = Producer(context, config)
         try:

@@ -1,3 +1,3 @@
-from gateway.mesh.store.node import main
+from gateway.mesh.store.store_node import main
 
 main()

@@ -14,8 +14,8 @@ from collections.abc import Container
 import trio
 import zmq
 
-from gateway.mesh.config import MeshConfig
-from gateway.mesh.node import MeshNode, sender_of
+from gateway.mesh.mesh_node import MeshNode, sender_of
+from gateway.settings.table import MeshSettings
 from protocol.dafka import (
     Ack,
     ConsumerHello,
@@ -74,7 +74,7 @@ class FetchRota:
 
 
 class StoreReader:
-    def __init__(self, context: zmq.Context, config: MeshConfig, log, *, writer_uuid: str):
+    def __init__(self, context: zmq.Context, config: MeshSettings, log, *, writer_uuid: str):
         self.node = MeshNode(context, config, kind="store-reader", verbose_publisher=True)
         self.node.publisher.zsock.setsockopt(zmq.XPUB_NODROP, 1)
         self.log = log

@@ -12,9 +12,18 @@ from pathlib import Path
 
 import structlog
 
-from .entry import HEADER_SIZE, READ_CHUNK, BadEntry, CorruptLogError, Entry, EntryReader, encode_header, write_all
-from .handles import Files
-from .index import INDEX_INTERVAL, DurablePoint, SparseIndex, encode_point, read_point
+from gateway.mesh.store.entry import (
+    HEADER_SIZE,
+    READ_CHUNK,
+    BadEntry,
+    CorruptLogError,
+    Entry,
+    EntryReader,
+    encode_header,
+    write_all,
+)
+from gateway.mesh.store.handles import Files
+from gateway.mesh.store.segment_index import INDEX_INTERVAL, DurablePoint, SparseIndex, encode_point, read_point
 
 log = structlog.get_logger()
 

@@ -21,19 +21,18 @@ import time
 import trio
 import zmq
 
-from gateway.mesh.config import MeshConfig
-from gateway.mesh.node import MeshNode
+from gateway.mesh.mesh_node import MeshNode
 from gateway.mesh.ordering import PartitionSequencer, Sequencers, fill_gaps, keep_filling_gaps
-from gateway.mesh.store.discard import DISCARD_SUBJECT, decode_discard
-from protocol.dafka import Ack, DirectRecord, Head, Record, decode, encode, subscription
-from protocol.errors import DecodeError
+from gateway.settings.table import MeshSettings
+from protocol.dafka import Ack, DirectRecord, Head, Record, encode, subscription
+from protocol.journal.discard_directive import DISCARD_SUBJECT, decode_discard
 
 RECV_BATCH = 512
 MAX_QUEUED_BYTES = 64 << 20  # content waiting for the next commit; beyond it, stop receiving
 
 
 class StoreWriter:
-    def __init__(self, context: zmq.Context, config: MeshConfig, log, *, uuid: str):
+    def __init__(self, context: zmq.Context, config: MeshSettings, log, *, uuid: str):
         self.node = MeshNode(context, config, kind="store-writer", uuid=uuid)
         self.log = log
         self.sequencers = Sequencers()
@@ -68,12 +67,7 @@ class StoreWriter:
             while self._queued_bytes >= MAX_QUEUED_BYTES:
                 await self._committed.wait()
             touched: set[tuple[str, str]] = set()
-            for frames in await self.node.subscriber.recv_batch(RECV_BATCH):
-                try:
-                    message = decode(frames)
-                except DecodeError as error:
-                    self.node.log.warning("bad_message", reason=error.reason)
-                    continue
+            for message in await self.node.receive(RECV_BATCH):
                 key = (message.subject, message.partition)
                 touched.add(key)
                 self._take(key, message)

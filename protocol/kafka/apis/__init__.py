@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ..schema import Api
+from protocol.kafka.schema import Api
 
 
 def _collect() -> dict[int, Api]:

@@ -1,6 +1,6 @@
 """AddOffsetsToTxn (key 25): enlist a consumer group's offsets in a transaction."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=25,

@@ -1,6 +1,6 @@
 """AddPartitionsToTxn (key 24): enlist partitions in a transaction; v4+ batches transactions."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 # Clients speak v0-3 (one transaction per request); brokers speak v4+ to each
 # other, many transactions per request and optionally only verifying.

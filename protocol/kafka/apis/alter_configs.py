@@ -1,6 +1,6 @@
 """AlterConfigs (key 33): replace the whole configuration of resources."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=33,

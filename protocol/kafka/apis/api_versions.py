@@ -1,6 +1,6 @@
 """ApiVersions (key 18): which API versions the broker speaks."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=18,

@@ -1,6 +1,6 @@
 """ConsumerGroupDescribe (key 69): members and assignments of KIP-848 consumer groups."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 # Kafka's commonStructs TopicPartitions and Assignment, shared by both assignments.
 TOPIC_PARTITIONS = (

@@ -1,6 +1,6 @@
 """ConsumerGroupHeartbeat (key 68): join, stay in and leave a KIP-848 consumer group."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 # Kafka's TopicPartitions: owned partitions in the request, assigned ones in the response.
 TOPIC_PARTITIONS = (

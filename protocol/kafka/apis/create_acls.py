@@ -1,6 +1,6 @@
 """CreateAcls (key 30): add ACL bindings."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=30,

@@ -1,6 +1,6 @@
 """CreatePartitions (key 37): raise the partition count of topics."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=37,

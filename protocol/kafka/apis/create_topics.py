@@ -1,6 +1,6 @@
 """CreateTopics (key 19): create topics with partition counts, replicas and configs."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=19,

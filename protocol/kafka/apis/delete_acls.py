@@ -1,6 +1,6 @@
 """DeleteAcls (key 31): remove the ACLs matching each filter."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=31,

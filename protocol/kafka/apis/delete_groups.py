@@ -1,6 +1,6 @@
 """DeleteGroups (key 42): delete empty consumer groups and their offsets."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=42,

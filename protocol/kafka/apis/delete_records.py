@@ -1,6 +1,6 @@
 """DeleteRecords (key 21): advance partitions' log start offsets."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=21,

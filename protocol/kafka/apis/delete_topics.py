@@ -1,6 +1,6 @@
 """DeleteTopics (key 20): delete topics by name or, from v6, by topic id."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=20,

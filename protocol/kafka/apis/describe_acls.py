@@ -1,6 +1,6 @@
 """DescribeAcls (key 29): list the ACLs matching a filter."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=29,

@@ -1,6 +1,6 @@
 """DescribeCluster (key 60): the cluster id, controller and brokers, for admin clients."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=60,

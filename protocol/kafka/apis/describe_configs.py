@@ -1,6 +1,6 @@
 """DescribeConfigs (key 32): read the configuration of topics, brokers and other resources."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=32,

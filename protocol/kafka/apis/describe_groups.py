@@ -1,6 +1,6 @@
 """DescribeGroups (key 15): state, protocol and members of classic groups."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=15,

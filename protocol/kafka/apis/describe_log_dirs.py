@@ -1,6 +1,6 @@
 """DescribeLogDirs (key 35): the log directories of a broker and the partitions in them."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=35,

@@ -1,6 +1,6 @@
 """DescribeProducers (key 61): the active idempotent and transactional producers of partitions."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=61,

@@ -1,6 +1,6 @@
 """DescribeTopicPartitions (key 75): paged partition details of topics, with ELR (KIP-966)."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 # Kafka's Cursor struct: where a page starts in the request and the next one in the response.
 CURSOR = (

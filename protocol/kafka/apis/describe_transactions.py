@@ -1,6 +1,6 @@
 """DescribeTransactions (key 65): the coordinator's state of transactional ids."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=65,

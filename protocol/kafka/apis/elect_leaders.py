@@ -1,6 +1,6 @@
 """ElectLeaders (key 43): elect the preferred (or any live) replica as partition leader."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=43,

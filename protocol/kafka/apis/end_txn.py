@@ -1,6 +1,6 @@
 """EndTxn (key 26): commit or abort a transaction."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=26,

@@ -1,6 +1,6 @@
 """Fetch (key 1): read record batches from partitions, optionally in a fetch session."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=1,

@@ -1,6 +1,6 @@
 """FindCoordinator (key 10): which broker coordinates a group, transaction or share key."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=10,

@@ -1,6 +1,6 @@
 """GetTelemetrySubscriptions (key 71): which client metrics the broker wants pushed (KIP-714)."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=71,

@@ -1,6 +1,6 @@
 """Heartbeat (key 12): a classic group member tells its coordinator it is alive."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=12,

@@ -1,6 +1,6 @@
 """IncrementalAlterConfigs (key 44): set, delete, append or subtract single config keys."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=44,

@@ -1,6 +1,6 @@
 """InitProducerId (key 22): allocate a producer id and epoch for idempotence or transactions."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 # v6 (two-phase commit, KIP-939) is marked unstable in Kafka 4.1: brokers
 # do not advertise it unless unstable versions are enabled.

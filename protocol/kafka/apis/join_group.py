@@ -1,6 +1,6 @@
 """JoinGroup (key 11): a member joins a classic group and learns its generation."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=11,

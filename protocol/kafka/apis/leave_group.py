@@ -1,6 +1,6 @@
 """LeaveGroup (key 13): members leave a classic group."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=13,

@@ -1,6 +1,6 @@
 """ListGroups (key 16): the groups a broker coordinates, optionally filtered."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=16,

@@ -1,6 +1,6 @@
 """ListOffsets (key 2): look up offsets by timestamp (earliest, latest, ...)."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=2,

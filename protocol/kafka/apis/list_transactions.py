@@ -1,6 +1,6 @@
 """ListTransactions (key 66): the transactions a coordinator knows, with optional filters."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=66,

@@ -1,6 +1,6 @@
 """Metadata (key 3): brokers, controller and topic partition leadership."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=3,

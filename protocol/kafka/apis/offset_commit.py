@@ -1,6 +1,6 @@
 """OffsetCommit (key 8): store a group's consumed offsets."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=8,

@@ -1,6 +1,6 @@
 """OffsetDelete (key 47): drop committed offsets of a group for some partitions."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=47,

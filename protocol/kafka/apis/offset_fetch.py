@@ -1,6 +1,6 @@
 """OffsetFetch (key 9): read a group's committed offsets."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=9,

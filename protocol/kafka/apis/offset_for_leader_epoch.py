@@ -1,6 +1,6 @@
 """OffsetForLeaderEpoch (key 23): the end offset of a leader epoch, for log truncation."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=23,

@@ -1,6 +1,6 @@
 """Produce (key 0): append record batches to partitions."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=0,

@@ -1,6 +1,6 @@
 """SaslAuthenticate (key 36): one round of SASL authentication bytes."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=36,

@@ -1,6 +1,6 @@
 """SaslHandshake (key 17): the client picks a SASL mechanism."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=17,

@@ -1,6 +1,6 @@
 """SyncGroup (key 14): the leader hands out assignments; every member receives its own."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=14,

@@ -1,6 +1,6 @@
 """TxnOffsetCommit (key 28): commit consumer offsets as part of a transaction."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=28,

@@ -1,6 +1,6 @@
 """WriteTxnMarkers (key 27): coordinator asks partition leaders to write commit/abort markers."""
 
-from ..schema import Api, F
+from protocol.kafka.schema import Api, F
 
 API = Api(
     key=27,

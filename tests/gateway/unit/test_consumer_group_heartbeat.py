@@ -8,13 +8,14 @@ from dataclasses import dataclass, field
 import pytest
 import trio
 
-from gateway.config import BrokerDefaults, GatewaySettings
-from gateway.errors import KafkaError
 from gateway.group.classic import ClassicGroup, ClassicMember, ClassicState
-from gateway.group.consumer import ConsumerGroup
+from gateway.group.committed_offsets import Committed
+from gateway.group.consumer_group import ConsumerGroup
 from gateway.group.consumer_requests import HeartbeatRequest
-from gateway.group.coordinator import GroupCoordinator
-from gateway.group.offsets import Committed
+from gateway.group.group_coordinator import GroupCoordinator
+from gateway.group.reconcile import ConsumerMember, MemberState
+from gateway.kafka_error import KafkaError
+from gateway.settings.table import BrokerSettings
 from protocol.kafka.error_codes import ErrorCode
 
 E = ErrorCode
@@ -45,7 +46,7 @@ class FakeLog:
 
 
 def coordinator(*topics: FakeTopic, **defaults) -> GroupCoordinator:
-    settings = GatewaySettings(defaults=BrokerDefaults(**defaults))
+    settings = BrokerSettings(**defaults)
     made = GroupCoordinator(settings, None, {t.name: t for t in topics})
     made.log = FakeLog()
     return made
@@ -286,3 +287,23 @@ async def test_a_group_comes_back_from_its_snapshot():
     assert (restored.epoch, restored.assignment_epoch, restored.topics) == (group.epoch, group.assignment_epoch,
                                                                              group.topics)
     assert restored.static_members == {"i1": "m1"} and restored.preferred_assignor() == "range"
+
+
+async def test_after_a_restart_every_revoking_member_is_fenced_at_its_own_timeout(autojump_clock):
+    """Members restored in the middle of a revocation each get their own rebalance timeout and
+    epoch: every one of them is fenced once its timeout passes, not only the last restored."""
+    t = topic("t", 6)
+    coord = coordinator(t)
+    group = ConsumerGroup("g")
+    for number, (epoch, timeout_ms) in enumerate([(3, 1000), (4, 2000), (5, 3000)]):
+        group.put_member(ConsumerMember(
+            f"m{number}", rebalance_timeout_ms=timeout_ms, state=MemberState.UNREVOKED_PARTITIONS,
+            epoch=epoch, assigned={t.topic_id: frozenset({number})},
+            pending_revocation={t.topic_id: frozenset({number + 3})}))
+    coord.groups["g"] = group
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(coord.timer.run)
+        coord.consumer.restored(group)
+        await trio.sleep(3.5)  # past every rebalance timeout, well before the 45 s session timeout
+        assert group.members == {}
+        nursery.cancel_scope.cancel()

@@ -4,16 +4,16 @@ every snapshot of the metadata journal and sent again at start-up."""
 import uuid
 from types import SimpleNamespace
 
-from gateway.broker import DELETED_PARTITIONS, Broker
-from gateway.config import GatewaySettings
-from gateway.mesh.store.discard import Discard
+from gateway.settings.table import BrokerSettings
+from gateway.topics.topic_registry import DELETED_PARTITIONS, TopicRegistry
+from protocol.journal.discard_directive import Discard
 
 ADDRESSES = ["0123456789ABCDEF0123456789ABCDEF", "FEDCBA9876543210FEDCBA9876543210"]
 
 
-def broker() -> Broker:
-    """A broker that only replays and snapshots: it never reaches the mesh."""
-    return Broker(GatewaySettings(), SimpleNamespace(watcher=None))
+def broker() -> TopicRegistry:
+    """A registry that only replays and snapshots: it never reaches the mesh."""
+    return TopicRegistry(BrokerSettings(), SimpleNamespace(watcher=None), None, None)
 
 
 def topic(name: str) -> dict:

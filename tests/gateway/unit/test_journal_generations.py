@@ -6,13 +6,19 @@ import uuid
 import trio
 import trio.testing
 
-from gateway.config import GatewaySettings
-from gateway.group.coordinator import GroupCoordinator
-from gateway.group.offsets import Committed
-from gateway.journal import (COMPLETE, MAX_GENERATION_GAP, Journal, existing_generations, generation_uuid,
-                             header, replayable)
-
-from gateway.mesh.store.discard import Discard
+from gateway.group.committed_offsets import Committed
+from gateway.group.group_coordinator import GroupCoordinator
+from gateway.settings.table import BrokerSettings
+from gateway.storage.journal import Journal
+from protocol.journal.discard_directive import Discard
+from protocol.journal.journal_records import (
+    COMPLETE,
+    MAX_GENERATION_GAP,
+    existing_generations,
+    generation_uuid,
+    header,
+    replayable,
+)
 
 CLUSTER, KIND = "test-cluster", "groups"
 SUBJECT = f"__dafka_gateway_{KIND}"
@@ -78,8 +84,8 @@ class Directives:
         self.sent.extend(discards)
 
 
-def settings(entries: int = 10_000, size: int = 1 << 30) -> GatewaySettings:
-    return GatewaySettings(cluster_id=CLUSTER, journal_compaction_entries=entries, journal_compaction_bytes=size)
+def settings(entries: int = 10_000, size: int = 1 << 30) -> BrokerSettings:
+    return BrokerSettings(cluster_id=CLUSTER, journal_compaction_entries=entries, journal_compaction_bytes=size)
 
 
 def test_generation_0_keeps_the_journals_original_address():
@@ -181,14 +187,14 @@ async def test_group_offsets_survive_compactions_and_a_restart():
         await coordinator.delete_groups(["g3"])
 
     async with trio.open_nursery() as nursery:
-        coordinator = GroupCoordinator(settings(entries=8), stores, discards=Directives())
+        coordinator = GroupCoordinator(settings(entries=8), Journal(stores, settings(entries=8), "groups", Directives()))
         await nursery.start(coordinator.run)
         await commit_many(coordinator)
         assert coordinator.log.journal.generation >= 4
         nursery.cancel_scope.cancel()
 
     async with trio.open_nursery() as nursery:
-        restarted = GroupCoordinator(settings(), stores, discards=Directives())
+        restarted = GroupCoordinator(settings(), Journal(stores, settings(), "groups", Directives()))
         await nursery.start(restarted.run)
         nursery.cancel_scope.cancel()
     assert sorted(restarted.groups) == ["g0", "g1", "g2"]

@@ -3,8 +3,8 @@ discard, and rebuilt from there after they did."""
 
 import uuid
 
-from gateway.broker.topics import PartitionState, Topic
-from gateway.log.partition import recovered_state
+from gateway.partitions.partition_log import recovered_state
+from gateway.topics.topic import PartitionState, Topic
 from protocol.records import Record, build_batch
 
 ADDRESS = "0123456789ABCDEF0123456789ABCDEF"

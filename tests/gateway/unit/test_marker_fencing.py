@@ -2,8 +2,8 @@
 
 import pytest
 
-from gateway.errors import KafkaError
-from gateway.log.producer_state import ProducerStates
+from gateway.kafka_error import KafkaError
+from gateway.partitions.producer_state import ProducerStates
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import ControlType, RecordBatch, build_control_batch
 

@@ -7,11 +7,11 @@ import struct
 
 import pytest
 
-from gateway.errors import KafkaError
 from gateway.group.classic import ClassicGroup, ClassicMember, ClassicState
-from gateway.group.consumer import ConsumerGroup
-from gateway.group.membership import JoinRequest
-from gateway.group.offsets import Committed
+from gateway.group.classic_membership import JoinRequest
+from gateway.group.committed_offsets import Committed
+from gateway.group.consumer_group import ConsumerGroup
+from gateway.kafka_error import KafkaError
 from protocol.kafka.consumer_protocol import decode_assignment, encode_assignment
 from protocol.kafka.error_codes import ErrorCode
 from tests.gateway.unit.test_consumer_group_heartbeat import beat, coordinator, topic

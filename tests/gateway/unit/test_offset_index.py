@@ -2,7 +2,7 @@
 
 import pytest
 
-from gateway.log.index import OffsetIndex
+from gateway.partitions.offset_index import OffsetIndex
 
 
 def indexed(sizes: list[int]) -> OffsetIndex:

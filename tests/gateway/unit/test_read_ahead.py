@@ -2,7 +2,7 @@
 
 import trio
 
-from gateway.log.read_ahead import ReadAhead
+from gateway.partitions.read_ahead import ReadAhead
 
 
 class Stores:

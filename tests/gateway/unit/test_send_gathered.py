@@ -1,8 +1,8 @@
 """send_gathered: short writes resume where they stopped, buffers stay in order."""
 
-from hypothesis import given, settings, strategies as st
-
 import trio
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gateway.server.connection import send_gathered
 

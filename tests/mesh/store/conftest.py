@@ -3,7 +3,8 @@
 import os
 
 import pytest
-from gateway.mesh.store.log import StoreLog
+
+from gateway.mesh.store.store_log import StoreLog
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """Helpers shared by the store log tests."""
 
-from gateway.mesh.store.log import StoreLog
+from gateway.mesh.store.store_log import StoreLog
 
 ADDRESS = "0123456789ABCDEF0123456789ABCDEF"
 

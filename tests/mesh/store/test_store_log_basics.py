@@ -5,10 +5,9 @@ import os
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from store_log_helpers import ADDRESS, fill, sequences
 
-from gateway.mesh.store.log import Entry, StoreLog, subject_key
-
-from store_log_helpers import ADDRESS, content_for, fill, sequences
+from gateway.mesh.store.store_log import Entry, StoreLog, subject_key
 
 OTHER = "FEDCBA9876543210FEDCBA9876543210"
 

@@ -15,7 +15,7 @@ from store_log_helpers import ADDRESS, content_for, fill, sequences
 from structlog.testing import capture_logs
 
 from gateway.mesh.store.entry import HEADER_SIZE
-from gateway.mesh.store.log import CorruptLogError, StoreLog
+from gateway.mesh.store.store_log import CorruptLogError, StoreLog
 
 REPOSITORY = Path(__file__).resolve().parents[3]
 NEVER = 10**9
@@ -58,7 +58,7 @@ def test_cut_anywhere_in_the_unsynced_entry(tmp_path, synced):
     snapshot = crashed_copy(tmp_path, synced=synced, unsynced=1)
     end = entry_position(synced + 1)
     for cut in range(entry_position(synced), end + 1):
-        def truncate(path):
+        def truncate(path, cut=cut):
             os.truncate(path, cut)
         expected = synced + 1 if cut == end else synced
         assert entries_after(snapshot, tmp_path / "work", truncate) == list(range(expected)), cut
@@ -179,7 +179,7 @@ WRITER = textwrap.dedent("""
     import structlog
     sys.path[:0] = [{repository!r}, {helpers!r}]
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
-    from gateway.mesh.store.log import StoreLog
+    from gateway.mesh.store.store_log import StoreLog
     from store_log_helpers import fill
     store = StoreLog(Path({directory!r}), segment_bytes=50_000)
     sequence = 0

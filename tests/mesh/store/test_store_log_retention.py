@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from store_log_helpers import ADDRESS, fill, sequences
 
-from gateway.mesh.store.log import StoreLog
+from gateway.mesh.store.store_log import StoreLog
 
 ENTRY_BYTES = 24 + 100
 

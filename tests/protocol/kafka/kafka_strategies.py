@@ -11,7 +11,7 @@ from functools import cache
 
 from hypothesis import strategies as st
 
-from protocol.kafka.messages import camel
+from protocol.kafka.message_classes import camel
 from protocol.kafka.schema import Field
 
 INTEGER_BOUNDS = {

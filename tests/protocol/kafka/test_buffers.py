@@ -2,7 +2,8 @@
 
 import struct
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from protocol.kafka import Fragments, by_name, decode_response, encode_response, encode_response_pieces
 

@@ -19,7 +19,7 @@ from protocol.kafka.apis import (
     produce,
     sync_group,
 )
-from protocol.kafka.messages import camel, message_classes
+from protocol.kafka.message_classes import camel, message_classes
 from protocol.kafka.schema import Api, Field, Versions
 
 # (module, key, Kafka name, versions, flexible versions) as Kafka 4.1 defines them,
@@ -250,7 +250,7 @@ def sample(cls: type, version: int):
 
 @pytest.mark.parametrize("api", APIS, ids=lambda api: api.name)
 def test_every_version_round_trips(api: Api):
-    classes = dict(zip((REQUEST, RESPONSE), message_classes(api)))
+    classes = dict(zip((REQUEST, RESPONSE), message_classes(api), strict=True))
     for version in range(api.version_range.low, api.version_range.high + 1):
         for direction, cls in classes.items():
             for message in (cls(), sample(cls, version)):

@@ -5,7 +5,7 @@ import importlib
 import pytest
 
 from protocol.kafka import decode_request, decode_response, encode_request, encode_response
-from protocol.kafka.messages import camel, message_classes
+from protocol.kafka.message_classes import camel, message_classes
 from protocol.kafka.schema import NO_DEFAULT, OPEN_END
 
 # module, key, name, versions, flexible

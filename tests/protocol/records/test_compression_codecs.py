@@ -5,14 +5,11 @@ import lz4.frame
 import pytest
 import snappy
 import zstandard
-from hypothesis import given
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.errors import DecodeError
-from protocol.records import Codec
-from protocol.records import compress
-from protocol.records import decompress
+from protocol.records import Codec, compress, decompress
 from protocol.records.compression import XERIAL_MAGIC
 
 CODECS = list(Codec)

@@ -3,22 +3,21 @@
 import importlib.util
 
 import pytest
-from hypothesis import given
-from hypothesis import settings
+from hypothesis import given, settings
 from kafka.record.default_records import ControlRecord
-from kafka.record.memory_records import MemoryRecords
-from kafka.record.memory_records import MemoryRecordsBuilder
-
-from protocol.records import Codec
-from protocol.records import ControlType
-from protocol.records import Record
-from protocol.records import build_batch
-from protocol.records import build_control_batch
-from protocol.records import build_message_set
-from protocol.records import legacy_to_batch
-from protocol.records import split_records
-
+from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder
 from records_strategies import record_lists
+
+from protocol.records import (
+    Codec,
+    ControlType,
+    Record,
+    build_batch,
+    build_control_batch,
+    build_message_set,
+    legacy_to_batch,
+    split_records,
+)
 
 LEGACY_CODECS = [Codec.NONE, Codec.GZIP, Codec.SNAPPY, Codec.LZ4]
 # kafka-python needs the xxhash package for magic 0 lz4 (KAFKA-3160 checksums).

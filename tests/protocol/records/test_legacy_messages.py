@@ -2,26 +2,25 @@ import struct
 import zlib
 
 import pytest
-from hypothesis import given
-from hypothesis import settings
-
-from protocol.errors import DecodeError
-from protocol.errors import EncodeError
-from protocol.records import Codec
-from protocol.records import LegacyMessage
-from protocol.records import Record
-from protocol.records import RecordBatch
-from protocol.records import TimestampType
-from protocol.records import batch_to_legacy
-from protocol.records import build_batch
-from protocol.records import build_control_batch
-from protocol.records import build_message_set
-from protocol.records import compress
-from protocol.records import legacy_to_batch
-from protocol.records import split_records
-from protocol.records.builder import ControlType
-
+from hypothesis import given, settings
 from records_strategies import record_lists
+
+from protocol.errors import DecodeError, EncodeError
+from protocol.records import (
+    Codec,
+    LegacyMessage,
+    Record,
+    RecordBatch,
+    TimestampType,
+    batch_to_legacy,
+    build_batch,
+    build_control_batch,
+    build_message_set,
+    compress,
+    legacy_to_batch,
+    split_records,
+)
+from protocol.records.builder import ControlType
 
 LEGACY_CODECS = [Codec.NONE, Codec.GZIP, Codec.SNAPPY, Codec.LZ4]
 

@@ -1,25 +1,24 @@
 import struct
 
 import pytest
-from hypothesis import given
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from protocol.errors import DecodeError
-from protocol.errors import EncodeError
-from protocol.records import Codec
-from protocol.records import ControlMarker
-from protocol.records import ControlType
-from protocol.records import Record
-from protocol.records import RecordBatch
-from protocol.records import TimestampType
-from protocol.records import assign_offsets
-from protocol.records import build_batch
-from protocol.records import build_control_batch
-from protocol.records import read_control_record
-from protocol.records import split_records
-
 from records_strategies import record_lists
+
+from protocol.errors import DecodeError, EncodeError
+from protocol.records import (
+    Codec,
+    ControlMarker,
+    ControlType,
+    Record,
+    RecordBatch,
+    TimestampType,
+    assign_offsets,
+    build_batch,
+    build_control_batch,
+    read_control_record,
+    split_records,
+)
 
 
 def only_batch(blob) -> RecordBatch:

@@ -5,12 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from protocol.errors import DecodeError
-from protocol.records import Codec
-from protocol.records import Record
-from protocol.records import build_batch
-from protocol.records import build_message_set
-from protocol.records import split_records
-
+from protocol.records import Codec, Record, build_batch, build_message_set, split_records
 
 
 def unguarded(blob) -> set[int]:

@@ -1,0 +1,36 @@
+"""InitProducerId: ids and epochs for idempotent and transactional producers.
+
+Without a transactional id Kafka hands out a fresh producer id at epoch 0
+on every call, whatever id the request names. With one, the transaction
+coordinator bumps the id's epoch, fencing its previous producer.
+"""
+
+from gateway.api.registry import handles
+from gateway.api.services import Services
+from gateway.api.transactions import for_version
+from gateway.kafka_error import KafkaError
+from gateway.server.dispatch import Request
+from protocol.kafka.apis import by_name
+from protocol.kafka.error_codes import ErrorCode
+
+API = by_name("InitProducerId")
+FIRST_PRODUCER_FENCED = 4
+NO_PRODUCER_ID = NO_EPOCH = -1
+
+
+@handles("InitProducerId", "0-5")
+async def init_producer_id(request: Request, services: Services):
+    body = request.body
+    if body.transactional_id is None:
+        producer_id = await services.producer_ids.allocate()
+        return API.Response(producer_id=producer_id, producer_epoch=0)
+    if body.transactional_id == "" or (body.producer_id == NO_PRODUCER_ID) != (body.producer_epoch == NO_EPOCH):
+        return API.Response(error_code=ErrorCode.INVALID_REQUEST, producer_epoch=NO_EPOCH)
+    expected = None if body.producer_id == NO_PRODUCER_ID else (body.producer_id, body.producer_epoch)
+    try:
+        txn = await services.transactions.init_producer_id(
+            body.transactional_id, body.transaction_timeout_ms, expected)
+    except KafkaError as exc:
+        code = for_version(exc.code, request.version, FIRST_PRODUCER_FENCED)
+        return API.Response(error_code=code, producer_epoch=NO_EPOCH)
+    return API.Response(producer_id=txn.producer_id, producer_epoch=txn.producer_epoch)

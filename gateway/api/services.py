@@ -1,0 +1,224 @@
+"""What handlers may use of the rest of the gateway: one small interface per service.
+
+A handler is called as `handler(request, services)` and reaches the
+gateway's state only through these interfaces: topics and their partitions,
+the group and transaction coordinators, producer ids, fetch sessions, the
+cluster view and the broker's configs. Each component implements its
+interface; none lets a handler touch another component's state. This is the
+seam where a cluster of gateways plugs in (partition leadership, coordinator
+ownership, membership).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import trio
+
+from gateway.cluster.broker_configs import BrokerConfig
+from gateway.cluster.cluster_view import BrokerEndpoint
+from gateway.group.classic import ClassicGroup, JoinResult, SyncResult
+from gateway.group.classic_membership import JoinRequest
+from gateway.group.committed_offsets import Committed
+from gateway.group.consumer_group import ConsumerGroup
+from gateway.group.consumer_membership import HeartbeatResult
+from gateway.group.consumer_requests import HeartbeatRequest
+from gateway.group.timer import Reply
+from gateway.partitions.fetch_sessions import FetchSession
+from gateway.partitions.partition_log import StoredBatch
+from gateway.partitions.producer_state import ActiveProducer
+from gateway.partitions.transaction_index import AbortedTransaction
+from gateway.topics.topic import Topic
+from gateway.txn.txn_metadata import PendingOffset, TransactionMetadata
+from protocol.kafka.error_codes import ErrorCode
+from protocol.records import RecordBatch
+
+
+class Cluster(Protocol):
+    """The cluster's brokers, as clients connected through a listener reach them."""
+
+    cluster_id: str
+    node_id: int
+
+    @property
+    def controller_id(self) -> int: ...
+
+    def brokers(self, listener: str) -> list[BrokerEndpoint]: ...
+
+    def this_broker(self, listener: str) -> BrokerEndpoint: ...
+
+
+class Partition(Protocol):
+    """A partition: a PartitionLog, or a NativePartition (read only: it refuses
+    `append`, so handlers never reach the write side's other methods for it)."""
+
+    topic: str
+    index: int
+    leader_epoch: int
+    log_start_offset: int
+    high_watermark: int
+
+    @property
+    def next_offset(self) -> int: ...
+
+    @property
+    def last_stable_offset(self) -> int: ...
+
+    @property
+    def size_bytes(self) -> int: ...
+
+    def epoch_error(self, current_leader_epoch: int) -> ErrorCode | None: ...
+
+    async def read(self, offset: int, max_bytes: int, *, limit: int | None = None) -> list[StoredBatch]: ...
+
+    def aborted_transactions(self, start: int, end: int) -> list[AbortedTransaction]: ...
+
+    def notify_on_data(self, waiter: trio.Event) -> None: ...
+
+    def forget_waiter(self, waiter: trio.Event) -> None: ...
+
+    async def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None: ...
+
+    async def offset_of_max_timestamp(self) -> tuple[int, int] | None: ...
+
+    def move_log_start(self, offset: int) -> bool: ...
+
+    def active_producers(self) -> list[ActiveProducer]: ...
+
+    async def append(self, batch: RecordBatch, *, log_append_time: int | None = None,
+                     room_timeout_s: float = ...) -> tuple[int, int]: ...
+
+    async def wait_durable(self, sequence: int) -> None: ...
+
+    def is_durable(self, sequence: int) -> bool: ...
+
+
+class Topics(Protocol):
+    """The topics and their partitions."""
+
+    def get(self, name: str) -> Topic | None: ...
+
+    def by_id(self, topic_id: uuid.UUID) -> Topic | None: ...
+
+    def names(self) -> list[str]: ...
+
+    def partition(self, name: str, number: int) -> Partition | None: ...
+
+    def config(self, topic: Topic, name: str) -> str: ...
+
+    def inherited(self, name: str) -> str: ...
+
+    async def auto_create(self, name: str) -> Topic | None: ...
+
+    async def create(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
+                     configs: dict[str, str | None] | None = None, *, validate_only: bool = False) -> Topic: ...
+
+    async def delete(self, name: str) -> None: ...
+
+    async def add_partitions(self, name: str, count: int, *, validate_only: bool = False) -> None: ...
+
+    async def replace_configs(self, name: str, overrides: dict[str, str], *, validate_only: bool = False) -> None: ...
+
+    async def change_configs(self, name: str, change: Callable[[dict[str, str]], dict[str, str | None]], *,
+                             validate_only: bool = False) -> None: ...
+
+    async def save_log_start(self, topic: Topic) -> None: ...
+
+
+class Groups(Protocol):
+    """The group coordinator: membership of classic and consumer groups, and committed offsets."""
+
+    async def join(self, request: JoinRequest) -> Reply[JoinResult]: ...
+
+    async def sync(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
+                   protocol_type: str | None, protocol_name: str | None,
+                   assignments: dict[str, bytes]) -> Reply[SyncResult]: ...
+
+    def heartbeat(self, group_id: str, member_id: str, instance_id: str | None, generation: int) -> ErrorCode: ...
+
+    async def leave(self, group_id: str, members: list[tuple[str, str | None]]) -> list[ErrorCode]: ...
+
+    async def consumer_heartbeat(self, request: HeartbeatRequest) -> HeartbeatResult: ...
+
+    def consumer_group(self, group_id: str) -> ConsumerGroup: ...
+
+    def group(self, group_id: str) -> ClassicGroup | ConsumerGroup | None: ...
+
+    def group_ids(self) -> list[str]: ...
+
+    async def delete_groups(self, group_ids: list[str]) -> list[ErrorCode]: ...
+
+    async def commit_offsets(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
+                             version: int, commits: dict[tuple[str, int], Committed]) -> None: ...
+
+    def validate_transactional_commit(self, group_id: str, member_id: str, instance_id: str | None,
+                                      generation: int) -> None: ...
+
+    def fetch_offsets(self, group_id: str) -> dict[tuple[str, int], Committed]: ...
+
+    def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> None: ...
+
+    async def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]]
+                             ) -> dict[tuple[str, int], ErrorCode]: ...
+
+
+class Transactions(Protocol):
+    """The transaction coordinator (KIP-98)."""
+
+    async def init_producer_id(self, transactional_id: str, timeout_ms: int,
+                               expected: tuple[int, int] | None) -> TransactionMetadata: ...
+
+    async def add_partitions(self, transactional_id: str, producer_id: int, epoch: int,
+                             partitions: set[tuple[str, int]]) -> None: ...
+
+    async def add_offsets(self, transactional_id: str, producer_id: int, epoch: int, group_id: str) -> None: ...
+
+    async def commit_offsets(self, transactional_id: str, producer_id: int, epoch: int, group_id: str,
+                             offsets: dict[tuple[str, int], PendingOffset]) -> None: ...
+
+    async def end_transaction(self, transactional_id: str, producer_id: int, epoch: int, commit: bool) -> None: ...
+
+    def check_produce(self, transactional_id: str, producer_id: int, epoch: int, topic: str, partition: int
+                      ) -> None: ...
+
+    def has_pending_offset(self, group_id: str, topic: str, partition: int) -> bool: ...
+
+    def transaction(self, transactional_id: str) -> TransactionMetadata | None: ...
+
+    def transactions(self) -> list[TransactionMetadata]: ...
+
+
+class ProducerIds(Protocol):
+    async def allocate(self) -> int: ...
+
+
+class FetchSessions(Protocol):
+    """KIP-227's session cache."""
+
+    def start(self) -> FetchSession: ...
+
+    def close(self, session_id: int) -> None: ...
+
+    def resume(self, session_id: int, epoch: int) -> FetchSession: ...
+
+
+class BrokerConfigs(Protocol):
+    def entries(self) -> list[BrokerConfig]: ...
+
+    def get(self, name: str) -> BrokerConfig | None: ...
+
+
+@dataclass(frozen=True)
+class Services:
+    cluster: Cluster
+    topics: Topics
+    groups: Groups
+    transactions: Transactions
+    producer_ids: ProducerIds
+    fetch_sessions: FetchSessions
+    broker_configs: BrokerConfigs
+    log_dir: Path  # this broker's one log directory, as DescribeLogDirs reports it

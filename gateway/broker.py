@@ -1,0 +1,55 @@
+"""The Kafka broker assembled on the mesh: journals, topics, coordinators, and the
+services that handlers use.
+
+Start-up order matters: the stores must answer before anything is read (the
+gateway must not guess what the mesh holds); the partitions open before the
+groups, and the groups before the transactions, whose prepared ones complete
+into partitions and groups.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+import structlog
+import trio
+from prometheus_client import REGISTRY
+
+from gateway.api.services import Services
+from gateway.cluster.broker_configs import BrokerConfigs
+from gateway.cluster.cluster_view import ClusterView
+from gateway.group.group_coordinator import GroupCoordinator
+from gateway.partitions.fetch_sessions import FetchSessions
+from gateway.settings.table import Settings
+from gateway.state_metrics import BrokerStateCollector
+from gateway.storage.discard_directives import DiscardDirectives
+from gateway.storage.journal import Journal
+from gateway.storage.mesh_storage import MeshStorage
+from gateway.topics.topic_registry import TopicRegistry
+from gateway.txn.txn_coordinator import TransactionCoordinator
+from protocol.journal.discard_directive import DISCARD_SUBJECT
+
+log = structlog.get_logger()
+
+
+async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshStorage) -> Services:
+    """Recover the broker's state from the mesh and run it in `nursery`; its services."""
+    broker = settings.broker
+    await storage.wait_for_stores(max(broker.min_insync_replicas, broker.expected_stores))
+    discards = DiscardDirectives(storage, broker.cluster_id)
+    journals = {kind: Journal(storage, broker, kind, discards) for kind in ("metadata", "groups", "transactions")}
+    await storage.prefetch_heads(*(journal.subject for journal in journals.values()), DISCARD_SUBJECT)
+    await discards.open()  # each journal sends directives for its older generations at replay
+    topics = TopicRegistry(broker, storage, journals["metadata"], discards)
+    await nursery.start(topics.run)
+    groups = GroupCoordinator(broker, journals["groups"], MappingProxyType(topics.topics))
+    await nursery.start(groups.run)
+    transactions = TransactionCoordinator(broker, journals["transactions"], topics.producer_ids, groups,
+                                          topics.partition)
+    await nursery.start(transactions.run)
+    cluster = ClusterView(broker)
+    REGISTRY.register(BrokerStateCollector(topics, groups, journals, lambda: len(storage.consumer.stores())))
+    log.info("broker_ready", topics=len(topics.topics))
+    return Services(cluster=cluster, topics=topics, groups=groups, transactions=transactions,
+                    producer_ids=topics.producer_ids, fetch_sessions=FetchSessions(),
+                    broker_configs=BrokerConfigs(settings, cluster), log_dir=broker.log_dirs)

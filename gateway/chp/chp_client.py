@@ -1,0 +1,203 @@
+"""A CHP client: mirrors one subtree of the cluster hashmap and updates it.
+
+It follows one server at a time: subscribe, snapshot, then live updates.
+A server that sends no HUGZ for `hugz_timeout` seconds, or whose sequence
+goes back (it restarted), is reported as ServerLost to the watchers and the
+client moves to the next server in its list, for as long as it runs.
+"""
+
+import itertools
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Sequence
+from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
+from typing import TypeVar
+
+import structlog
+import trio
+import zmq
+
+from gateway.chp.changes import Change, Endpoint, ServerLost, Synced, Update, Watchers
+from gateway.chp.hashmap import Hashmap
+from gateway.zmq_trio import Socket, is_subscription_event
+from protocol.chp import (
+    HUGZ,
+    KTHXBAI,
+    TTL,
+    KVMsg,
+    decode_kvmsg,
+    encode_icanhaz,
+    encode_kvmsg,
+    is_command_key,
+)
+from protocol.errors import DecodeError
+
+log = structlog.get_logger()
+T = TypeVar("T")
+
+
+class ServerDead(Exception):
+    """The server being followed has to be given up."""
+
+
+class ChpClient:
+    """A mirror of the keys under `subtree`, fed by whichever listed server is alive."""
+
+    def __init__(
+        self,
+        servers: Sequence[Endpoint],
+        subtree: str = "",
+        *,
+        hugz_timeout: float = 5.0,
+        watch_buffer: int = 1024,
+        context: zmq.Context | None = None,
+    ):
+        if not servers:
+            raise ValueError("a CHP client needs at least one server")
+        self.servers = list(servers)
+        self.subtree = subtree
+        self.hugz_timeout = hugz_timeout
+        self.hashmap = Hashmap()
+        self.server: Endpoint | None = None
+        self._watchers = Watchers(watch_buffer)
+        self._context = context or zmq.Context.instance()
+        self._updates: Socket | None = None
+        self._synced = trio.Event()
+
+    def get(self, key: str) -> bytes | None:
+        msg = self.hashmap.entries.get(key)
+        return None if msg is None else msg.body
+
+    def items(self) -> dict[str, bytes]:
+        return {key: msg.body for key, msg in self.hashmap.entries.items()}
+
+    def watch(self) -> AbstractContextManager[trio.MemoryReceiveChannel[Change]]:
+        """`with client.watch() as changes: async for change in changes: ...`"""
+        return self._watchers.watch()
+
+    async def set(self, key: str, value: bytes, ttl: float | None = None) -> None:
+        """Ask the server to set `key`; it expires `ttl` seconds after the server gets it."""
+        if not value:
+            raise ValueError("an empty value deletes; call delete()")
+        properties = {TTL: _ttl_text(ttl)} if ttl else {}
+        await self._send(KVMsg(key=key, body=value, uuid=uuid.uuid4().bytes, properties=properties))
+
+    async def delete(self, key: str) -> None:
+        await self._send(KVMsg(key=key, uuid=uuid.uuid4().bytes))
+
+    async def wait_synced(self) -> None:
+        while self._updates is None:
+            await self._synced.wait()
+
+    async def _send(self, msg: KVMsg) -> None:
+        # Waits for a live server, so a caller's own timeout bounds an outage.
+        if is_command_key(msg.key):
+            raise ValueError(f"{msg.key} is a CHP command, not a key")
+        await self.wait_synced()
+        await self._updates.send(encode_kvmsg(msg))
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Follow the servers in turn until cancelled; started after the first snapshot."""
+        for server in itertools.cycle(self.servers):
+            try:
+                with ExitStack() as sockets:
+                    subscriber, first = await self._sync(server, sockets)
+                    task_status.started()
+                    task_status = trio.TASK_STATUS_IGNORED
+                    await self._follow_updates(subscriber, first)
+            except ServerDead as death:
+                log.warning("chp.server_lost", server=server, reason=str(death))
+                self._watchers.emit(ServerLost(server, str(death)))
+            finally:
+                self.server, self._updates = None, None
+                self._synced = trio.Event()
+
+    async def _sync(self, server: Endpoint, sockets: ExitStack) -> tuple[Socket, KVMsg]:
+        """Connect to `server` and take its snapshot; the subscriber and its first message."""
+        host, port = server
+        subscriber, snapshot, updates = (
+            sockets.enter_context(Socket(self._context, kind, linger_ms=0))
+            for kind in (zmq.SUB, zmq.DEALER, zmq.XPUB)
+        )
+        for prefix in {self.subtree.encode(), HUGZ.encode()}:
+            subscriber.zsock.setsockopt(zmq.SUBSCRIBE, prefix)
+        subscriber.zsock.connect(f"tcp://{host}:{port + 1}")
+        updates.zsock.connect(f"tcp://{host}:{port + 2}")
+        snapshot.zsock.connect(f"tcp://{host}:{port}")
+        # The first message proves our subscription is in place, so no
+        # update published after the snapshot can slip past us; the
+        # collector's subscription does the same for our KVSETs.
+        first = await self._receive(subscriber, "message on the subscriber")
+        await self._within(_subscribed(updates), "subscription from the collector")
+        await self._take_snapshot(snapshot)
+        self.server, self._updates = server, updates
+        self._synced.set()
+        log.info("chp.synced", server=server, sequence=self.hashmap.sequence)
+        self._watchers.emit(Synced(server, self.hashmap.sequence))
+        return subscriber, first
+
+    async def _take_snapshot(self, snapshot: Socket) -> None:
+        await snapshot.send(encode_icanhaz(self.subtree))
+        fresh = Hashmap()
+        while (msg := await self._receive(snapshot, "snapshot")).key != KTHXBAI:
+            fresh.store(msg)
+        fresh.sequence = msg.sequence
+        for key in self.hashmap.entries.keys() - fresh.entries.keys():
+            self._watchers.emit(Update(key, None, fresh.sequence))
+        for key, entry in fresh.entries.items():
+            if self.get(key) != entry.body:
+                self._watchers.emit(Update(key, entry.body, entry.sequence))
+        self.hashmap = fresh
+
+    async def _follow_updates(self, subscriber: Socket, first: KVMsg) -> None:
+        # Messages queued before the snapshot may be older than it; the
+        # stream has caught up once one is at or past the snapshot.
+        caught_up = False
+        msg = first
+        while True:
+            if msg.key == HUGZ:
+                if caught_up and msg.sequence < self.hashmap.sequence:
+                    raise ServerDead("server sequence went back: it restarted")
+                caught_up |= msg.sequence >= self.hashmap.sequence
+            elif msg.sequence > self.hashmap.sequence:
+                self.hashmap.store(msg)
+                self._watchers.emit(Update(msg.key, msg.body or None, msg.sequence))
+                caught_up = True
+            msg = await self._receive(subscriber, "HUGZ")
+
+    async def _receive(self, socket: Socket, what: str) -> KVMsg:
+        """The next well-formed message; ServerDead if nothing comes in time."""
+        while True:
+            frames = await self._within(socket.recv(), what)
+            try:
+                return decode_kvmsg(frames)
+            except DecodeError as error:
+                log.warning("chp.bad_server_message", reason=str(error))
+
+    async def _within(self, operation: Awaitable[T], what: str) -> T:
+        with trio.move_on_after(self.hugz_timeout):
+            return await operation
+        raise ServerDead(f"no {what} within {self.hugz_timeout}s")
+
+
+def _ttl_text(seconds: float) -> str:
+    # Whole seconds go out as integers, the only form C servers (atoi) read.
+    if seconds < 0:
+        raise ValueError(f"ttl {seconds} is negative")
+    return str(int(seconds)) if float(seconds).is_integer() else repr(float(seconds))
+
+
+async def _subscribed(xpub: Socket) -> None:
+    while not is_subscription_event((await xpub.recv())[0]):
+        pass
+
+
+@asynccontextmanager
+async def open_chp_client(
+    servers: Sequence[Endpoint], subtree: str = "", **options
+) -> AsyncIterator[ChpClient]:
+    """A running client, synced with a server; it stops when the block ends."""
+    client = ChpClient(servers, subtree, **options)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(client.run)
+        yield client
+        nursery.cancel_scope.cancel()

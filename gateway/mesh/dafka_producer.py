@@ -1,0 +1,275 @@
+"""A producer node hosting any number of partitions on one identity and socket pair.
+
+Each hosted partition has its own UUID (the partition's name), subject and
+sequence counter, keeps its records until a store ACKs them (answering
+FETCHes from them meanwhile) and tells its caller when enough distinct stores
+hold a record. Run as `python -m gateway.mesh.dafka_producer TOPIC` to publish the
+lines of stdin.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import deque
+from collections.abc import Callable, Sequence
+
+import trio
+import zmq
+
+from gateway.lifecycle import run_node, start_command
+from gateway.mesh.mesh_node import MeshNode, sender_of
+from gateway.settings.declaration import Command
+from gateway.settings.table import MeshSettings
+from protocol.dafka import (
+    Ack,
+    DirectRecord,
+    Fetch,
+    Head,
+    Record,
+    content_prefix,
+    encode,
+    encode_sequence,
+    new_uuid,
+    subscription,
+)
+
+RECV_BATCH = 256
+WINDOW = 5000  # records the command-line producer publishes ahead of ACKs (within DATA_HWM)
+PUBLISH_BATCH = 500  # lines of stdin published at once
+STDIN_CHUNK = 1 << 16
+
+MAX_UNACKED_BYTES = 512 * 1024 * 1024
+DropHook = Callable[[str, int], bool]  # (partition UUID, sequence) -> skip publishing it
+
+
+class ProducerPartition:
+    """One partition this node publishes: records are numbered from `next_sequence` on."""
+
+    def __init__(self, producer: Producer, subject: str, uuid: str, next_sequence: int):
+        self.producer = producer
+        self.subject = subject
+        self.uuid = uuid
+        self.next_sequence = next_sequence
+        self._unacked: deque = deque()  # contents from sequence `_first_unacked` on
+        self._first_unacked = next_sequence
+        self._acked_by: dict[str, int] = {}  # store -> highest sequence it ACKed
+        self._waiters: list[tuple[int, int, trio.Event]] = []
+        self._diverged_stores: set[str] = set()  # stores that ACKed sequences we never published
+        self._prefix = content_prefix(Record(uuid, subject, 0, b""))
+
+    async def publish(self, content) -> int:
+        """Publish one record and return its sequence (not yet durable: see wait_acked)."""
+        return await self.publish_many([content])
+
+    async def wait_for_room(self, size: int) -> None:
+        """Until the records no store has taken yet leave room for `size` more bytes."""
+        await self.producer.unacked.wait_for_room(size)
+
+    async def publish_many(self, contents: Sequence) -> int:
+        """Publish records in one go (one scheduling point); the sequence of the first."""
+        first = self.next_sequence
+        self.next_sequence += len(contents)
+        self._unacked.extend(contents)
+        self.producer.unacked.taken(sum(len(content) for content in contents))
+        drop = self.producer.drop
+        messages = [
+            [self._prefix + encode_sequence(sequence), content]
+            for sequence, content in enumerate(contents, first)
+            if drop is None or not drop(self.uuid, sequence)
+        ]
+        await trio.lowlevel.checkpoint_if_cancelled()
+        self.producer.node.publisher.send_nowait(messages)  # a PUB drops at its high-water mark, never waits
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        return first
+
+    async def wait_acked(self, sequence: int, stores: int) -> None:
+        """Return once `stores` distinct stores have ACKed every record up to `sequence`."""
+        if self._covered(sequence) >= stores:
+            await trio.lowlevel.checkpoint()
+            return
+        event = trio.Event()
+        self._waiters.append((sequence, stores, event))
+        await event.wait()
+
+    def acked_by(self, store: str) -> int:
+        """The highest sequence `store` has ACKed (-1: none)."""
+        return self._acked_by.get(store, -1)
+
+    def on_ack(self, store: str, sequence: int) -> None:
+        if store in self._diverged_stores:
+            return
+        if sequence >= self.next_sequence:
+            # The store holds sequences this partition never published: another life of it
+            # went further than we were told. Its ACKs would pass its records off as ours,
+            # so they count for nothing from now on: writes waiting on it fail, loudly.
+            self._diverged_stores.add(store)
+            self.producer.node.log.error("ack_beyond_published", subject=self.subject, partition=self.uuid,
+                                         store=store, acked=sequence, published=self.next_sequence - 1)
+            return
+        if sequence <= self._acked_by.get(store, -1):
+            return
+        self._acked_by[store] = sequence
+        freed = 0
+        while self._unacked and self._first_unacked <= sequence:
+            freed += len(self._unacked.popleft())
+            self._first_unacked += 1
+        self.producer.unacked.freed(freed)
+        waiting = []
+        for waiter in self._waiters:
+            if self._covered(waiter[0]) >= waiter[1]:
+                waiter[2].set()
+            else:
+                waiting.append(waiter)
+        self._waiters = waiting
+
+    def answer(self, fetch: Fetch) -> list[list]:
+        """DIRECT-RECORDs for a FETCH, if this partition still holds its first record."""
+        first = fetch.sequence
+        if not self._first_unacked <= first < self.next_sequence:
+            return []
+        last = min(first + fetch.count, self.next_sequence) - 1
+        return [
+            encode(DirectRecord(fetch.requester, self.uuid, self.subject, sequence,
+                                self._unacked[sequence - self._first_unacked]))
+            for sequence in range(first, last + 1)
+        ]
+
+    @property
+    def unacked_bytes(self) -> int:
+        return sum(len(content) for content in self._unacked)
+
+    def _covered(self, sequence: int) -> int:
+        return sum(1 for acked in self._acked_by.values() if acked >= sequence)
+
+
+class UnackedBytes:
+    """The bytes of records no store has ACKed yet, which the producer must keep
+    for FETCHes: bounded, so that stores gone for long cannot exhaust memory."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.bytes = 0
+        self._freed = trio.Event()
+
+    async def wait_for_room(self, size: int) -> None:
+        while self.bytes and self.bytes + size > self.limit:  # one record always fits
+            await self._freed.wait()
+
+    def taken(self, size: int) -> None:
+        self.bytes += size
+
+    def freed(self, size: int) -> None:
+        if size:
+            self.bytes -= size
+            self._freed.set()
+            self._freed = trio.Event()
+
+
+class Producer:
+    """The node: one beacon identity, one PUB/SUB pair, many hosted partitions."""
+
+    def __init__(self, context: zmq.Context, config: MeshSettings, *, drop: DropHook | None = None,
+                 max_unacked_bytes: int = MAX_UNACKED_BYTES):
+        self.node = MeshNode(context, config, kind="producer")
+        self.drop = drop  # test hook: records it selects are never published, only FETCHable
+        self.partitions: dict[str, ProducerPartition] = {}
+        self.unacked = UnackedBytes(max_unacked_bytes)
+
+    def close(self) -> None:
+        self.node.close()
+
+    def host(self, subject: str, *, uuid: str | None = None, next_sequence: int = 0) -> ProducerPartition:
+        """Start publishing a partition (a new one, or one resumed at `next_sequence`)."""
+        partition = ProducerPartition(self, subject, uuid or new_uuid(), next_sequence)
+        self.partitions[partition.uuid] = partition
+        self.node.subscribe(subscription(Ack, partition.uuid))
+        self.node.subscribe(subscription(Fetch, partition.uuid))
+        return partition
+
+    def release(self, partition: ProducerPartition) -> None:
+        """Stop hosting a partition (e.g. its leadership moved elsewhere)."""
+        del self.partitions[partition.uuid]
+        self.unacked.freed(partition.unacked_bytes)
+        self.node.unsubscribe(subscription(Ack, partition.uuid))
+        self.node.unsubscribe(subscription(Fetch, partition.uuid))
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self.node.run)
+            nursery.start_soon(self._send_heads)
+            task_status.started()
+            await self._receive()
+
+    async def _receive(self) -> None:
+        while True:
+            answers = []
+            for first_frame, message in await self.node.receive_with_frames(RECV_BATCH):
+                partition = self.partitions.get(getattr(message, "partition", None))
+                if partition is None or partition.subject != message.subject:
+                    continue
+                if isinstance(message, Ack):
+                    partition.on_ack(sender_of(first_frame), message.sequence)
+                elif isinstance(message, Fetch):
+                    answers.extend(partition.answer(message))
+            await self.node.publisher.send_batch(answers)
+
+    async def _send_heads(self) -> None:
+        while True:
+            await trio.sleep(self.node.config.head_interval_ms / 1000)
+            heads = [
+                encode(Head(p.uuid, p.subject, p.next_sequence - 1))
+                for p in self.partitions.values()
+                if p.next_sequence > 0
+            ]
+            await self.node.publisher.send_batch(heads)
+
+
+async def _publish_stdin(context: zmq.Context, config: MeshSettings, topic: str, acks: int) -> None:
+    producer = Producer(context, config)
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(producer.run)
+            partition = producer.host(topic, uuid=producer.node.uuid)
+            async for lines in _stdin_lines():
+                for start in range(0, len(lines), PUBLISH_BATCH):
+                    batch = lines[start : start + PUBLISH_BATCH]
+                    last = partition.next_sequence + len(batch) - 1
+                    if acks and last >= WINDOW:  # stay within what the sockets can queue
+                        await partition.wait_acked(last - WINDOW, 1)
+                    await partition.publish_many(batch)
+            if acks and partition.next_sequence:
+                await partition.wait_acked(partition.next_sequence - 1, acks)
+            producer.node.log.info("published", topic=topic, records=partition.next_sequence)
+            nursery.cancel_scope.cancel()
+    finally:
+        producer.close()
+
+
+async def _stdin_lines():
+    """The lines of stdin without their newlines, a chunk's worth at a time, read straight from the loop."""
+    pending = b""
+    async with trio.lowlevel.FdStream(os.dup(sys.stdin.fileno())) as stdin:
+        while chunk := await stdin.receive_some(STDIN_CHUNK):
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            if lines:
+                yield lines
+    if pending:
+        yield [pending]
+
+
+def main() -> None:
+    loaded = start_command(Command.PRODUCER, "dafka-producer", "Dafka producer: publishes each line of standard "
+                           "input as a record.", _arguments)
+    run_node(_publish_stdin, loaded.settings.mesh, loaded.arguments.topic, loaded.arguments.acks)
+
+
+def _arguments(parser) -> None:
+    parser.add_argument("topic")
+    parser.add_argument("--acks", type=int, default=0,
+                        help="at end of input, wait until this many stores hold every record; default 0")
+
+
+if __name__ == "__main__":
+    main()

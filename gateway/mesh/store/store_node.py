@@ -1,0 +1,112 @@
+"""A store: a writer node and a reader node over one durable log.
+
+The writer's UUID is kept in the data directory so that a restarted store is
+the same store to producers counting distinct ACKs. Run as
+`python -m gateway.mesh.store`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from functools import partial
+from pathlib import Path
+
+import structlog
+import trio
+import zmq
+
+from gateway.directory_lock import DirectoryInUse, locked_directory
+from gateway.lifecycle import first_failure, run_node, served, start_command
+from gateway.mesh.store.entry import CorruptLogError
+from gateway.mesh.store.reader import StoreReader
+from gateway.mesh.store.store_log import StoreLog
+from gateway.mesh.store.writer import StoreWriter
+from gateway.settings.declaration import Command
+from gateway.settings.table import MeshSettings, StoreSettings
+from protocol.dafka import new_uuid
+
+log = structlog.get_logger()
+
+# The exit code of a store whose data directory cannot be used (not writable, not a
+# directory, a corrupt log): starting it again would not help.
+DIRECTORY_UNUSABLE = 3
+
+
+def store_uuid(directory: Path) -> str:
+    """This store's lasting identity, created on first start."""
+    path = directory / "writer.uuid"
+    if not path.exists():
+        path.write_text(new_uuid())
+    return path.read_text().strip()
+
+
+async def run_store(context: zmq.Context, mesh: MeshSettings, store: StoreSettings, store_log=None, *,
+                    task_status=trio.TASK_STATUS_IGNORED) -> None:
+    """Run writer and reader, and the store-wide retention if any, until cancelled;
+    `store_log` defaults to a StoreLog under store.db."""
+    directory = store.store_db
+    directory.mkdir(parents=True, exist_ok=True)
+    with locked_directory(directory):
+        if store_log is None:
+            store_log = await trio.to_thread.run_sync(partial(open_log, directory / "log", store))
+        writer = StoreWriter(context, mesh, store_log, uuid=store_uuid(directory))
+        reader = StoreReader(context, mesh, store_log, writer_uuid=writer.node.uuid)
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(writer.run)
+                await nursery.start(reader.run)
+                if has_retention(store):
+                    nursery.start_soon(enforce_retention, store_log, store.store_retention_check_interval_ms)
+                task_status.started((writer, reader))
+        finally:
+            writer.close()
+            reader.close()
+            store_log.close()
+
+
+def open_log(directory: Path, store: StoreSettings) -> StoreLog:
+    return StoreLog(directory, fsync=store.store_fsync, fsync_interval_ms=store.store_fsync_interval_ms,
+                    retention_bytes=unlimited_as_none(store.store_retention_bytes),
+                    retention_ms=unlimited_as_none(store.store_retention_ms),
+                    segment_bytes=store.store_segment_bytes)
+
+
+def unlimited_as_none(limit: int) -> int | None:
+    return None if limit < 0 else limit
+
+
+def has_retention(store: StoreSettings) -> bool:
+    return store.store_retention_bytes >= 0 or store.store_retention_ms >= 0
+
+
+async def enforce_retention(store_log: StoreLog, interval_ms: int) -> None:
+    """Delete the segments the store-wide retention no longer keeps, every interval."""
+    while True:
+        await trio.sleep(interval_ms / 1000)
+        await trio.to_thread.run_sync(store_log.enforce_retention, int(time.time() * 1000))
+
+
+def main() -> None:
+    loaded = start_command(Command.STORE, "dafka-store", "Dafka store: a writer and a reader node over a "
+                           "durable log.", _arguments)
+    settings = loaded.settings
+    try:
+        run_node(served, settings.http, run_store, settings.mesh, settings.store,
+                 lifeline=loaded.arguments.exit_on_stdin_eof)
+    except* DirectoryInUse as group:
+        log.error("store_directory_in_use", directory=str(settings.store.store_db), reason=str(first_failure(group)))
+        sys.exit(1)
+    except* (OSError, CorruptLogError) as group:
+        log.error("store_directory_unusable", directory=str(settings.store.store_db),
+                  reason=str(first_failure(group)))
+        sys.exit(DIRECTORY_UNUSABLE)
+
+
+def _arguments(parser) -> None:
+    parser.add_argument("--exit-on-stdin-eof", action="store_true",
+                        help="stop when standard input closes: a parent process's lifeline")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""One partition: its segments in sequence order, the last one active."""
+
+import os
+from bisect import bisect_right
+from itertools import pairwise
+from operator import attrgetter
+from pathlib import Path
+
+import structlog
+
+from gateway.mesh.store.entry import HEADER_SIZE, CorruptLogError
+from gateway.mesh.store.handles import Files
+from gateway.mesh.store.segment import ReadBudget, Segment
+
+log = structlog.get_logger()
+
+SEGMENT_SUFFIX = ".log"
+
+
+class Partition:
+    def __init__(self, subject: str, address: str, directory: Path):
+        self.subject = subject
+        self.address = address
+        self.directory = directory
+        self.segments: list[Segment] = []
+
+    @property
+    def first(self) -> int | None:
+        return self.segments[0].base if self.segments else None
+
+    @property
+    def head(self) -> int | None:
+        return self.segments[-1].next_sequence - 1 if self.segments else None
+
+    @classmethod
+    def open(cls, subject: str, address: str, directory: Path, files: Files) -> tuple["Partition", bool]:
+        """Recover the segments on disk; also say whether the active one needs a sync."""
+        partition = cls(subject, address, directory)
+        segments = [Segment(directory, base, sealed=False) for base in _segment_bases(directory)]
+        scanned = [segment.recover(files) for segment in segments]
+        # An empty last segment is a roll a crash cut short, unless it is alone and marks
+        # where a partition emptied by a discard goes on (see discard_before).
+        while segments and segments[-1].count == 0 and (len(segments) > 1 or segments[-1].base == 0):
+            segments.pop().delete(files)
+            scanned.pop()
+        _check_consecutive(segments)
+        for segment, was_scanned in zip(segments[:-1], scanned, strict=False):  # all but the last
+            segment.sealed = True
+            if was_scanned:
+                segment.seal(files)
+        if segments:
+            segments[-1].loaded_index(files)
+        partition.segments = segments
+        return partition, bool(scanned and scanned[-1])
+
+    def append(self, files: Files, sequence: int, content, timestamp_ms: int, segment_bytes: int) -> Segment:
+        """Append one entry; return the segment written to."""
+        active = self.segments[-1] if self.segments else None
+        if active is not None and sequence != active.next_sequence:
+            raise ValueError(f"sequence {sequence} does not follow head {active.next_sequence - 1}")
+        if active is None and not 0 <= sequence < 2**64:
+            raise ValueError(f"sequence {sequence} is not an unsigned 64-bit number")
+        if active is None or (active.size and active.size + HEADER_SIZE + len(content) > segment_bytes):
+            if active is not None:
+                active.seal(files)
+            active = Segment.create(self.directory, sequence, files)
+            self.segments.append(active)
+        active.append(files, sequence, content, timestamp_ms)
+        return active
+
+    def read(self, files: Files, sequence: int, budget: ReadBudget) -> None:
+        if not self.segments or not self.first <= sequence <= self.head:
+            return
+        self.segments[-1].flush(files)
+        start = bisect_right(self.segments, sequence, key=attrgetter("base")) - 1
+        for segment in self.segments[start:]:
+            if not segment.read(files, max(sequence, segment.base), budget):
+                return
+
+    def expire(self, files: Files, retention_bytes: int | None, retention_ms: int | None, now_ms: int) -> list[Segment]:
+        """Delete the oldest sealed segments that retention no longer keeps.
+
+        By bytes, a segment goes only if what remains still holds at least
+        retention_bytes; by time, when its newest entry is older than retention_ms.
+        """
+        total = sum(segment.size for segment in self.segments)
+        deleted = []
+        while len(self.segments) > 1:
+            oldest = self.segments[0]
+            too_big = retention_bytes is not None and total - oldest.size >= retention_bytes
+            too_old = retention_ms is not None and oldest.max_timestamp_ms < now_ms - retention_ms
+            if not (too_big or too_old):
+                break
+            deleted.append(self._delete_oldest(files, "store_log.segment_expired"))
+            total -= oldest.size
+        return deleted
+
+    def discard_before(self, files: Files, before: int) -> list[Segment]:
+        """Delete the sealed segments whose every entry is below `before`. The active
+        segment stays, unless it lies below too (everything was discarded, or the store
+        fell behind the discard): then an empty segment at `before` takes its place, so
+        that the partition, even after a restart, goes on there with head `before` - 1,
+        as a Kafka follower resets to the leader's log start."""
+        emptied = self.head is not None and self.head < before
+        deleted = []
+        while len(self.segments) > (0 if emptied else 1) and self.segments[0].next_sequence <= before:
+            deleted.append(self._delete_oldest(files, "store_log.segment_discarded"))
+        if emptied:
+            self.segments.append(Segment.create(self.directory, before, files))
+        return deleted
+
+    def _delete_oldest(self, files: Files, event: str) -> Segment:
+        oldest = self.segments.pop(0)
+        oldest.delete(files)
+        log.info(event, subject=self.subject, address=self.address,
+                 base=oldest.base, count=oldest.count, size=oldest.size)
+        return oldest
+
+
+def _segment_bases(directory: Path) -> list[int]:
+    names = (name.removesuffix(SEGMENT_SUFFIX) for name in os.listdir(directory) if name.endswith(SEGMENT_SUFFIX))
+    return sorted(int(name) for name in names if name.isdigit())
+
+
+def _check_consecutive(segments: list[Segment]) -> None:
+    for earlier, later in pairwise(segments):
+        if earlier.next_sequence != later.base:
+            log.error("store_log.sequence_gap", path=earlier.log_path, ends_before=earlier.next_sequence,
+                      next_base=later.base)
+            raise CorruptLogError(f"{earlier.log_path} ends before {earlier.next_sequence}, next starts at {later.base}")

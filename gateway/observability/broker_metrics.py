@@ -1,0 +1,24 @@
+"""The gateway's Prometheus metrics: Kafka's broker, topic and request metrics under our names.
+
+Counters and histograms are updated where things happen; the gauges that
+describe state (partitions, journals, consumer lag) are read when scraped.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+# From 0.1 ms: acks=all answers on a quiet node take a few hundred microseconds.
+LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+                   2.5, 5.0, 10.0, 30.0)
+
+BYTES_IN = Counter("dafka_gateway_bytes_in", "Bytes of record batches appended, by topic", ["topic"])
+RECORDS_IN = Counter("dafka_gateway_records_in", "Records appended, by topic", ["topic"])
+BYTES_OUT = Counter("dafka_gateway_bytes_out", "Bytes of record batches sent to consumers, by topic", ["topic"])
+RECORDS_OUT = Counter("dafka_gateway_records_out", "Records sent to consumers, by topic", ["topic"])
+REQUEST_SECONDS = Histogram("dafka_gateway_request_seconds",
+                            "Time from a request's arrival to its answer (long polls included), by API",
+                            ["api"], buckets=LATENCY_BUCKETS)
+FAILED_REQUESTS = Counter("dafka_gateway_failed_requests", "Requests that ended their connection, by API",
+                          ["api"])
+CONNECTIONS = Gauge("dafka_gateway_connections", "Client connections open, by listener", ["listener"])

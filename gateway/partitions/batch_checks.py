@@ -1,0 +1,65 @@
+"""Checking what a Produce request carries, before anything is appended.
+
+The rules of Kafka's log validator that apply without unpacking records:
+the CRC, magic against the request version, one batch per partition from
+v3, sizes against max.message.bytes, zstd only from v7. Legacy message
+sets (produce v0-2) become one v2 batch, since the gateway stores v2 only.
+"""
+
+from __future__ import annotations
+
+from gateway.kafka_error import KafkaError
+from protocol.errors import DecodeError, EncodeError
+from protocol.kafka.error_codes import ErrorCode
+from protocol.records import Codec, RecordBatch, legacy_to_batch, split_records
+
+FIRST_V2_PRODUCE = 3
+FIRST_ZSTD_PRODUCE = 7
+
+
+def checked_batch(records, version: int, max_message_bytes: int) -> RecordBatch:
+    """The request's record data as one writable v2 batch, or KafkaError."""
+    if records is None:
+        raise KafkaError(ErrorCode.INVALID_RECORD, "produce without records")
+    try:
+        entries = split_records(records).entries
+        for entry in entries:
+            entry.verify_crc()
+    except DecodeError as exc:
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"malformed records: {exc}") from None
+    if not entries:
+        raise KafkaError(ErrorCode.INVALID_RECORD, "produce with an empty record set")
+    for entry in entries:
+        if entry.size > max_message_bytes:
+            raise KafkaError(ErrorCode.MESSAGE_TOO_LARGE,
+                             f"batch of {entry.size} bytes exceeds max.message.bytes {max_message_bytes}")
+    if version >= FIRST_V2_PRODUCE:
+        return _checked_v2(entries, version)
+    if any(entry.magic == 2 for entry in entries):
+        raise KafkaError(ErrorCode.INVALID_RECORD, f"produce v{version} cannot carry magic 2 batches")
+    return _from_legacy(entries)
+
+
+def _checked_v2(entries, version: int) -> RecordBatch:
+    if len(entries) != 1 or entries[0].magic != 2:
+        raise KafkaError(ErrorCode.INVALID_RECORD,
+                         f"produce v{version} must carry exactly one magic 2 batch per partition")
+    batch = entries[0]
+    if batch.compression == Codec.ZSTD and version < FIRST_ZSTD_PRODUCE:
+        raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                         f"zstd needs produce v{FIRST_ZSTD_PRODUCE}, not v{version}")
+    if batch.record_count < 1 or batch.record_count != batch.last_offset_delta + 1:
+        raise KafkaError(ErrorCode.INVALID_RECORD,
+                         f"batch claims {batch.record_count} records over "
+                         f"{batch.last_offset_delta + 1} offsets")
+    if batch.is_control:
+        raise KafkaError(ErrorCode.INVALID_RECORD, "clients may not produce control batches")
+    return batch
+
+
+def _from_legacy(messages) -> RecordBatch:
+    try:
+        converted = legacy_to_batch(messages, base_offset=0)
+    except (DecodeError, EncodeError) as exc:
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"malformed message set: {exc}") from None
+    return RecordBatch(memoryview(bytearray(converted)))

@@ -1,0 +1,304 @@
+"""A Kafka partition kept as a Dafka partition that this gateway produces.
+
+Each Dafka record is one Kafka record batch with its offsets assigned, so
+produce and fetch move batches as bytes. The Dafka sequence of a batch is
+its ordinal in the partition; `OffsetIndex` maps offsets to sequences.
+Recent batches stay in memory (the tail) for fetches; older ones are read
+back from the stores through the mesh.
+
+The high watermark is the end of the longest prefix that `min_insync`
+stores have acknowledged: consumers see nothing beyond it, and an acks=all
+produce is answered once its batches are below it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+from typing import Awaitable, Callable, Protocol
+
+import structlog
+import trio
+
+from gateway.kafka_error import KafkaError
+from gateway.partitions.offset_index import OffsetIndex
+from gateway.partitions.producer_state import ActiveProducer, ProducerStates
+from gateway.partitions.read_ahead import ReadAhead
+from gateway.partitions.transaction_index import AbortedTransaction
+from gateway.partitions.watermark_waiters import WatermarkWaiters
+from protocol.kafka.error_codes import ErrorCode
+from protocol.records import RecordBatch, assign_offsets
+
+log = structlog.get_logger()
+
+STORE_READ_BATCHES = 64  # batches asked of the stores at once, at most
+
+
+class MeshPartition(Protocol):
+    """What a partition needs of the Dafka producer that publishes it."""
+
+    uuid: str
+    next_sequence: int
+
+    async def publish(self, content: bytes) -> int: ...
+
+    async def wait_acked(self, sequence: int, stores: int) -> None: ...
+
+    async def wait_for_room(self, size: int) -> None: ...
+
+
+# (subject, partition uuid, first sequence, count) -> [(sequence, content)]
+MeshRead = Callable[[str, str, int, int], Awaitable[list[tuple[int, bytes]]]]
+
+
+@dataclass(frozen=True)
+class StoredBatch:
+    base_offset: int
+    last_offset: int
+    sequence: int
+    data: bytes | memoryview
+
+
+class PartitionLog:
+    """Offsets, watermarks and batches of one partition."""
+
+    def __init__(self, topic: str, index: int, mesh: MeshPartition, read: MeshRead,
+                 offsets: OffsetIndex, producers: ProducerStates, *, min_insync: int, tail_bytes: int,
+                 log_start_offset: int = 0, leader_epoch: int = 0):
+        self.topic = topic
+        self.index = index
+        self.mesh = mesh
+        self._stores = ReadAhead(lambda first, count: read(topic, mesh.uuid, first, count))
+        self.offsets = offsets
+        self.producers = producers
+        self.min_insync = min_insync
+        self.log_start_offset = log_start_offset
+        self.leader_epoch = leader_epoch
+        self.high_watermark = offsets.next_offset
+        self._tail: deque[StoredBatch] = deque()
+        self._tail_bytes = 0
+        self._tail_limit = tail_bytes
+        self._append_lock = trio.Lock()
+        self._published = trio.Event()  # a batch beyond the watermark exists
+        self._fetch_waiters = WatermarkWaiters()
+        self._scope = trio.CancelScope()
+
+    def epoch_error(self, current_leader_epoch: int) -> ErrorCode | None:
+        """Kafka's answer to a client whose idea of the leader epoch differs from ours."""
+        if current_leader_epoch == -1 or current_leader_epoch == self.leader_epoch:
+            return None
+        if current_leader_epoch > self.leader_epoch:
+            return ErrorCode.UNKNOWN_LEADER_EPOCH
+        return ErrorCode.FENCED_LEADER_EPOCH
+
+    @property
+    def next_offset(self) -> int:
+        return self.offsets.next_offset
+
+    async def append(self, batch: RecordBatch, *, log_append_time: int | None = None,
+                     room_timeout_s: float = math.inf) -> tuple[int, int]:
+        """Stamp and publish a checked v2 batch: (base offset, Dafka sequence).
+
+        A retried batch of an idempotent producer is not appended again: the
+        answer is where it went the first time. The lock keeps offsets and
+        sequences of concurrent appends in the order of the bytes published.
+        While the stores take nothing and the batches they have not taken fill
+        the producer's memory, the append waits, REQUEST_TIMED_OUT after
+        `room_timeout_s`.
+        """
+        with trio.move_on_after(room_timeout_s) as waiting:
+            await self.mesh.wait_for_room(batch.size)
+        if waiting.cancelled_caught:
+            raise KafkaError(ErrorCode.REQUEST_TIMED_OUT,
+                             "the stores have not taken earlier batches: no room for more")
+        async with self._append_lock:
+            duplicate = self.producers.duplicate_of(batch)
+            if duplicate is not None:
+                return duplicate.base_offset, duplicate.dafka_sequence
+            first = self.offsets.next_offset
+            assign_offsets(batch, first, self.leader_epoch, log_append_time=log_append_time)
+            sequence = await self.mesh.publish(batch.buffer)
+            self._index(sequence, batch, log_append_time)
+            self._keep(StoredBatch(first, first + batch.last_offset_delta, sequence, batch.buffer))
+            self._published.set()
+            return first, sequence
+
+    def _index(self, sequence: int, batch: RecordBatch, log_append_time: int | None = None) -> None:
+        timestamp = batch.max_timestamp if log_append_time is None else log_append_time
+        self.producers.appended(batch, batch.base_offset, sequence)
+        self.offsets.add(sequence, batch.base_offset, batch.last_offset_delta + 1, timestamp, batch.size)
+
+    async def wait_durable(self, sequence: int) -> None:
+        """Return once `min_insync` stores hold every batch up to `sequence`, with the
+        high watermark past it, so that a client told "written" sees it as written."""
+        await self.mesh.wait_acked(sequence, self.min_insync)
+        if sequence >= self.offsets.first_sequence:
+            self._advance(self.offsets.range_of(sequence)[1] + 1)
+
+    @property
+    def size_bytes(self) -> int:
+        """Bytes of the batches from the log start on (whole batches, as Kafka counts segments)."""
+        return self.offsets.size_bytes
+
+    def is_durable(self, sequence: int) -> bool:
+        return self.offsets.range_of(sequence)[1] < self.high_watermark
+
+    @property
+    def last_stable_offset(self) -> int:
+        """Where read_committed consumers stop: before the oldest unfinished transaction."""
+        return self.producers.transactions.last_stable_offset(self.high_watermark)
+
+    def aborted_transactions(self, start: int, end: int) -> list[AbortedTransaction]:
+        """Aborted transactions with records in [start, end), for read_committed fetches."""
+        return self.producers.transactions.aborted_between(start, end)
+
+    def active_producers(self) -> list[ActiveProducer]:
+        return self.producers.active()
+
+    def _keep(self, batch: StoredBatch) -> None:
+        self._tail.append(batch)
+        self._tail_bytes += len(batch.data)
+        self._trim_tail()
+
+    def limit_tail(self, limit: int) -> None:
+        """Keep at most `limit` bytes of recent batches in memory (always the last one)."""
+        self._tail_limit = limit
+        self._trim_tail()
+
+    def _trim_tail(self) -> None:
+        while self._tail_bytes > self._tail_limit and len(self._tail) > 1:
+            self._tail_bytes -= len(self._tail.popleft().data)
+
+    def close(self) -> None:
+        """Stop following acknowledgements (the topic was deleted)."""
+        self._scope.cancel()
+
+    async def run(self) -> None:
+        """Move the high watermark as stores acknowledge, and read old batches
+        ahead for catching-up consumers; runs until `close`."""
+        with self._scope:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._stores.run)
+                await self._follow_acks()
+
+    async def _follow_acks(self) -> None:
+        while True:
+            if self.offsets.last_sequence is None or self.high_watermark == self.next_offset:
+                self._published = trio.Event()
+                await self._published.wait()
+                continue
+            sequence = self.offsets.last_sequence
+            end = self.offsets.next_offset
+            await self.mesh.wait_acked(sequence, self.min_insync)
+            self._advance(end)
+
+    def _advance(self, watermark: int) -> None:
+        if watermark <= self.high_watermark:
+            return
+        self.high_watermark = watermark
+        self._fetch_waiters.wake()
+
+    def notify_on_data(self, waiter: trio.Event) -> None:
+        """Set `waiter` when the high watermark next moves."""
+        self._fetch_waiters.add(waiter)
+
+    def forget_waiter(self, waiter: trio.Event) -> None:
+        self._fetch_waiters.discard(waiter)
+
+    async def read(self, offset: int, max_bytes: int, *, limit: int | None = None) -> list[StoredBatch]:
+        """Batches from the one holding `offset` up to `limit` (the watermark by
+        default), at least one batch if any, within `max_bytes` otherwise."""
+        limit = self.high_watermark if limit is None else limit
+        if offset >= limit:
+            return []
+        sequence = self.offsets.sequence_of(offset)
+        found: list[StoredBatch] = []
+        size = 0
+        for batch in await self._batches_from(sequence, max_bytes):
+            if batch.base_offset >= limit or (found and size + len(batch.data) > max_bytes):
+                break
+            found.append(batch)
+            size += len(batch.data)
+        return found
+
+    async def _batches_from(self, sequence: int, max_bytes: int) -> list[StoredBatch]:
+        if self._tail and sequence >= self._tail[0].sequence:
+            start = sequence - self._tail[0].sequence
+            return [self._tail[i] for i in range(start, len(self._tail))]
+        # Older than the tail: ask the stores for what fits in max_bytes, a bounded number at a time.
+        tail_start = self._tail[0].sequence if self._tail else self.mesh.next_sequence
+        count = min(self.offsets.batches_within(sequence, max_bytes), STORE_READ_BATCHES)
+        records = await self._stores.read(sequence, max(min(count, tail_start - sequence), 1), tail_start)
+        # Retention or DeleteRecords may have moved the log start past some meanwhile.
+        return [self._stored(seq, content) for seq, content in records if seq >= self.offsets.first_sequence]
+
+    @property
+    def first_sequence(self) -> int:
+        """The sequence of the batch holding the log start: every batch below lies
+        wholly below it, so the stores may discard them."""
+        return self.offsets.first_sequence
+
+    def apply_retention(self, now_ms: int, retention_ms: int, retention_bytes: int) -> bool:
+        """Move the log start past expired batches (never past the high
+        watermark); whether it moved."""
+        count = self.offsets.expired(now_ms, retention_ms, retention_bytes)
+        if not count:
+            return False
+        sequence = self.offsets.first_sequence + count
+        start = self.offsets.range_of(sequence)[0] if count < len(self.offsets) else self.offsets.next_offset
+        return self.move_log_start(min(start, self.high_watermark))
+
+    def move_log_start(self, offset: int) -> bool:
+        """Make `offset` (at most the log end) the log start if it is past it, forgetting
+        the batches wholly below; whether it moved."""
+        if offset <= self.log_start_offset:
+            return False
+        self.log_start_offset = offset
+        self.offsets.drop_before(self.offsets.sequence_of(offset) if offset < self.offsets.next_offset
+                                 else self.offsets.next_sequence)
+        return True
+
+    async def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record below the watermark stamped at or
+        after `timestamp`, or None."""
+        sequence = self.offsets.first_reaching(timestamp)
+        return await self._first_record(sequence, lambda record: record.timestamp >= timestamp)
+
+    async def offset_of_max_timestamp(self) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record with the largest timestamp, or None."""
+        largest = self.offsets.max_timestamp()
+        sequence = self.offsets.first_with_max_timestamp()
+        return await self._first_record(sequence, lambda record: record.timestamp == largest)
+
+    async def _first_record(self, sequence: int | None, wanted) -> tuple[int, int] | None:
+        last = self.offsets.last_sequence  # None when empty; 0 is a real first batch
+        while sequence is not None and last is not None and sequence <= last:
+            sequence = max(sequence, self.offsets.first_sequence)  # the log start may move meanwhile
+            batches = await self._batches_from(sequence, 0)
+            if not batches or batches[0].base_offset >= self.high_watermark:
+                return None
+            stored = batches[0]
+            for record in RecordBatch(memoryview(stored.data)).records():
+                if record.offset >= self.log_start_offset and wanted(record):
+                    return record.offset, record.timestamp
+            sequence += 1
+        return None
+
+    def _stored(self, sequence: int, content: bytes) -> StoredBatch:
+        base, last = self.offsets.range_of(sequence)
+        return StoredBatch(base, last, sequence, memoryview(content))  # no copy: content is read-only
+
+
+async def recovered_state(contents, first_sequence: int = 0,
+                          next_offset: int = 0) -> tuple[OffsetIndex, ProducerStates]:
+    """The offset index and producer states of a partition, from its stored batches;
+    without any, an empty index that goes on at `first_sequence` and `next_offset`."""
+    offsets, producers = None, ProducerStates()
+    async for sequence, content in contents:
+        batch = RecordBatch(memoryview(content))
+        if offsets is None:
+            offsets = OffsetIndex(sequence, batch.base_offset)
+        producers.appended(batch, batch.base_offset, sequence)
+        offsets.add(sequence, batch.base_offset, batch.last_offset_delta + 1, batch.max_timestamp, batch.size)
+    return offsets or OffsetIndex(first_sequence, next_offset), producers

@@ -1,0 +1,215 @@
+"""The kinds of value a setting takes: text to value, what is allowed, Kafka's type name.
+
+Every kind reads the text of a flag, an environment variable or a line of a
+properties file, checks a value given in code the same way, and says in a
+few words what it allows, for error messages and --help.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+
+class NotAllowed(ValueError):
+    """A value outside what its kind allows; the message says what is allowed."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    config_type: ClassVar[str] = "STRING"  # DescribeConfigs' type name (BOOLEAN, INT, LONG, STRING, LIST, ...)
+    metavar: ClassVar[str] = "TEXT"
+
+    def parse(self, text: str):
+        return self.check(text)
+
+    def check(self, value):
+        return value
+
+    def text(self, value) -> str:
+        """The value as Kafka writes config values."""
+        return "" if value is None else str(value)
+
+    def allowed(self) -> str:
+        return "any text"
+
+    def refused(self, value) -> NotAllowed:
+        return NotAllowed(f"{value!r} is not allowed; allowed: {self.allowed()}")
+
+
+@dataclass(frozen=True)
+class Integer(Kind):
+    low: int = -(2**31)
+    high: int = 2**31 - 1
+    metavar: ClassVar[str] = "N"
+
+    @property
+    def config_type(self) -> str:
+        return "INT" if self.high < 2**31 else "LONG"
+
+    def parse(self, text: str) -> int:
+        digits = text.strip()
+        if not digits.lstrip("+-").isdigit():
+            raise NotAllowed(f"{digits!r} is not an integer; allowed: {self.allowed()}")
+        return self.check(int(digits))
+
+    def check(self, value) -> int:
+        if type(value) is not int or not self.low <= value <= self.high:
+            raise self.refused(value)
+        return value
+
+    def allowed(self) -> str:
+        if self.high in (2**31 - 1, 2**63 - 1):
+            return f"an integer of at least {self.low}"
+        return f"an integer from {self.low} to {self.high}"
+
+
+def long(low: int = -(2**63)) -> Integer:
+    return Integer(low, 2**63 - 1)
+
+
+@dataclass(frozen=True)
+class Boolean(Kind):
+    config_type: ClassVar[str] = "BOOLEAN"
+    metavar: ClassVar[str] = "BOOL"
+
+    def parse(self, text: str) -> bool:
+        word = text.strip().lower()
+        if word not in ("true", "false"):
+            raise self.refused(text)
+        return word == "true"
+
+    def check(self, value) -> bool:
+        if type(value) is not bool:
+            raise self.refused(value)
+        return value
+
+    def text(self, value) -> str:
+        return str(value).lower()
+
+    def allowed(self) -> str:
+        return "true or false"
+
+
+@dataclass(frozen=True)
+class Text(Kind):
+    empty: bool = True  # whether "" is allowed
+
+    def parse(self, text: str) -> str:
+        return self.check(text.strip())
+
+    def check(self, value) -> str:
+        if not isinstance(value, str) or (not value and not self.empty):
+            raise self.refused(value)
+        return value
+
+    def allowed(self) -> str:
+        return "any text" if self.empty else "a non-empty text"
+
+
+@dataclass(frozen=True)
+class Choice(Kind):
+    choices: tuple[str, ...] = ()
+    metavar: ClassVar[str] = "WORD"
+    ignore_case: bool = False  # Kafka reads some enumerations case-insensitively
+
+    def parse(self, text: str) -> str:
+        word = text.strip()
+        if self.ignore_case:
+            word = next((c for c in self.choices if c.lower() == word.lower()), word)
+        return self.check(word)
+
+    def check(self, value) -> str:
+        if value not in self.choices:
+            raise self.refused(value)
+        return value
+
+    def allowed(self) -> str:
+        return "one of " + ", ".join(self.choices)
+
+
+@dataclass(frozen=True)
+class ChoiceList(Kind):
+    """A comma-separated list of words from `choices`, as Kafka's cleanup.policy."""
+
+    choices: tuple[str, ...] = ()
+    config_type: ClassVar[str] = "LIST"
+    metavar: ClassVar[str] = "WORD,..."
+
+    def parse(self, text: str) -> str:
+        return self.check(",".join(word.strip() for word in text.split(",") if word.strip()))
+
+    def check(self, value) -> str:
+        if not isinstance(value, str) or not value or any(w not in self.choices for w in value.split(",")):
+            raise self.refused(value)
+        return value
+
+    def allowed(self) -> str:
+        return "a list of " + ", ".join(self.choices)
+
+
+@dataclass(frozen=True)
+class Nullable(Kind):
+    """Another kind's value, or None when the text is empty (Kafka's null default)."""
+
+    inner: Kind = Kind()
+
+    @property
+    def config_type(self) -> str:
+        return self.inner.config_type
+
+    @property
+    def metavar(self) -> str:
+        return self.inner.metavar
+
+    def parse(self, text: str):
+        return None if not text.strip() else self.inner.parse(text)
+
+    def check(self, value):
+        return None if value is None else self.inner.check(value)
+
+    def text(self, value) -> str:
+        return "" if value is None else self.inner.text(value)
+
+    def allowed(self) -> str:
+        return f"{self.inner.allowed()}, or empty for none"
+
+
+@dataclass(frozen=True)
+class Directory(Kind):
+    """A directory path; Kafka's log.dirs is a list, of which one entry is supported."""
+
+    metavar: ClassVar[str] = "DIR"
+
+    def parse(self, text: str) -> Path:
+        paths = [part.strip() for part in text.split(",") if part.strip()]
+        if len(paths) != 1:
+            raise self.refused(text)
+        return Path(paths[0])
+
+    def check(self, value) -> Path:
+        if not isinstance(value, Path) or not str(value):
+            raise self.refused(value)
+        return value
+
+    def allowed(self) -> str:
+        return "one directory path"
+
+
+@dataclass(frozen=True)
+class Address(Kind):
+    """A ZeroMQ endpoint, tcp://host:port (port * for an ephemeral one where bound)."""
+
+    metavar: ClassVar[str] = "ENDPOINT"
+
+    def check(self, value) -> str:
+        if not isinstance(value, str) or not value.startswith("tcp://") or ":" not in value[6:]:
+            raise self.refused(value)
+        return value
+
+    def parse(self, text: str) -> str:
+        return self.check(text.strip())
+
+    def allowed(self) -> str:
+        return "an endpoint tcp://HOST:PORT"

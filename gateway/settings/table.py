@@ -1,0 +1,252 @@
+"""Every setting of every command, declared once: name, kind, default, help, commands.
+
+Kafka's broker config names wherever Kafka has one (so the lines of an
+operator's server.properties carry over), the Dafka reference's keys for the
+mesh, and names of our own only for what neither has. The sections group
+what each part of the program reads; `Settings` holds them all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gateway.settings.declaration import EVERY, MESH_NODES, Command, check_values, setting
+from gateway.settings.kinds import (
+    Address,
+    Boolean,
+    Choice,
+    ChoiceList,
+    Directory,
+    Integer,
+    Nullable,
+    Text,
+    long,
+)
+from gateway.settings.listeners import Listener, Listeners, ProtocolMap, advertised_listeners, bound_listeners
+
+G, S = Command.GATEWAY, Command.STORE
+SERVERS = G | S | Command.TOWER | Command.CHP
+PORT = Integer(0, 65535)
+POSITIVE = Integer(1)
+MS = BYTES = POSITIVE
+UNLIMITED_OR = long(-1)  # -1: no limit
+KAFKA_PROTOCOL_MAP = (("PLAINTEXT", "PLAINTEXT"), ("SSL", "SSL"), ("SASL_PLAINTEXT", "SASL_PLAINTEXT"),
+                      ("SASL_SSL", "SASL_SSL"))
+
+
+def kafka(kind, default, help: str, commands: Command = G, **more):
+    """A setting with Kafka's broker config name."""
+    return setting(kind, default, help, commands, kafka=True, **more)
+
+
+@dataclass(frozen=True)
+class BrokerSettings:
+    """The Kafka broker the gateway is to clients, and the defaults its topics inherit."""
+
+    node_id: int = kafka(Integer(0), 0, "this gateway's broker id", synonyms=("broker.id",))
+    cluster_id: str = setting(Text(empty=False), "dafka-gateway",
+                              "cluster id told to clients; it also names the gateway's journals on the mesh", G)
+    listeners: tuple[Listener, ...] = kafka(
+        Listeners(), (), "where clients connect, NAME://HOST:PORT,...; empty: PLAINTEXT://host.name:port")
+    host_name: str = kafka(Text(), "127.0.0.1", "host of the PLAINTEXT listener when listeners is empty "
+                                                "(empty: every interface)")
+    port: int = kafka(PORT, 9092, "port of the PLAINTEXT listener when listeners is empty")
+    advertised_listeners: tuple[Listener, ...] = kafka(
+        Listeners(), (), "what clients are told to connect to, per listener name; empty: the listeners")
+    listener_security_protocol_map: tuple[tuple[str, str], ...] = kafka(
+        ProtocolMap(), KAFKA_PROTOCOL_MAP, "the security protocol of each listener name")
+    log_dirs: Path = kafka(Directory(), Path("data"), "directory of the embedded stores' data",
+                           synonyms=("log.dir",))
+    socket_request_max_bytes: int = kafka(BYTES, 104857600, "largest request accepted, checked before its body "
+                                                            "is read")
+    max_connections: int = kafka(POSITIVE, 1000, "client connections served at once")
+    connections_max_idle_ms: int = kafka(long(1), 600000, "idle time after which a client connection is closed")
+    num_partitions: int = kafka(POSITIVE, 1, "partitions of topics created without a partition count")
+    default_replication_factor: int = kafka(POSITIVE, 1, "replication factor of topics created without one")
+    min_insync_replicas: int = kafka(POSITIVE, 1, "stores that must hold a batch before acks=all succeeds")
+    auto_create_topics_enable: bool = kafka(Boolean(), True, "create unknown topics on Metadata and Produce")
+    message_max_bytes: int = kafka(Integer(0), 1048588, "largest record batch a produce may append")
+    log_retention_hours: int = kafka(Integer(-1), 168, "how long batches are kept, in hours (-1: for ever)")
+    log_retention_minutes: int | None = kafka(Nullable(inner=Integer(-1)), None,
+                                              "as log.retention.hours, in minutes; wins over it")
+    log_retention_ms: int | None = kafka(Nullable(inner=UNLIMITED_OR), None,
+                                         "as log.retention.hours, in milliseconds; wins over both")
+    log_retention_bytes: int = kafka(UNLIMITED_OR, -1, "bytes a partition keeps before its oldest batches go "
+                                                  "(-1: no limit)")
+    log_retention_check_interval_ms: int = kafka(long(1), 300000, "how often retention moves log start offsets")
+    log_message_timestamp_type: str = kafka(Choice(choices=("CreateTime", "LogAppendTime")), "CreateTime",
+                                            "whether records keep the producer's timestamp or get the append time")
+    log_cleanup_policy: str = kafka(ChoiceList(choices=("delete",)), "delete",
+                                    "what happens to old batches: deleted by retention")
+    compression_type: str = kafka(Choice(choices=("producer",)), "producer",
+                                  "batches are stored as the producer compressed them")
+    group_initial_rebalance_delay_ms: int = kafka(Integer(0), 3000, "how long a new classic group waits for "
+                                                                    "more members")
+    group_min_session_timeout_ms: int = kafka(POSITIVE, 6000, "smallest session timeout a member may ask for")
+    group_max_session_timeout_ms: int = kafka(POSITIVE, 1800000, "largest session timeout a member may ask for")
+    group_consumer_heartbeat_interval_ms: int = kafka(POSITIVE, 5000, "heartbeat interval of "
+                                                                      "group.protocol=consumer members")
+    group_consumer_session_timeout_ms: int = kafka(POSITIVE, 45000, "silence after which such a member is fenced")
+    group_consumer_max_size: int = kafka(POSITIVE, 2**31 - 1, "members of one consumer-protocol group at most")
+    group_consumer_migration_policy: str = kafka(
+        Choice(choices=("disabled", "upgrade", "downgrade", "bidirectional"), ignore_case=True), "bidirectional",
+        "which online conversions between classic and consumer groups happen")
+    offsets_retention_minutes: int = kafka(POSITIVE, 10080, "how long an empty group's committed offsets are kept")
+    offsets_retention_check_interval_ms: int = kafka(long(1), 600000, "how often expired offsets are removed")
+    transaction_max_timeout_ms: int = kafka(POSITIVE, 900000, "largest transaction.timeout.ms a producer may ask")
+    transaction_abort_timed_out_transaction_cleanup_interval_ms: int = kafka(
+        POSITIVE, 10000, "how often timed-out transactions are looked for and aborted")
+    embedded_stores: int = setting(Integer(0, 64), 1, "stores the gateway runs itself, each a process "
+                                                      "under log.dirs; 0: join an existing mesh", G)
+    expected_stores: int = setting(POSITIVE, 1, "stores to wait for at start-up when joining a mesh "
+                                                "(embedded.stores 0)", G)
+    tail_bytes_per_partition: int = setting(BYTES, 33554432, "recent bytes of each partition kept in memory "
+                                                             "for fetches", G)
+    tail_bytes_total: int = setting(BYTES, 1073741824, "recent bytes kept in memory for all partitions "
+                                                       "together; each gets an equal share", G)
+    max_unacked_bytes: int = setting(BYTES, 536870912, "batches no store has taken yet kept in memory; beyond "
+                                                       "them produce waits, then REQUEST_TIMED_OUT", G)
+    journal_compaction_entries: int = setting(POSITIVE, 10000, "entries written since its last snapshot that "
+                                                               "compact a journal (metadata, groups, "
+                                                               "transactions)", G)
+    journal_compaction_bytes: int = setting(BYTES, 67108864, "bytes written since its last snapshot that "
+                                                             "compact a journal", G)
+
+    def __post_init__(self):
+        check_values(self)
+        self.bound_listeners()
+        self.client_listeners()
+
+    def bound_listeners(self) -> tuple[Listener, ...]:
+        """The listeners to bind: `listeners`, or PLAINTEXT on host.name and port."""
+        listeners = self.listeners or (Listener("PLAINTEXT", self.host_name, self.port),)
+        return bound_listeners(listeners, self.listener_security_protocol_map)
+
+    def client_listeners(self) -> tuple[Listener, ...]:
+        """What clients are told, one entry per bound listener, in the same order."""
+        return advertised_listeners(self.bound_listeners(), self.advertised_listeners)
+
+    @property
+    def retention_ms(self) -> int:
+        """Kafka's log.retention.ms, else .minutes, else .hours, as milliseconds."""
+        if self.log_retention_ms is not None:
+            return self.log_retention_ms
+        if self.log_retention_minutes is not None:
+            return _unlimited_or(self.log_retention_minutes, 60_000)
+        return _unlimited_or(self.log_retention_hours, 3_600_000)
+
+
+def _unlimited_or(value: int, unit_ms: int) -> int:
+    return -1 if value < 0 else value * unit_ms
+
+
+@dataclass(frozen=True)
+class MeshSettings:
+    """A node's place on the Dafka mesh, named after the reference nodes' keys."""
+
+    beacon_interval_ms: int = setting(MS, 1000, "milliseconds between a node's beacons (beacon/interval)",
+                                      MESH_NODES)
+    beacon_timeout_ms: int = setting(MS, 4000, "silence after which a mesh peer expires (beacon/timeout)",
+                                     MESH_NODES)
+    beacon_sub_address: str = setting(Address(), "tcp://127.0.0.1:5556", "the tower's endpoint beacons are "
+                                                                         "sent to (beacon/sub_address)", MESH_NODES)
+    beacon_pub_address: str = setting(Address(), "tcp://127.0.0.1:5557", "the tower's endpoint beacons come "
+                                                                         "from (beacon/pub_address)", MESH_NODES)
+    beacon_address: str = setting(Text(), "", "host advertised to mesh peers; empty: as the tower sees the node "
+                                              "(beacon/address)", MESH_NODES)
+    mesh_bind_host: str = setting(Text(empty=False), "127.0.0.1", "interface a node's data sockets bind; * for "
+                                                                  "every one", MESH_NODES)
+    tower_sub_address: str = setting(Address(), "tcp://127.0.0.1:5556", "where a tower binds the endpoint "
+                                                                         "beacons are sent to (tower/sub_address; "
+                                                                         "tcp://*:5556 for every interface)",
+                                     G | Command.TOWER)
+    tower_pub_address: str = setting(Address(), "tcp://127.0.0.1:5557", "where a tower binds the endpoint "
+                                                                         "beacons come from (tower/pub_address)",
+                                     G | Command.TOWER)
+    head_interval_ms: int = setting(MS, 1000, "milliseconds between a producer's HEADs (producer/head_interval)",
+                                    G | Command.PRODUCER)
+    consumer_offset_reset: str = setting(Choice(choices=("earliest", "latest")), "latest",
+                                         "where a consumer starts on a partition new to it (consumer/offset/reset)",
+                                         Command.CONSUMER)
+
+    def __post_init__(self):
+        check_values(self)
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    """A Dafka store's log (the gateway passes its own to its embedded stores)."""
+
+    store_db: Path = setting(Directory(), Path("storedb"), "the store's data directory (store/db)", S)
+    store_fsync: str = setting(Choice(choices=("batch", "interval")), "batch",
+                               "batch: ACK once a batch is on disk; interval: ACK once written, fsync at most "
+                               "once per store.fsync.interval.ms", G | S)
+    store_fsync_interval_ms: int = setting(MS, 1000, "milliseconds between fsyncs of the interval policy", G | S)
+    store_segment_bytes: int = setting(BYTES, 67108864, "bytes of a log segment, the unit retention and "
+                                                        "discards delete", G | S)
+    store_retention_bytes: int = setting(UNLIMITED_OR, -1, "bytes each partition keeps at least before its oldest "
+                                                      "segments go (-1: no limit; __dafka_gateway_* kept)", S)
+    store_retention_ms: int = setting(UNLIMITED_OR, -1, "age of a segment's newest record after which it goes "
+                                                   "(-1: for ever; __dafka_gateway_* kept)", S)
+    store_retention_check_interval_ms: int = setting(long(1), 300000, "how often the store retention is "
+                                                                      "applied", S)
+
+    def __post_init__(self):
+        check_values(self)
+
+
+@dataclass(frozen=True)
+class ChpSettings:
+    """A clustered-hashmap server."""
+
+    chp_host: str = setting(Text(), "127.0.0.1", "interface the CHP server binds (* for every one)", Command.CHP)
+    chp_port: int = setting(Integer(1, 65533), 5556, "base port P: snapshots on P, updates on P+1, client "
+                                                     "updates on P+2", Command.CHP)
+    chp_hugz_interval_ms: int = setting(MS, 1000, "milliseconds between HUGZ heartbeats", Command.CHP)
+    chp_flush_interval_ms: int = setting(MS, 1000, "milliseconds between sweeps for expired keys", Command.CHP)
+    chp_max_message_bytes: int = setting(BYTES, 1048576, "largest inbound frame", Command.CHP)
+
+    def __post_init__(self):
+        check_values(self)
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    """The HTTP endpoint of a long-running node: /metrics (Prometheus), /health, /ready."""
+
+    http_host: str = setting(Text(), "127.0.0.1", "interface the HTTP endpoint binds (empty: every one)", SERVERS)
+    http_port: int | None = setting(Nullable(inner=PORT), None, "port of the HTTP endpoint for /metrics, /health "
+                                                               "and /ready; empty: no endpoint", SERVERS)
+
+    def __post_init__(self):
+        check_values(self)
+
+
+@dataclass(frozen=True)
+class LoggingSettings:
+    log_level: str = setting(Choice(choices=("debug", "info", "warning", "error"), ignore_case=True), "info",
+                             "the least important log events written", EVERY)
+    log_format: str = setting(Choice(choices=("keyvalue", "json", "console")), "keyvalue",
+                              "one event per line as key=value pairs, as JSON, or for a terminal", EVERY)
+
+    def __post_init__(self):
+        check_values(self)
+
+
+SECTIONS = {"broker": BrokerSettings, "mesh": MeshSettings, "store": StoreSettings, "chp": ChpSettings,
+            "http": HttpSettings, "logging": LoggingSettings}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every section, and which settings were given rather than left at their defaults."""
+
+    broker: BrokerSettings = field(default_factory=BrokerSettings)
+    mesh: MeshSettings = field(default_factory=MeshSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
+    chp: ChpSettings = field(default_factory=ChpSettings)
+    http: HttpSettings = field(default_factory=HttpSettings)
+    logging: LoggingSettings = field(default_factory=LoggingSettings)
+    given: frozenset[str] = frozenset()
+

@@ -1,0 +1,333 @@
+"""The topics and partitions this gateway leads, kept on the mesh.
+
+The metadata journal holds every topic (name, id, partition addresses,
+configs, log start offsets), the blocks of producer ids handed out and the
+native partitions found; start-up replays it and opens every partition at
+the heads the stores report.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Callable
+
+import structlog
+import trio
+
+from gateway.kafka_error import KafkaError
+from gateway.partitions.offset_index import OffsetIndex
+from gateway.partitions.partition_log import PartitionLog, recovered_state
+from gateway.partitions.producer_state import ProducerStates
+from gateway.settings.table import BrokerSettings
+from gateway.storage.discard_directives import DiscardDirectives
+from gateway.storage.journal import Journal
+from gateway.storage.mesh_storage import MeshStorage
+from gateway.topics.native_topics import ENTRY as NATIVE_ENTRY
+from gateway.topics.native_topics import NativeTopics
+from gateway.topics.producer_ids import ProducerIds
+from gateway.topics.topic import PartitionState, Topic, check_topic_name
+from gateway.topics.topic_configs import TOPIC_CONFIGS, InvalidConfig, checked_overrides
+from protocol.dafka import new_uuid
+from protocol.journal.discard_directive import Discard
+from protocol.kafka.error_codes import ErrorCode
+
+log = structlog.get_logger()
+
+OWN_ADDRESSES = "own_addresses"  # partition addresses gateway topics ever had, deleted ones included
+DELETED_PARTITIONS = "deleted_partitions"  # the directives that emptied deleted topics' partitions
+
+
+class TopicRegistry:
+    def __init__(self, settings: BrokerSettings, storage: MeshStorage, journal: Journal,
+                 discards: DiscardDirectives):
+        self.settings = settings
+        self.storage = storage
+        self.discards = discards
+        self.journal = journal  # the metadata journal
+        self.topics: dict[str, Topic] = {}
+        self.producer_ids = ProducerIds(self.journal)
+        self._nursery: trio.Nursery | None = None
+        self.topic_lock = trio.Lock()
+        self.own_addresses: set[str] = set()  # every partition address a gateway topic ever had
+        self.deleted_partitions: dict[str, Discard] = {}  # by address: re-sent at start-up
+        self._tail_share = settings.tail_bytes_per_partition  # in-memory tail bytes of each partition
+        self.native = NativeTopics(self)
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Recover every topic from the mesh, then keep the partitions' tasks running
+        (the discard directives are open and the journal's heads prefetched)."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            states = self._replayed(await self.journal.replay())
+            await self.storage.prefetch_heads(*states, *self.native.journaled_topics())
+            for state in states.values():
+                topic = Topic.from_state(state)
+                await self._open(topic, await self.storage.heads(topic.name))
+            # A directive sent just before a crash may have reached no store.
+            await self.resend_discards()
+            await self.discards.send(list(self.deleted_partitions.values()))
+            await self.native.open()
+            # Only now does memory hold everything the journal does: compaction may snapshot it.
+            self.journal.compact_with(nursery, self._metadata_snapshot)
+            nursery.start_soon(self.native.run)
+            nursery.start_soon(self.enforce_retention)
+            log.info("topics_ready", topics=len(self.topics))
+            task_status.started()
+            await trio.sleep_forever()
+
+    def _replayed(self, entries: list[dict]) -> dict[str, dict]:
+        """Apply the metadata journal; the state entry of every live topic by name."""
+        states: dict[str, dict] = {}
+        for entry in entries:
+            if entry["type"] == "topic":
+                states[entry["name"]] = entry
+                self.own_addresses.update(address for address, *_ in entry["partitions"])
+            elif entry["type"] == "topic_deleted":
+                states.pop(entry["name"], None)
+                self._deleted(entry["name"], entry.get("ends", {}))  # no ends before they were journaled
+            elif entry["type"] == OWN_ADDRESSES:
+                self.own_addresses.update(entry["addresses"])
+            elif entry["type"] == DELETED_PARTITIONS:
+                self._keep_deleted([Discard(*fields) for fields in entry["discards"]])
+            elif entry["type"] == "producer_ids":
+                self.producer_ids.replay(entry)
+            elif entry["type"] == NATIVE_ENTRY:
+                self.native.replay(entry)
+        return states
+
+    def _metadata_snapshot(self) -> list[dict]:
+        """What a replay of the metadata journal so far ends with, as entries. The
+        addresses of deleted topics stay: their records are still on the stores,
+        and must not come back as native partitions."""
+        return [*(topic.state() for topic in self.topics.values() if not topic.native),
+                {"type": OWN_ADDRESSES, "addresses": sorted(self.own_addresses)},
+                {"type": DELETED_PARTITIONS, "discards": [list(d) for d in self.deleted_partitions.values()]},
+                *self.producer_ids.entries(), *self.native.entries()]
+
+    async def _open(self, topic: Topic, heads: dict[str, int] | None = None) -> None:
+        """Start serving the topic's new partitions; `heads` (from the stores) when
+        they may hold data already, as at start-up."""
+        self.own_addresses.update(state.address for state in topic.partition_states)
+        for number, state in enumerate(topic.partition_states[len(topic.partitions):],
+                                       start=len(topic.partitions)):
+            head = (heads or {}).get(state.address)
+            # The stores may have discarded what lies below first_sequence.
+            recovered = await recovered_state(
+                self.storage.contents(topic.name, state.address, head, state.first_sequence),
+                state.first_sequence, state.log_start_offset)
+            topic.partitions.append(self._partition_log(topic, number, state, *recovered))
+        self.topics[topic.name] = topic
+        self._share_tail()
+
+    def _share_tail(self) -> None:
+        """Split the memory for recent batches between the gateway's partitions, so
+        that many partitions cannot take more than --tail-bytes-total."""
+        gateway_topics = [t for t in self.topics.values() if not t.native]
+        count = sum(len(t.partitions) for t in gateway_topics)
+        share = min(self.settings.tail_bytes_per_partition, self.settings.tail_bytes_total // max(count, 1))
+        if share == self._tail_share:
+            return  # new partitions were made with this share already
+        self._tail_share = share
+        log.info("tail_shared", partitions=count, bytes_per_partition=share)
+        for topic in gateway_topics:
+            for partition in topic.partitions:
+                partition.limit_tail(share)
+
+    def _partition_log(self, topic: Topic, number: int, state: PartitionState,
+                       offsets: OffsetIndex, producers: ProducerStates) -> PartitionLog:
+        mesh = self.storage.host(topic.name, state.address, offsets.next_sequence)
+        partition = PartitionLog(
+            topic.name, number, mesh, self.storage.read, offsets, producers,
+            min_insync=int(topic.config("min.insync.replicas", self.settings)),
+            tail_bytes=self._tail_share,
+            log_start_offset=offsets.first_offset,
+        )
+        partition.move_log_start(state.log_start_offset)  # a journal without first_sequence read from 0
+        state.first_sequence = partition.first_sequence
+        self._nursery.start_soon(partition.run)
+        return partition
+
+    def get(self, name: str) -> Topic | None:
+        return self.topics.get(name)
+
+    def by_id(self, topic_id: uuid.UUID) -> Topic | None:
+        return next((t for t in self.topics.values() if t.topic_id == topic_id), None)
+
+    def names(self) -> list[str]:
+        return sorted(self.topics)
+
+    def config(self, topic: Topic, name: str) -> str:
+        """The topic's value of a topic config: its override, else what it inherits."""
+        return topic.config(name, self.settings)
+
+    def inherited(self, name: str) -> str:
+        """What a topic config is without an override."""
+        return TOPIC_CONFIGS[name].inherited(self.settings)
+
+    def partition(self, name: str, number: int) -> PartitionLog | None:
+        topic = self.topics.get(name)
+        if topic is None or not 0 <= number < len(topic.partitions):
+            return None
+        return topic.partitions[number]
+
+    async def create(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
+                           configs: dict[str, str | None] | None = None, *,
+                           validate_only: bool = False) -> Topic:
+        check_topic_name(name)
+        if num_partitions == -1:
+            num_partitions = self.settings.num_partitions
+        if replication_factor == -1:
+            replication_factor = self.settings.default_replication_factor
+        if num_partitions <= 0:
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS, "number of partitions must be at least 1")
+        if replication_factor <= 0:
+            raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, "replication factor must be at least 1")
+        try:
+            overrides = checked_overrides(configs or {})
+        except InvalidConfig as exc:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        async with self.topic_lock:
+            if name in self.topics:
+                raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
+            topic = Topic(name, uuid.uuid4(), replication_factor,
+                          [PartitionState(new_uuid()) for _ in range(num_partitions)], overrides)
+            if validate_only:
+                return topic
+            await self.journal.write(topic.state())
+            await self._open(topic)
+        log.info("topic_created", topic=name, partitions=num_partitions, configs=overrides)
+        return topic
+
+    async def auto_create(self, name: str) -> Topic | None:
+        """The topic, created with defaults if allowed and missing."""
+        topic = self.topics.get(name)
+        if topic is None and self.settings.auto_create_topics_enable:
+            try:
+                topic = await self.create(name)
+            except KafkaError as exc:
+                if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:
+                    raise
+                topic = self.topics[name]
+        return topic
+
+    async def delete(self, name: str) -> None:
+        """Forget the topic, then empty its partitions on the stores. A batch produced while the
+        deletion is journaled may lie past the journaled end and stay."""
+        async with self.topic_lock:
+            topic = self._changeable(name, ErrorCode.TOPIC_DELETION_DISABLED, "delete")
+            ends = {partition.mesh.uuid: partition.mesh.next_sequence for partition in topic.partitions}
+            await self.journal.write({"type": "topic_deleted", "name": name, "ends": ends})
+            del self.topics[name]
+            for partition in topic.partitions:
+                partition.close()
+                self.storage.release(partition.mesh)
+            self._share_tail()
+            await self.discards.send(self._deleted(name, ends))
+        log.info("topic_deleted", topic=name)
+
+    def _deleted(self, name: str, ends: dict[str, int]) -> list[Discard]:
+        """The directives emptying a deleted topic's partitions, kept to be sent again at start-up."""
+        return self._keep_deleted([Discard(name, address, end) for address, end in ends.items() if end > 0])
+
+    def _keep_deleted(self, discards: list[Discard]) -> list[Discard]:
+        self.deleted_partitions.update((discard.address, discard) for discard in discards)
+        return discards
+
+    async def add_partitions(self, name: str, count: int, *, validate_only: bool = False) -> None:
+        async with self.topic_lock:
+            topic = self._changeable(name, ErrorCode.POLICY_VIOLATION, "add partitions to")
+            if count <= len(topic.partition_states):
+                raise KafkaError(ErrorCode.INVALID_PARTITIONS,
+                                 f"topic {name!r} has {len(topic.partition_states)} partitions; "
+                                 f"{count} would not add any")
+            if validate_only:
+                return
+            topic.partition_states += [PartitionState(new_uuid())
+                                       for _ in range(count - len(topic.partition_states))]
+            await self.journal.write(topic.state())
+            await self._open(topic)
+
+    async def replace_configs(self, name: str, overrides: dict[str, str], *, validate_only: bool = False) -> None:
+        """Replace a topic's overrides."""
+        await self.change_configs(name, lambda current: overrides, validate_only=validate_only)
+
+    async def change_configs(self, name: str, change: Callable[[dict[str, str]], dict[str, str | None]], *,
+                             validate_only: bool = False) -> None:
+        """Replace a topic's overrides by `change(current overrides)`, atomically."""
+        async with self.topic_lock:
+            topic = self._changeable(name, ErrorCode.POLICY_VIOLATION, "configure")
+            try:
+                checked = checked_overrides(change(dict(topic.configs)))
+            except InvalidConfig as exc:
+                raise KafkaError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+            if validate_only:
+                return
+            topic.configs = checked
+            await self.journal.write(topic.state())
+            insync = int(topic.config("min.insync.replicas", self.settings))
+            for partition in topic.partitions:
+                partition.min_insync = insync
+
+    def _changeable(self, name: str, refusal: ErrorCode, change: str) -> Topic:
+        """The topic `name`, if the gateway may `change` it: native topics belong to
+        their producers, so Kafka's answer for a change its policy forbids."""
+        topic = self.topics.get(name)
+        if topic is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
+        if topic.native:
+            raise KafkaError(refusal, f"topic {name!r} is published by native Dafka producers: "
+                                      f"the gateway cannot {change} it")
+        return topic
+
+    async def enforce_retention(self) -> None:
+        """Apply each topic's retention.ms / retention.bytes, as Kafka's
+        log.retention.check.interval.ms loop does."""
+        while True:
+            await trio.sleep(self.settings.log_retention_check_interval_ms / 1000)
+            now_ms = int(time.time() * 1000)
+            for topic in list(self.topics.values()):
+                if topic.native:
+                    continue
+                retention_ms = int(topic.config("retention.ms", self.settings))
+                retention_bytes = int(topic.config("retention.bytes", self.settings))
+                moved = [p.apply_retention(now_ms, retention_ms, retention_bytes) for p in topic.partitions]
+                if any(moved) and topic.name in self.topics:
+                    log.info("retention_applied", topic=topic.name,
+                             log_start_offsets=[p.log_start_offset for p in topic.partitions])
+                    await self.save_log_start(topic)
+            await self.resend_discards()
+
+    async def resend_discards(self) -> None:
+        """Every partition's directive again, for the stores that missed it (down, new or
+        behind): a store behind a directive skips to it instead of waiting for records
+        that nobody holds any more. The directives for deleted topics and older journal
+        generations are sent again only at start-up (their number only grows, and
+        nothing waits on them to go on)."""
+        async with self.topic_lock:  # what is journaled: save_log_start updates it under the lock
+            discards = [discard for topic in self.topics.values() if not topic.native
+                        for discard in self._journaled_discards(topic)]
+        await self.discards.send(discards)
+
+    async def save_log_start(self, topic: Topic) -> None:
+        """Persist the log start offsets after retention or DeleteRecords moved them,
+        then tell the stores what they may discard below."""
+        async with self.topic_lock:
+            if self.topics.get(topic.name) is not topic:
+                return  # deleted meanwhile: a write now would bring it back
+            if topic.native:
+                await self.native.save_log_start(topic)
+                return
+            grown = {state.address for state, partition in zip(topic.partition_states, topic.partitions, strict=True)
+                     if partition.first_sequence > state.first_sequence}
+            for state, partition in zip(topic.partition_states, topic.partitions, strict=True):
+                state.log_start_offset = partition.log_start_offset
+                state.first_sequence = partition.first_sequence
+            await self.journal.write(topic.state())
+            await self.discards.send([d for d in self._journaled_discards(topic) if d.address in grown])
+
+    @staticmethod
+    def _journaled_discards(topic: Topic) -> list[Discard]:
+        """What the stores may discard of a gateway topic's partitions, as journaled."""
+        return [Discard(topic.name, state.address, state.first_sequence)
+                for state in topic.partition_states if state.first_sequence > 0]

@@ -1,0 +1,50 @@
+"""COMMIT and ABORT markers: one control batch into every partition of a transaction.
+
+A marker is written like a produce with acks=all: the transaction is complete
+only once every marker is durable. Partitions of deleted topics (and
+__consumer_offsets, which the gateway keeps elsewhere) take no marker.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import structlog
+import trio
+
+from gateway.kafka_error import KafkaError
+from protocol.records import ControlType, RecordBatch, build_control_batch
+
+log = structlog.get_logger()
+
+COORDINATOR_EPOCH = 0  # one coordinator per cluster so far: it never changes
+PartitionOf = Callable[[str, int], object | None]  # (topic, number) -> its partition, None if none
+
+
+async def write_markers(partition_of: PartitionOf, txn, commit: bool) -> None:
+    async with trio.open_nursery() as nursery:
+        for topic, number in sorted(txn.partitions):
+            partition = partition_of(topic, number)
+            if partition is not None:
+                nursery.start_soon(_write_marker, partition, commit, txn)
+
+
+async def _write_marker(partition, commit: bool, txn) -> None:
+    try:
+        await write_marker(partition, commit, txn.producer_id, txn.producer_epoch, COORDINATOR_EPOCH)
+    except KafkaError as exc:
+        # A newer epoch reached the partition first: the transaction is over there.
+        log.warning("marker_refused", topic=partition.topic, partition=partition.index,
+                    id=txn.transactional_id, error=exc.code.name, reason=exc.message)
+
+
+async def write_marker(partition, commit: bool, producer_id: int, producer_epoch: int,
+                       coordinator_epoch: int) -> None:
+    """Append one COMMIT or ABORT control batch and return once it is durable;
+    KafkaError if the partition refuses it (an older producer or coordinator epoch)."""
+    batch = build_control_batch(ControlType.COMMIT if commit else ControlType.ABORT, offset=0,
+                                timestamp=int(time.time() * 1000), producer_id=producer_id,
+                                producer_epoch=producer_epoch, coordinator_epoch=coordinator_epoch)
+    _, sequence = await partition.append(RecordBatch(memoryview(bytearray(batch))))
+    await partition.wait_durable(sequence)

@@ -1,0 +1,167 @@
+"""`docker compose up` (compose.yaml): a tower, three stores with a volume each and a gateway
+with min.insync.replicas=2, served to clients on the host and on the compose network, durable
+across store kills and `down`/`up`, empty after `down -v`."""
+
+import shutil
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import kafka
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.compose.cluster import STORES, run
+from tests.gateway.clients import (
+    CLIENTS,
+    TIMEOUT_S,
+    Sent,
+    confluent_consume,
+    confluent_produce,
+    kafka_python_produce,
+    same_records,
+)
+from tests.pipeline.windowed_checks import check_batch, create_topics
+
+# The first test also builds the image and starts the cluster: minutes on a clean machine.
+pytestmark = pytest.mark.timeout(900)
+HERE = Path(__file__).parent
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def records(count: int, partitions: int = 1) -> list[Sent]:
+    return [Sent(f"value-{p}-{i}".encode(), key=f"key-{i}".encode(), partition=p)
+            for p in range(partitions) for i in range(count)]
+
+
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+def test_host_client_produces_and_consumes(cluster, client):
+    produce, consume = CLIENTS[client]
+    topic, sent = unique(client), records(10)
+    produce(cluster.bootstrap, topic, sent, acks="all")
+    assert same_records(sent, consume(cluster.bootstrap, topic, [0], len(sent)))
+
+
+@pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed (apt-get install kcat)")
+def test_kcat_on_the_host_produces_and_consumes(cluster):
+    topic, lines = unique("kcat"), [f"k{i}:v{i}" for i in range(10)]
+    broker = ["kcat", "-b", cluster.bootstrap, "-t", topic]
+    subprocess.run([*broker, "-P", "-K:", "-X", "acks=all"], input="\n".join(lines), text=True,
+                   check=True, timeout=60)
+    out = subprocess.run([*broker, "-C", "-o", "beginning", "-e", "-f", "%k:%s\n"], capture_output=True,
+                         text=True, check=True, timeout=60).stdout
+    assert out.split() == lines
+
+
+def test_client_container_on_the_compose_network(cluster):
+    """The project's image runs kafka-python (pure Python, mounted from the host) against the
+    listener advertised as gateway:29092 for containers on the compose network."""
+    name, value = f"{cluster.project}-client", unique("in-network")
+    command = ["docker", "run", "--rm", "--name", name, "--network", cluster.network(), "--no-healthcheck",
+               "-v", f"{Path(kafka.__file__).parent}:/clients/kafka:ro",
+               "-v", f"{HERE / 'network_client.py'}:/clients/network_client.py:ro",
+               "-e", "PYTHONPATH=/clients", "-e", "PYTHONDONTWRITEBYTECODE=1",
+               cluster.image, "python3", "/clients/network_client.py", "gateway:29092", unique("network"), value]
+    try:
+        done = run(command, check=False)
+    finally:
+        run(["docker", "rm", "--force", name], check=False)  # a client the test's timeout cut short
+    assert done.returncode == 0, done.stderr
+
+
+def test_pipeline_runs_on_the_compose_cluster(cluster, spark):
+    """The windowed-counts pipeline (pipelines/) with its data on the cluster, reached from the
+    host as pipelines/README.md says: localhost and the published port."""
+    create_topics(cluster.bootstrap)
+    check_batch(spark, cluster.bootstrap)
+
+
+def test_acks_all_outlives_any_one_store_that_then_catches_up(cluster):
+    """Each store in turn is killed: acks=all is still answered by the other two (2 of 3 in
+    sync), and the store, started again, stores what it missed. The next store's kill needs
+    it: the next produce is answered only once the one started again has acknowledged it."""
+    topic = unique("store-kill")
+    for store in STORES:
+        cluster.compose("kill", store)
+        wait_until(lambda store=store: cluster.state(store)["Status"] == "exited", f"{store} to exit")
+        value = unique(f"without-{store}")
+        kafka_python_produce(cluster.bootstrap, topic, [Sent(value.encode())], acks="all")
+        cluster.compose("start", store)
+        cluster.wait_healthy(store)
+        wait_until(lambda store=store, value=value: stored(cluster, store, value), f"{store} to store {value}")
+
+
+def test_down_and_up_keep_topics_offsets_and_records(cluster):
+    topic, group, sent = unique("durable"), unique("group"), records(5, partitions=3)
+    create_topic(cluster.bootstrap, topic, partitions=3)
+    confluent_produce(cluster.bootstrap, topic, sent, acks="all")
+    committed = {0: 1, 1: 3, 2: 5}
+    commit(cluster.bootstrap, group, topic, committed)
+
+    cluster.down(volumes=False)
+    cluster.up()
+
+    assert len(admin(cluster.bootstrap).list_topics(timeout=TIMEOUT_S).topics[topic].partitions) == 3
+    assert committed_offsets(cluster.bootstrap, group, topic, 3) == committed
+    assert same_records(sent, confluent_consume(cluster.bootstrap, topic, [0, 1, 2], len(sent)))
+
+
+def test_down_with_volumes_starts_empty(cluster):
+    topic, group = unique("forgotten"), unique("group")
+    confluent_produce(cluster.bootstrap, topic, records(1), acks="all")
+    commit(cluster.bootstrap, group, topic, {0: 1})
+
+    cluster.down(volumes=True)
+    cluster.up()
+
+    client = admin(cluster.bootstrap)
+    assert client.list_topics(timeout=TIMEOUT_S).topics == {}
+    assert client.list_consumer_groups(request_timeout=TIMEOUT_S).result().valid == []
+
+
+def wait_until(condition, what: str, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {timeout}s for {what}"
+        time.sleep(0.2)
+
+
+def stored(cluster, store: str, value: str) -> bool:
+    """Whether the store's log holds the value (records are stored as produced: uncompressed)."""
+    return cluster.compose("exec", "-T", store, "grep", "-rqF", value, "/data/log", check=False).returncode == 0
+
+
+def admin(bootstrap: str) -> AdminClient:
+    return AdminClient({"bootstrap.servers": bootstrap})
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
+    client = admin(bootstrap)  # referenced until the answer: a client collected cancels its requests
+    (future,) = client.create_topics([NewTopic(topic, partitions)]).values()
+    future.result(TIMEOUT_S)
+
+
+def group_consumer(bootstrap: str, group: str) -> Consumer:
+    return Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+
+
+def commit(bootstrap: str, group: str, topic: str, offsets: dict[int, int]) -> None:
+    consumer = group_consumer(bootstrap, group)
+    try:
+        consumer.commit(offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()], asynchronous=False)
+    finally:
+        consumer.close()
+
+
+def committed_offsets(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
+    consumer = group_consumer(bootstrap, group)
+    try:
+        found = consumer.committed([TopicPartition(topic, p) for p in range(partitions)], timeout=TIMEOUT_S)
+        return {tp.partition: tp.offset for tp in found}
+    finally:
+        consumer.close()
