@@ -39,8 +39,9 @@ USER dafka
 WORKDIR /data
 VOLUME /data
 EXPOSE 9092 9644
-# Healthy once the node itself says it serves (its /ready).
-HEALTHCHECK --interval=3s --timeout=5s --start-period=120s --retries=3 CMD ["python3", "/opt/dafka/healthcheck.py"]
+# Healthy once the node itself says it serves (its /ready). Asked every second: each depends_on
+# step of compose.yaml waits for the next check, so the interval adds up along the chain.
+HEALTHCHECK --interval=1s --timeout=5s --start-period=120s --retries=3 CMD ["python3", "/opt/dafka/healthcheck.py"]
 # Exec form: the command is PID 1 and gets SIGTERM itself. By default the single-node gateway with
 # its embedded tower and store, for clients on the host (-p 9092:9092).
 CMD ["dafka-gateway", "--listeners", "PLAINTEXT://:9092", "--advertised-listeners", "PLAINTEXT://localhost:9092"]
