@@ -55,7 +55,9 @@ async def produce(request: Request, services: Services):
         return NO_RESPONSE
     if body.acks == 1 or not appended:
         return response
-    return Deferred(lambda: _when_durable(response, appended, body.timeout_ms))
+    deadline = trio.current_time() + max(body.timeout_ms, 0) / 1000
+    return Deferred(lambda: _when_durable(response, appended, deadline),
+                    lambda: all(partition.is_durable(sequence) for _, partition, sequence in appended))
 
 
 async def _append(request: Request, services: Services, topic_name: str, data, answer):
@@ -82,8 +84,8 @@ async def _append(request: Request, services: Services, topic_name: str, data, a
     return answer, partition, last_sequence
 
 
-async def _when_durable(response, appended, timeout_ms: int):
-    with trio.move_on_after(max(timeout_ms, 0) / 1000):
+async def _when_durable(response, appended, deadline: float):
+    with trio.move_on_at(deadline):
         for _, partition, sequence in appended:
             await partition.wait_durable(sequence)
         return response

@@ -8,9 +8,16 @@ from typing import Any, Awaitable, Callable
 
 @dataclass
 class Deferred:
-    """A response that a coroutine function will produce later."""
+    """A response that a coroutine function will produce later.
+
+    With `ready` (whether the response would come at once) the coroutine only waits, its
+    deadlines fixed when the request arrived: the connection's writer then awaits it when the
+    response's turn comes, instead of a task of its own per request, and sends the responses
+    that are ready together.
+    """
 
     wait: Callable[[], Awaitable[Any]]
+    ready: Callable[[], bool] | None = None
 
 
 NO_RESPONSE = object()  # a handler's answer to a request Kafka never answers

@@ -35,6 +35,7 @@ class ResponseSlot:
     done: trio.Event = field(default_factory=trio.Event)
     payload: list | None = None  # buffers to send in order
     close: bool = False
+    in_turn: Deferred | None = None  # awaited by the writer when the slot's turn comes
 
     def fill(self, payload: list | None, close: bool = False) -> None:
         self.payload = payload
@@ -98,8 +99,9 @@ class Connection:
                         return "closed by peer" if received == 0 else "shutdown or idle"
                     continue
                 slot = ResponseSlot()
-                await slots_in.send(slot)
-                if not await self._handle(payload, slot, nursery):
+                handled = await self._handle(payload, slot, nursery)
+                await slots_in.send(slot)  # after the handler: the slot says how it will be answered
+                if not handled:
                     return "request refused"
 
     async def _receive(self, frames: FrameReader) -> int | None:
@@ -137,7 +139,9 @@ class Connection:
             self.log.warning("request_refused", error=str(exc))
             slot.fill(None, close=True)
             return False
-        if isinstance(answer, Deferred):
+        if isinstance(answer, Deferred) and answer.ready is not None:
+            slot.in_turn = answer
+        elif isinstance(answer, Deferred):
             nursery.start_soon(self._complete, answer, slot)
         else:
             slot.fill(answer)
@@ -152,17 +156,43 @@ class Connection:
 
     async def _write_responses(self, slots_out, scope: trio.CancelScope) -> None:
         async with slots_out:
-            async for slot in slots_out:
-                await slot.done.wait()
-                if slot.close:
-                    break
-                if slot.payload is not None:
+            slot = None
+            while True:
+                if slot is None:
+                    try:
+                        slot = await slots_out.receive()
+                    except trio.EndOfChannel:
+                        break
+                pieces, slot, close = await self._ready_responses(slot, slots_out)
+                if pieces:
                     with trio.move_on_after(self.limits.send_timeout_s) as stuck:
-                        await self._send(slot.payload)
+                        await self._send(pieces)
                     if stuck.cancelled_caught:
                         self.log.warning("client_not_reading", seconds=self.limits.send_timeout_s)
                         break
+                if close:
+                    break
         scope.cancel()
+
+    async def _ready_responses(self, slot: ResponseSlot, slots_out) -> tuple[list, ResponseSlot | None, bool]:
+        """The buffers of `slot`, once answered, and of the slots after it already answered, to
+        go out in one write (one store acknowledgement often answers many requests); the first
+        slot not answered yet; whether the connection closes after these."""
+        pieces = []
+        while True:
+            if slot.in_turn is not None:
+                await self._complete(slot.in_turn, slot)
+            await slot.done.wait()
+            if slot.close:
+                return pieces, None, True
+            if slot.payload is not None:
+                pieces.extend(slot.payload)
+            try:
+                slot = slots_out.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel):
+                return pieces, None, False
+            if not (slot.done.is_set() or slot.in_turn is not None and slot.in_turn.ready()):
+                return pieces, slot, False
 
 
 @contextmanager

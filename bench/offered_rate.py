@@ -1,0 +1,85 @@
+"""Produce at a fixed offered rate, as an application does: the collapse case of small records.
+
+Records of 100 B offered at a steady rate (10,000/s and 50,000/s by default) to one
+partition with linger.ms=0 and acks=all (the defaults of librdkafka and the Java
+client, many small produce requests in flight on one connection), against the
+gateway (durable) and Tansu (in memory), interleaved. Printed per run: the rate
+delivered, and the delivery latency (produce() to acknowledgement) p50, p99 and max.
+A broker that keeps up delivers the offered rate at a flat latency; one that does
+not falls behind and its latency grows with the queue.
+
+    python bench/offered_rate.py [--rates 10000,50000] [--seconds 10] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+from confluent_kafka import Producer
+from kafka_throughput import Target, create_topic, load, start_gateway, start_tansu
+
+SIZE = 100
+
+
+def offer(target: Target, topic: str, rate: int, seconds: float, settings: dict) -> tuple[float, list[float]]:
+    """Records offered at `rate` per second for `seconds`: (records delivered per second over
+    the run until the last acknowledgement, the delivery latencies in ms)."""
+    producer = Producer({"bootstrap.servers": target.bootstrap, "acks": "all", "linger.ms": 0, **settings})
+    latencies: list[float] = []
+
+    def delivered(error, message) -> None:
+        if error is None:
+            latencies.append(message.latency() * 1000)
+
+    payload = bytes(SIZE)
+    total = int(rate * seconds)
+    started = time.perf_counter()
+    for n in range(total):  # each record at its time, as rdkafka_performance -r paces them
+        pause = started + n / rate - time.perf_counter()
+        if pause > 0:
+            time.sleep(pause)
+        producer.produce(topic, payload, on_delivery=delivered)
+        if n % 64 == 0:
+            producer.poll(0)
+    producer.flush(120)
+    return len(latencies) / (time.perf_counter() - started), latencies
+
+
+def summary(rate: float, latencies: list[float]) -> str:
+    if len(latencies) < 100:
+        return f"delivered {len(latencies)} records"
+    cuts = statistics.quantiles(latencies, n=100)
+    return f"{rate:9.0f} msg/s  p50 {cuts[49]:8.2f} ms  p99 {cuts[98]:8.2f} ms  max {max(latencies):8.2f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rates", default="10000,50000", help="offered records per second, comma-separated")
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--rounds", type=int, default=3, help="runs per rate and broker, interleaved")
+    parser.add_argument("--max-in-flight", type=int, help="max.in.flight.requests.per.connection (client default if unset)")
+    arguments = parser.parse_args()
+    settings = {} if arguments.max_in_flight is None else {
+        "max.in.flight.requests.per.connection": arguments.max_in_flight}
+    with ExitStack() as stack:
+        directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-offered-")))
+        targets = [Target("gateway", start_gateway(stack, directory))]
+        tansu = start_tansu(stack, directory)
+        if tansu:
+            targets.append(Target("tansu", tansu))
+        print(f"{SIZE} B records, acks=all, linger.ms=0, one partition, {settings or 'client defaults'}; {load()}")
+        for rate in (int(r) for r in arguments.rates.split(",")):
+            for round_ in range(arguments.rounds):
+                for target in targets:
+                    delivered, latencies = offer(target, create_topic(target, 1), rate, arguments.seconds, settings)
+                    print(f"offered {rate:6d}/s  {target.name:8s} round {round_ + 1}: "
+                          f"{summary(delivered, latencies)}  ({load()})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
