@@ -57,10 +57,15 @@ class ProducerPartition:
         self._waiters: list[tuple[int, int, trio.Event]] = []
         self._diverged_stores: set[str] = set()  # stores that ACKed sequences we never published
         self._prefix = content_prefix(Record(uuid, subject, 0, b""))
+        self._acks_listener: Callable[[], None] | None = None
 
     async def publish(self, content) -> int:
         """Publish one record and return its sequence (not yet durable: see wait_acked)."""
         return await self.publish_many([content])
+
+    def has_room(self, size: int) -> bool:
+        """Whether the records no store has taken yet leave room for `size` more bytes."""
+        return self.producer.unacked.has_room(size)
 
     async def wait_for_room(self, size: int) -> None:
         """Until the records no store has taken yet leave room for `size` more bytes."""
@@ -68,6 +73,14 @@ class ProducerPartition:
 
     async def publish_many(self, contents: Sequence) -> int:
         """Publish records in one go (one scheduling point); the sequence of the first."""
+        await trio.lowlevel.checkpoint_if_cancelled()
+        first = self.publish_now(contents)
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        return first
+
+    def publish_now(self, contents: Sequence) -> int:
+        """Publish records without a scheduling point (a PUB drops at its high-water mark,
+        never waits): callers keep their appends atomic without a lock. The sequence of the first."""
         first = self.next_sequence
         self.next_sequence += len(contents)
         self._unacked.extend(contents)
@@ -78,9 +91,7 @@ class ProducerPartition:
             for sequence, content in enumerate(contents, first)
             if drop is None or not drop(self.uuid, sequence)
         ]
-        await trio.lowlevel.checkpoint_if_cancelled()
-        self.producer.node.publisher.send_nowait(messages)  # a PUB drops at its high-water mark, never waits
-        await trio.lowlevel.cancel_shielded_checkpoint()
+        self.producer.node.publisher.send_nowait(messages)
         return first
 
     async def wait_acked(self, sequence: int, stores: int) -> None:
@@ -91,6 +102,15 @@ class ProducerPartition:
         event = trio.Event()
         self._waiters.append((sequence, stores, event))
         await event.wait()
+
+    def watch_acks(self, listener: Callable[[], None] | None) -> None:
+        """Call `listener` (None: nobody) whenever a store ACKs more of this partition."""
+        self._acks_listener = listener
+
+    def acked_through(self, stores: int) -> int:
+        """The highest sequence that at least `stores` distinct stores hold, with all before it (-1: none)."""
+        acked = sorted(self._acked_by.values(), reverse=True)
+        return acked[stores - 1] if 0 < stores <= len(acked) else -1
 
     def acked_by(self, store: str) -> int:
         """The highest sequence `store` has ACKed (-1: none)."""
@@ -115,6 +135,8 @@ class ProducerPartition:
             freed += len(self._unacked.popleft())
             self._first_unacked += 1
         self.producer.unacked.freed(freed)
+        if self._acks_listener is not None:
+            self._acks_listener()
         waiting = []
         for waiter in self._waiters:
             if self._covered(waiter[0]) >= waiter[1]:
@@ -152,8 +174,11 @@ class UnackedBytes:
         self.bytes = 0
         self._freed = trio.Event()
 
+    def has_room(self, size: int) -> bool:
+        return not self.bytes or self.bytes + size <= self.limit  # one record always fits
+
     async def wait_for_room(self, size: int) -> None:
-        while self.bytes and self.bytes + size > self.limit:  # one record always fits
+        while not self.has_room(size):
             await self._freed.wait()
 
     def taken(self, size: int) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass
-from typing import Awaitable, Callable, Protocol
+from typing import Awaitable, Callable, Protocol, Sequence
 
 import structlog
 import trio
@@ -41,9 +41,15 @@ class MeshPartition(Protocol):
     uuid: str
     next_sequence: int
 
-    async def publish(self, content: bytes) -> int: ...
+    def publish_now(self, contents: Sequence[bytes]) -> int: ...
 
     async def wait_acked(self, sequence: int, stores: int) -> None: ...
+
+    def has_room(self, size: int) -> bool: ...
+
+    def acked_through(self, stores: int) -> int: ...
+
+    def watch_acks(self, listener: Callable[[], None] | None) -> None: ...
 
     async def wait_for_room(self, size: int) -> None: ...
 
@@ -72,17 +78,16 @@ class PartitionLog:
         self._stores = ReadAhead(lambda first, count: read(topic, mesh.uuid, first, count))
         self.offsets = offsets
         self.producers = producers
-        self.min_insync = min_insync
+        self._min_insync = min_insync
         self.log_start_offset = log_start_offset
         self.leader_epoch = leader_epoch
         self.high_watermark = offsets.next_offset
         self._tail: deque[StoredBatch] = deque()
         self._tail_bytes = 0
         self._tail_limit = tail_bytes
-        self._append_lock = trio.Lock()
-        self._published = trio.Event()  # a batch beyond the watermark exists
         self._fetch_waiters = WatermarkWaiters()
         self._scope = trio.CancelScope()
+        mesh.watch_acks(self._acks_moved)  # the watermark moves with each ACK, no task between
 
     def epoch_error(self, current_leader_epoch: int) -> ErrorCode | None:
         """Kafka's answer to a client whose idea of the leader epoch differs from ours."""
@@ -93,6 +98,15 @@ class PartitionLog:
         return ErrorCode.FENCED_LEADER_EPOCH
 
     @property
+    def min_insync(self) -> int:
+        return self._min_insync
+
+    @min_insync.setter
+    def min_insync(self, stores: int) -> None:
+        self._min_insync = stores
+        self._acks_moved()  # fewer stores needed: what they hold may be below the watermark now
+
+    @property
     def next_offset(self) -> int:
         return self.offsets.next_offset
 
@@ -101,28 +115,27 @@ class PartitionLog:
         """Stamp and publish a checked v2 batch: (base offset, Dafka sequence).
 
         A retried batch of an idempotent producer is not appended again: the
-        answer is where it went the first time. The lock keeps offsets and
-        sequences of concurrent appends in the order of the bytes published.
-        While the stores take nothing and the batches they have not taken fill
-        the producer's memory, the append waits, REQUEST_TIMED_OUT after
-        `room_timeout_s`.
+        answer is where it went the first time. From the duplicate check to the
+        publish nothing waits, so concurrent appends keep offsets and sequences
+        in the order of the bytes published without a lock. While the stores
+        take nothing and the batches they have not taken fill the producer's
+        memory, the append waits, REQUEST_TIMED_OUT after `room_timeout_s`.
         """
-        with trio.move_on_after(room_timeout_s) as waiting:
-            await self.mesh.wait_for_room(batch.size)
-        if waiting.cancelled_caught:
-            raise KafkaError(ErrorCode.REQUEST_TIMED_OUT,
-                             "the stores have not taken earlier batches: no room for more")
-        async with self._append_lock:
-            duplicate = self.producers.duplicate_of(batch)
-            if duplicate is not None:
-                return duplicate.base_offset, duplicate.dafka_sequence
-            first = self.offsets.next_offset
-            assign_offsets(batch, first, self.leader_epoch, log_append_time=log_append_time)
-            sequence = await self.mesh.publish(batch.buffer)
-            self._index(sequence, batch, log_append_time)
-            self._keep(StoredBatch(first, first + batch.last_offset_delta, sequence, batch.buffer))
-            self._published.set()
-            return first, sequence
+        if not self.mesh.has_room(batch.size):  # the common case needs no timer
+            with trio.move_on_after(room_timeout_s) as waiting:
+                await self.mesh.wait_for_room(batch.size)
+            if waiting.cancelled_caught:
+                raise KafkaError(ErrorCode.REQUEST_TIMED_OUT,
+                                 "the stores have not taken earlier batches: no room for more")
+        duplicate = self.producers.duplicate_of(batch)
+        if duplicate is not None:
+            return duplicate.base_offset, duplicate.dafka_sequence
+        first = self.offsets.next_offset
+        assign_offsets(batch, first, self.leader_epoch, log_append_time=log_append_time)
+        sequence = self.mesh.publish_now([batch.buffer])
+        self._index(sequence, batch, log_append_time)
+        self._keep(StoredBatch(first, first + batch.last_offset_delta, sequence, batch.buffer))
+        return first, sequence
 
     def _index(self, sequence: int, batch: RecordBatch, log_append_time: int | None = None) -> None:
         timestamp = batch.max_timestamp if log_append_time is None else log_append_time
@@ -132,9 +145,8 @@ class PartitionLog:
     async def wait_durable(self, sequence: int) -> None:
         """Return once `min_insync` stores hold every batch up to `sequence`, with the
         high watermark past it, so that a client told "written" sees it as written."""
-        await self.mesh.wait_acked(sequence, self.min_insync)
-        if sequence >= self.offsets.first_sequence:
-            self._advance(self.offsets.range_of(sequence)[1] + 1)
+        await self.mesh.wait_acked(sequence, self._min_insync)
+        self._advance_to(sequence)
 
     @property
     def size_bytes(self) -> int:
@@ -172,26 +184,21 @@ class PartitionLog:
 
     def close(self) -> None:
         """Stop following acknowledgements (the topic was deleted)."""
+        self.mesh.watch_acks(None)
         self._scope.cancel()
 
     async def run(self) -> None:
-        """Move the high watermark as stores acknowledge, and read old batches
-        ahead for catching-up consumers; runs until `close`."""
+        """Read old batches ahead for catching-up consumers; runs until `close`."""
         with self._scope:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._stores.run)
-                await self._follow_acks()
+            await self._stores.run()
 
-    async def _follow_acks(self) -> None:
-        while True:
-            if self.offsets.last_sequence is None or self.high_watermark == self.next_offset:
-                self._published = trio.Event()
-                await self._published.wait()
-                continue
-            sequence = self.offsets.last_sequence
-            end = self.offsets.next_offset
-            await self.mesh.wait_acked(sequence, self.min_insync)
-            self._advance(end)
+    def _acks_moved(self) -> None:
+        self._advance_to(self.mesh.acked_through(self._min_insync))
+
+    def _advance_to(self, sequence: int) -> None:
+        """The watermark past the batch at `sequence`, which enough stores hold."""
+        if self.offsets.first_sequence <= sequence < self.offsets.next_sequence:
+            self._advance(self.offsets.range_of(sequence)[1] + 1)
 
     def _advance(self, watermark: int) -> None:
         if watermark <= self.high_watermark:

@@ -100,7 +100,10 @@ class Connection:
                     continue
                 slot = ResponseSlot()
                 handled = await self._handle(payload, slot, nursery)
-                await slots_in.send(slot)  # after the handler: the slot says how it will be answered
+                try:  # after the handler: the slot says how it will be answered
+                    slots_in.send_nowait(slot)  # requests already received go on without a pause
+                except trio.WouldBlock:
+                    await slots_in.send(slot)
                 if not handled:
                     return "request refused"
 

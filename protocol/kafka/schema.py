@@ -123,14 +123,14 @@ class Api:
     def version_range(self) -> Versions:
         return Versions.parse(self.versions)
 
-    @property
+    @cached_property  # asked for every request and response: the import below runs once
     def Request(self) -> type:  # noqa: N802 - it is a class
         """The request message class, generated from `request` on first use."""
         from protocol.kafka.message_classes import message_classes
 
         return message_classes(self)[0]
 
-    @property
+    @cached_property
     def Response(self) -> type:  # noqa: N802 - it is a class
         """The response message class, generated from `response` on first use."""
         from protocol.kafka.message_classes import message_classes
