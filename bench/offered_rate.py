@@ -43,7 +43,12 @@ def offer(target: Target, topic: str, rate: int, seconds: float, settings: dict)
         pause = started + n / rate - time.perf_counter()
         if pause > 0:
             time.sleep(pause)
-        producer.produce(topic, payload, on_delivery=delivered)
+        while True:
+            try:
+                producer.produce(topic, payload, on_delivery=delivered)
+                break
+            except BufferError:  # the client's queue is full: the broker is far behind the offer
+                producer.poll(0.01)
         if n % 64 == 0:
             producer.poll(0)
     producer.flush(120)
