@@ -31,6 +31,7 @@ from protocol.dafka import (
     Fetch,
     GetHeads,
     Head,
+    HeadsDone,
     Record,
     StoreHello,
     encode,
@@ -102,10 +103,13 @@ class Consumer:
         self._stores: set[str] = set()  # store readers subscribed to our publisher
         self._greeted_by: set[str] = set()  # store readers whose STORE-HELLO reached our subscriber
         self._stores_changed = trio.Event()
+        self._heads_done: list[set[tuple[str, str]]] = []  # per heads() call: (store, subject) told all
+        self._heads_done_changed = trio.Event()
         # Lists of deliveries, one per batch of messages received: a channel operation per record costs more.
         self._deliver, self.deliveries = trio.open_memory_channel[list[Delivery]](DELIVERY_BUFFER)
         me = self.node.uuid
-        for prefix in (subscription(DirectRecord, me), subscription(DirectHead, me), subscription(StoreHello, me)):
+        for prefix in (subscription(DirectRecord, me), subscription(DirectHead, me), subscription(StoreHello, me),
+                       subscription(HeadsDone, me)):
             self.node.subscribe(prefix)
         for subject in self.subjects:
             self.node.subscribe(subscription(Record, subject))
@@ -153,6 +157,8 @@ class Consumer:
                     self._greeted_by.add(message.store)
                     self._signal_stores_changed()
                     await self._hello(message.store)
+                elif isinstance(message, HeadsDone):
+                    self._note_heads_done(message)
                 elif key := self._take(message, deliveries):
                     touched.add(key)
             if deliveries:
@@ -214,20 +220,37 @@ class Consumer:
             await self._stores_changed.wait()
 
     async def heads(self, *subjects: str, timeout: float = HEADS_WAIT_S) -> dict[str, dict[str, int]]:
-        """subject -> partition -> the highest head any store reports within `timeout`."""
+        """subject -> partition -> the highest head any store reports: once every store connected
+        both ways has sent HEADS-DONE for every subject (ours do), else after `timeout` (a C
+        reference store never sends it), asking again within it in case a message was lost."""
         found: dict[str, dict[str, int]] = {subject: {} for subject in subjects}
         for subject in subjects:
             self._heads[subject].append(found[subject])
+        done: set[tuple[str, str]] = set()
+        self._heads_done.append(done)
         try:
-            for _ in range(HEADS_ASKS):
-                await self._send_get_heads(subjects)
-                await trio.sleep(timeout / HEADS_ASKS)
+            with trio.move_on_after(timeout):
+                while not self._told_all(done, subjects):
+                    await self._send_get_heads(subjects)
+                    with trio.move_on_after(timeout / HEADS_ASKS):
+                        while not self._told_all(done, subjects):
+                            await self._heads_done_changed.wait()
         finally:
+            self._heads_done.remove(done)
             for subject in subjects:
                 self._heads[subject].remove(found[subject])
                 if not self._heads[subject]:
                     del self._heads[subject]
         return found
+
+    def _told_all(self, done: set[tuple[str, str]], subjects) -> bool:
+        return all((store, subject) in done for store in self.stores() for subject in subjects)
+
+    def _note_heads_done(self, message: HeadsDone) -> None:
+        for done in self._heads_done:
+            done.add((message.store, message.subject))
+        self._heads_done_changed.set()
+        self._heads_done_changed = trio.Event()
 
     def _note_store(self, frame) -> str | None:
         """Track store readers by their `W`+UUID (un)subscriptions; the UUID if one came."""

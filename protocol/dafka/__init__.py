@@ -1,4 +1,4 @@
-"""Dafka wire codec (sans-IO): the nine mesh messages and the discovery beacons."""
+"""Dafka wire codec (sans-IO): the nine mesh messages, our HEADS-DONE, and the discovery beacons."""
 
 from protocol.dafka.beacon import (
     NodeBeacon,
@@ -17,6 +17,7 @@ from protocol.dafka.messages import (
     Fetch,
     GetHeads,
     Head,
+    HeadsDone,
     Message,
     Record,
     StoreHello,
@@ -39,6 +40,7 @@ __all__ = [
     "Fetch",
     "GetHeads",
     "Head",
+    "HeadsDone",
     "Message",
     "NodeBeacon",
     "Record",

@@ -158,10 +158,25 @@ class StoreHello:
     store: str
 
 
+@dataclass(frozen=True, slots=True)
+class HeadsDone:
+    """Our extension: a store reader has sent every DIRECT-HEAD it holds for `subject` to
+    `consumer`, so the consumer need not wait out a window for stores that hold nothing.
+    Its ID is one no reference node subscribes to: they never receive it."""
+
+    ID: ClassVar[bytes] = b"Z"
+    TOPIC: ClassVar[str] = "consumer"
+    FIELDS: ClassVar[tuple] = (("store", ADDRESS), ("subject", STRING))
+    consumer: str
+    store: str
+    subject: str
+
+
 Message = Union[
-    Record, DirectRecord, Fetch, Ack, Head, DirectHead, GetHeads, ConsumerHello, StoreHello
+    Record, DirectRecord, Fetch, Ack, Head, DirectHead, GetHeads, ConsumerHello, StoreHello, HeadsDone
 ]
-MESSAGE_TYPES = (Record, DirectRecord, Fetch, Ack, Head, DirectHead, GetHeads, ConsumerHello, StoreHello)
+MESSAGE_TYPES = (Record, DirectRecord, Fetch, Ack, Head, DirectHead, GetHeads, ConsumerHello, StoreHello,
+                 HeadsDone)
 _BY_ID = {cls.ID[0]: cls for cls in MESSAGE_TYPES}
 _WITH_CONTENT = (Record, DirectRecord)
 # Topic kinds: an address where the topic names a node, else a topic name.

@@ -70,6 +70,9 @@ async def test_a_late_consumer_learns_heads_from_the_store_and_replays(tmp_path)
                 await consumer.wait_for_stores(1)
                 assert consumer.stores() == {reader.node.uuid}
                 assert await consumer.heads("orders") == {"orders": {partition.uuid: 4}}
+                # HEADS-DONE from the only store ends the wait, long before this window (fail_after above)
+                assert await consumer.heads("orders", "empty", timeout=60) == {
+                    "orders": {partition.uuid: 4}, "empty": {}}
                 got = []
                 async for deliveries in consumer.deliveries:
                     got += [(delivery.sequence, bytes(delivery.content)) for delivery in deliveries]

@@ -23,6 +23,7 @@ from protocol.dafka import (
     DirectRecord,
     Fetch,
     GetHeads,
+    HeadsDone,
     StoreHello,
     content_prefix,
     decode,
@@ -136,9 +137,10 @@ class StoreReader:
             return [(s, p, self.log.head(s, p)) for s, p in self.log.partitions() if s in wanted]
 
         self.node.publisher.send_nowait([  # lost if the consumer's queue is full: it asks again
-            encode(DirectHead(consumer, partition, subject, head))
-            for subject, partition, head in await trio.to_thread.run_sync(heads)
-            if head is not None
+            *(encode(DirectHead(consumer, partition, subject, head))
+              for subject, partition, head in await trio.to_thread.run_sync(heads)
+              if head is not None),
+            *(encode(HeadsDone(consumer, self.node.uuid, subject)) for subject in wanted),
         ])
 
     async def _greet_consumers(self) -> None:

@@ -12,6 +12,7 @@ from protocol.dafka import (
     Fetch,
     GetHeads,
     Head,
+    HeadsDone,
     Record,
     StoreHello,
     decode,
@@ -63,6 +64,10 @@ EXPECTED = [
         StoreHello(consumer=C, store=P),
         [b"L" + C.encode() + b"\x00\x01" + ADDR_P],
     ),
+    (  # our extension, laid out as the reference's messages are
+        HeadsDone(consumer=C, store=P, subject="t"),
+        [b"Z" + C.encode() + b"\x00\x01" + ADDR_P + b"\x01t"],
+    ),
 ]
 
 
@@ -77,6 +82,11 @@ def test_content_frame_is_passed_through_without_copy():
     frames = encode(Record(partition=P, subject="t", sequence=0, content=content))
     assert frames[1] is content
     assert decode(frames).content is content
+
+
+def test_heads_done_has_an_id_of_no_reference_message():
+    """A reference node drops what it cannot parse, and subscribes to none of ours."""
+    assert HeadsDone.ID not in b"MDFKHEGWL"
 
 
 def test_subscription_prefixes():
@@ -141,6 +151,7 @@ messages = st.one_of(
     st.builds(GetHeads, subject=subjects, consumer=addresses),
     st.builds(ConsumerHello, store=addresses, consumer=addresses, subjects=st.lists(subjects, max_size=5).map(tuple)),
     st.builds(StoreHello, consumer=addresses, store=addresses),
+    st.builds(HeadsDone, consumer=addresses, store=addresses, subject=subjects),
 )
 
 
