@@ -31,6 +31,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from gateway_stages import STAGES, mean_ms, snapshot  # noqa: E402 - beside this file
+
 MB = 1e6
 START_TIMEOUT_S = 30.0
 PRODUCER_SETTINGS = {"acks": "all", "linger.ms": 5, "batch.size": 1_000_000,
@@ -43,6 +45,7 @@ LATENCY_SAMPLES = 2000
 class Target:
     name: str
     bootstrap: str
+    metrics: str | None = None  # the gateway's /metrics URL, for where the time goes
 
 
 def free_port() -> int:
@@ -81,11 +84,12 @@ def child(command: list[str], port: int, log_path: Path):
             process.wait()
 
 
-def gateway_command(port: int, data_dir: Path) -> list[str]:
+def gateway_command(port: int, data_dir: Path, http_port: int) -> list[str]:
     sub, pub = f"tcp://127.0.0.1:{free_port()}", f"tcp://127.0.0.1:{free_port()}"
     return [sys.executable, "-m", "gateway", "--port", str(port), "--log-dirs", str(data_dir),
             "--tower-sub-address", sub, "--tower-pub-address", pub,
-            "--beacon-sub-address", sub, "--beacon-pub-address", pub]
+            "--beacon-sub-address", sub, "--beacon-pub-address", pub,
+            "--http-host", "127.0.0.1", "--http-port", str(http_port)]
 
 
 def tansu_command(port: int) -> list[str] | None:
@@ -228,9 +232,13 @@ def run(targets: list[Target], seconds: float, partitions: int, kcat_records: in
             kcat = {t.name: produce_kcat(t, create_topic(t, partitions), size, records) for t in targets}
             row(f"produce acks=all {size} B, kcat -P", _scaled(kcat, size / MB), "MB/s")
             row(f"produce acks=all {size} B, kcat -P", _scaled(kcat, 1e-3), "k msg/s")
+        before = {t.name: snapshot(t.metrics) for t in targets if t.metrics}
         latencies = {t.name: produce_latency(t, topics[(t.name, size)][0], size) for t in targets}
         row(f"produce latency {size} B p50, one at a time", {n: l[0] for n, l in latencies.items()}, "ms")
         row(f"produce latency {size} B p99, one at a time", {n: l[1] for n, l in latencies.items()}, "ms")
+        stages = {t.name: mean_ms(before[t.name], snapshot(t.metrics)) for t in targets if t.metrics}
+        for stage in STAGES:
+            row(f"  {stage} (mean)", {t.name: stages.get(t.name, {}).get(stage) for t in targets}, "ms")
     consumed, by_kcat = {}, {}
     for target in targets:
         topic, count = topics[(target.name, 1000)]
@@ -255,7 +263,8 @@ def main() -> None:
     arguments = parser.parse_args()
     with ExitStack() as stack:
         directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-gateway-", dir=arguments.data_dir)))
-        targets = [Target("gateway", arguments.gateway_bootstrap or start_gateway(stack, directory))]
+        targets = [Target("gateway", arguments.gateway_bootstrap) if arguments.gateway_bootstrap
+                   else start_gateway(stack, directory)]
         other = arguments.other_bootstrap or start_tansu(stack, directory)
         if other:
             targets.append(Target("other" if arguments.other_bootstrap else "tansu", other))
@@ -264,11 +273,12 @@ def main() -> None:
         run(targets, arguments.seconds, arguments.partitions, arguments.kcat_records)
 
 
-def start_gateway(stack: ExitStack, directory: Path) -> str:
-    port = free_port()
+def start_gateway(stack: ExitStack, directory: Path) -> Target:
+    port, http_port = free_port(), free_port()
     (directory / "gateway").mkdir()
-    stack.enter_context(child(gateway_command(port, directory / "gateway"), port, directory / "gateway.log"))
-    return f"127.0.0.1:{port}"
+    stack.enter_context(child(gateway_command(port, directory / "gateway", http_port), port,
+                              directory / "gateway.log"))
+    return Target("gateway", f"127.0.0.1:{port}", f"http://127.0.0.1:{http_port}/metrics")
 
 
 def start_tansu(stack: ExitStack, directory: Path) -> str | None:

@@ -21,6 +21,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from confluent_kafka import Producer
+from gateway_stages import mean_ms, snapshot
 from kafka_throughput import Target, create_topic, load, start_gateway, start_tansu
 
 SIZE = 100
@@ -73,7 +74,7 @@ def main() -> None:
         "max.in.flight.requests.per.connection": arguments.max_in_flight}
     with ExitStack() as stack:
         directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-offered-")))
-        targets = [Target("gateway", start_gateway(stack, directory))]
+        targets = [start_gateway(stack, directory)]
         tansu = start_tansu(stack, directory)
         if tansu:
             targets.append(Target("tansu", tansu))
@@ -81,9 +82,15 @@ def main() -> None:
         for rate in (int(r) for r in arguments.rates.split(",")):
             for round_ in range(arguments.rounds):
                 for target in targets:
-                    delivered, latencies = offer(target, create_topic(target, 1), rate, arguments.seconds, settings)
+                    topic = create_topic(target, 1)
+                    before = snapshot(target.metrics) if target.metrics else None
+                    delivered, latencies = offer(target, topic, rate, arguments.seconds, settings)
                     print(f"offered {rate:6d}/s  {target.name:8s} round {round_ + 1}: "
                           f"{summary(delivered, latencies)}  ({load()})", flush=True)
+                    if before is not None:
+                        means = mean_ms(before, snapshot(target.metrics))
+                        print("    " + "; ".join(f"{stage} {ms:.2f} ms" for stage, ms in means.items()
+                                                 if ms is not None), flush=True)
 
 
 if __name__ == "__main__":

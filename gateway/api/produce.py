@@ -16,7 +16,7 @@ import trio
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.kafka_error import KafkaError
-from gateway.observability.broker_metrics import BYTES_IN, RECORDS_IN
+from gateway.observability.broker_metrics import BYTES_IN, RECORDS_IN, STORE_WAIT_SECONDS
 from gateway.partitions.batch_checks import checked_batch
 from gateway.server.answers import NO_RESPONSE, CloseConnection, Deferred
 from gateway.server.dispatch import Request
@@ -55,8 +55,9 @@ async def produce(request: Request, services: Services):
         return NO_RESPONSE
     if body.acks == 1 or not appended:
         return response
-    deadline = trio.current_time() + max(body.timeout_ms, 0) / 1000
-    return Deferred(lambda: _when_durable(response, appended, deadline),
+    published = trio.current_time()
+    deadline = published + max(body.timeout_ms, 0) / 1000
+    return Deferred(lambda: _when_durable(response, appended, published, deadline),
                     lambda: all(partition.is_durable(sequence) for _, partition, sequence in appended))
 
 
@@ -84,13 +85,15 @@ async def _append(request: Request, services: Services, topic_name: str, data, a
     return answer, partition, last_sequence
 
 
-async def _when_durable(response, appended, deadline: float):
+async def _when_durable(response, appended, published: float, deadline: float):
     waiting = [entry for entry in appended if not entry[1].is_durable(entry[2])]
     if not waiting:  # as often when answered in turn: no timer
+        STORE_WAIT_SECONDS.observe(trio.current_time() - published)
         return response
     with trio.move_on_at(deadline):
         for _, partition, sequence in waiting:
             await partition.wait_durable(sequence)
+        STORE_WAIT_SECONDS.observe(trio.current_time() - published)
         return response
     for answer, partition, sequence in waiting:
         if not partition.is_durable(sequence):

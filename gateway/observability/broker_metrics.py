@@ -19,6 +19,10 @@ RECORDS_OUT = Counter("dafka_gateway_records_out", "Records sent to consumers, b
 REQUEST_SECONDS = Histogram("dafka_gateway_request_seconds",
                             "Time from a request's arrival to its answer (long polls included), by API",
                             ["api"], buckets=LATENCY_BUCKETS)
+STORE_WAIT_SECONDS = Histogram("dafka_gateway_produce_store_wait_seconds",
+                               "acks=all produce: time from publishing its batches until the gateway saw "
+                               "min.insync.replicas stores acknowledge them (part of the request's time)",
+                               buckets=LATENCY_BUCKETS)
 FAILED_REQUESTS = Counter("dafka_gateway_failed_requests", "Requests that ended their connection, by API",
                           ["api"])
 CONNECTIONS = Gauge("dafka_gateway_connections", "Client connections open, by listener", ["listener"])
