@@ -25,6 +25,7 @@ from protocol.kafka.framing import FrameReader
 log = structlog.get_logger()
 
 READ_CHUNK = 256 * 1024
+QUIET_S = 1.0  # a connection that received nothing for this long gives its receive buffer up
 IOV_MAX = os.sysconf("SC_IOV_MAX") if "SC_IOV_MAX" in os.sysconf_names else 1024  # buffers per sendmsg
 
 
@@ -108,11 +109,19 @@ class Connection:
                     return "request refused"
 
     async def _receive(self, frames: FrameReader) -> int | None:
-        """Bytes received into `frames`: 0 at end of stream, None on shutdown or idleness."""
+        """Bytes received into `frames`: 0 at end of stream, None on shutdown or idleness.
+
+        A connection quiet for QUIET_S gives its receive buffer up and takes a new one once
+        bytes are there: idle connections cost little memory."""
         timeout = self.limits.idle_timeout_s if frames.pending_bytes == 0 else math.inf
-        with trio.CancelScope(deadline=trio.current_time() + timeout) as self._receiving:
-            if not self._stopping:
+        idle_at = trio.current_time() + timeout
+        while not self._stopping:
+            quiet_at = trio.current_time() + QUIET_S if frames.holds_buffer and frames.pending_bytes == 0 else math.inf
+            with trio.CancelScope(deadline=min(idle_at, quiet_at)) as self._receiving:
                 return await self._receive_into(frames)
+            if self._stopping or trio.current_time() >= idle_at:
+                break
+            frames.release()
         if not self._stopping:
             self.log.info("connection_idle", seconds=timeout)
         return None
@@ -123,6 +132,8 @@ class Connection:
             frames.feed(data)
             return len(data)
         with _broken_on_os_error():  # straight into the frame's buffer, no copy of our own
+            if not frames.holds_buffer:
+                await trio.lowlevel.wait_readable(self.stream.socket)
             count = await self.stream.socket.recv_into(frames.buffer_to_fill())
         frames.filled(count)
         return count

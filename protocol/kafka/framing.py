@@ -19,6 +19,7 @@ from protocol.errors import DecodeError
 _SIZE = struct.Struct(">i")
 SIZE_PREFIX_BYTES = _SIZE.size
 MIN_FILL_BYTES = 64 * 1024  # below this much free space a fresh buffer is cheaper than small reads
+FIRST_BUFFER_BYTES = 16 * 1024  # a stream's first buffer: grown while receives fill them
 
 
 class FrameReader:
@@ -27,9 +28,22 @@ class FrameReader:
     def __init__(self, max_frame_bytes: int, buffer_bytes: int = 256 * 1024):
         self.max_frame_bytes = max_frame_bytes
         self.buffer_bytes = buffer_bytes
-        self._buffer = bytearray(buffer_bytes)
+        self._buffer = bytearray()  # taken when bytes come: a quiet stream holds none
         self._start = 0  # first byte not yet handed out in a frame
         self._end = 0  # end of the bytes received
+        self._next_bytes = min(FIRST_BUFFER_BYTES, buffer_bytes)  # size of the next buffer taken
+        self._offered = 0  # free bytes the last buffer_to_fill offered
+
+    @property
+    def holds_buffer(self) -> bool:
+        return bool(self._buffer)
+
+    def release(self) -> None:
+        """Give the buffer up if every byte in it was handed out (frames keep their views)."""
+        if self._start == self._end:
+            self._buffer = bytearray()
+            self._start = self._end = 0
+            self._next_bytes = min(FIRST_BUFFER_BYTES, self.buffer_bytes)
 
     def buffer_to_fill(self) -> memoryview:
         """Free space for the next received bytes; report them with `filled`.
@@ -41,16 +55,17 @@ class FrameReader:
         wanted = self._room_wanted()
         if len(self._buffer) - self._end < wanted:
             pending = self._buffer[self._start : self._end]
-            self._buffer = bytearray(max(len(pending) + wanted, self.buffer_bytes))
+            self._buffer = bytearray(max(len(pending) + wanted, self._next_bytes))
             self._buffer[: len(pending)] = pending
             self._start, self._end = 0, len(pending)
+        self._offered = len(self._buffer) - self._end
         return memoryview(self._buffer)[self._end :]
 
     def _room_wanted(self) -> int:
         """Free bytes the next receive should have: the rest of a frame under
         way (so that it lands in one piece), and never too little to be worth a
         system call."""
-        worthwhile = max(1, min(MIN_FILL_BYTES, self.buffer_bytes // 4))
+        worthwhile = max(1, min(MIN_FILL_BYTES, self._next_bytes // 4))
         size = self._frame_size()
         if size is None or not 0 <= size <= self.max_frame_bytes:
             return worthwhile
@@ -58,6 +73,8 @@ class FrameReader:
 
     def filled(self, count: int) -> None:
         self._end += count
+        if count == self._offered:  # a busy stream: bigger buffers, fewer receives
+            self._next_bytes = min(self._next_bytes * 4, self.buffer_bytes)
 
     def feed(self, data: bytes) -> None:
         data = memoryview(data)

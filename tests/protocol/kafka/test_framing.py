@@ -65,3 +65,34 @@ def test_a_large_frame_lands_in_one_buffer_without_moving():
     reader.filled(len(space))
     frame = reader.next_frame()
     assert len(frame) == 1 << 21 and frame[0] == ord("a") and frame[-1] == ord("b")
+
+
+def test_a_quiet_stream_holds_no_buffer_and_a_busy_one_grows_its_buffers():
+    reader = FrameReader(1 << 20, buffer_bytes=256 * 1024)
+    assert not reader.holds_buffer  # nothing taken before bytes come
+    first = reader.buffer_to_fill()
+    assert len(first) == 16 * 1024
+    request = framed([b"x" * 10])
+    first[: len(request)] = request
+    reader.filled(len(request))
+    frame = reader.next_frame()
+    reader.release()
+    assert not reader.holds_buffer and bytes(frame) == b"x" * 10  # the frame keeps its bytes
+    sizes = []
+    for _ in range(4):  # receives that fill every byte offered: the next buffers are larger
+        space = reader.buffer_to_fill()
+        sizes.append(len(space))
+        space[:] = framed([b"y" * (len(space) - 4)])
+        reader.filled(len(space))
+        reader.next_frame()
+    assert sizes == [16 * 1024, 64 * 1024, 256 * 1024, 256 * 1024]
+
+
+def test_a_stream_with_bytes_pending_keeps_its_buffer():
+    reader = FrameReader(1 << 20)
+    partial = framed([b"z" * 100])[:50]
+    reader.feed(partial)
+    reader.release()
+    assert reader.holds_buffer and reader.pending_bytes == 50
+    reader.feed(framed([b"z" * 100])[50:])
+    assert bytes(reader.next_frame()) == b"z" * 100

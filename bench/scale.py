@@ -1,0 +1,218 @@
+"""How the gateway's costs grow: partitions, idle connections, members of one group.
+
+One gateway (embedded store, durable, temporary data) is driven with Kafka
+requests from this process (our own codec over trio sockets, so the client
+costs little):
+
+* partitions: topics of 1,000 partitions are created up to each total; printed:
+  the time to create them, the median and p99 time of a Metadata request for
+  every topic, the response's size, and the gateway's resident memory;
+* idle connections: each opens, asks ApiVersions once and stays; printed: the
+  gateway's resident memory per connection, and Metadata's time meanwhile;
+* one classic consumer group: every member joins (JoinGroup, with the member
+  id Kafka asks for first) and syncs; printed: the time from the first join
+  to the last member's assignment, Kafka's default 3 s of
+  group.initial.rebalance.delay.ms included (it lets every member join the
+  first generation).
+
+    python bench/scale.py [--partitions 1000,10000] [--connections 1000,10000] [--members 100,1000]
+
+Figures only: it never fails on speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import struct
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+import trio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from kafka_throughput import child, free_port, gateway_command, load  # noqa: E402 - beside this file
+
+from protocol.kafka import decode_response, encode_request  # noqa: E402
+from protocol.kafka.apis import by_name  # noqa: E402
+
+PARTITIONS_PER_TOPIC = 1000
+METADATA_SAMPLES = 20
+CONNECT_BATCH = 200  # connections opened at once
+IDLE_SETTLE_S = 3.0  # the gateway lets a connection quiet for a second give its receive buffer up
+GROUP_TIMEOUT_S = 120.0
+MEMBER_ID_REQUIRED, REBALANCE_IN_PROGRESS = 79, 27
+_correlation = itertools.count(1)
+
+
+class Connection:
+    """One Kafka connection; one request at a time."""
+
+    def __init__(self, stream: trio.SocketStream):
+        self.stream = stream
+
+    @classmethod
+    async def open(cls, port: int) -> Connection:
+        return cls(await trio.open_tcp_stream("127.0.0.1", port))
+
+    async def call(self, api_name: str, version: int, **fields):
+        api = by_name(api_name)
+        request = encode_request(api.key, version, next(_correlation), "bench-scale", api.Request(**fields))
+        await self.stream.send_all(struct.pack(">i", len(request)) + request)
+        size = struct.unpack(">i", await self._exactly(4))[0]
+        return decode_response(api.key, version, await self._exactly(size))[1]
+
+    async def _exactly(self, count: int) -> bytes:
+        data = bytearray()
+        while len(data) < count:
+            chunk = await self.stream.receive_some(count - len(data))
+            if not chunk:
+                raise ConnectionError("the gateway closed the connection")
+            data += chunk
+        return bytes(data)
+
+
+def resident_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+async def metadata_ms(port: int) -> tuple[float, float, int]:
+    """Median and p99 ms of a Metadata v12 for every topic, and the response's size."""
+    connection = await Connection.open(port)
+    samples = []
+    for _ in range(METADATA_SAMPLES):
+        started = time.perf_counter()
+        response = await connection.call("Metadata", 12, topics=None, allow_auto_topic_creation=False,
+                                         include_topic_authorized_operations=False)
+        samples.append((time.perf_counter() - started) * 1000)
+    await connection.stream.aclose()
+    partitions = sum(len(topic.partitions) for topic in response.topics)
+    cuts = statistics.quantiles(samples, n=100)
+    return cuts[49], cuts[98], partitions
+
+
+async def grow_partitions(port: int, pid: int, totals: list[int]) -> None:
+    CreateTopic = by_name("CreateTopics").Request.Topics  # noqa: N806 - a class
+    connection = await Connection.open(port)
+    created = 0
+    for total in totals:
+        started = time.perf_counter()
+        while created < total:
+            topics = [CreateTopic(name=f"scale-{created // PARTITIONS_PER_TOPIC}", num_partitions=PARTITIONS_PER_TOPIC,
+                                  replication_factor=1, assignments=[], configs=[])]
+            response = await connection.call("CreateTopics", 5, topics=topics, timeout_ms=600_000, validate_only=False)
+            if response.topics[0].error_code:
+                raise RuntimeError(f"CreateTopics failed: {response.topics[0]}")
+            created += PARTITIONS_PER_TOPIC
+        seconds = time.perf_counter() - started
+        p50, p99, seen = await metadata_ms(port)
+        print(f"partitions {seen:6d}: created in {seconds:6.1f} s; Metadata p50 {p50:7.1f} ms, p99 {p99:7.1f} ms; "
+              f"gateway RSS {resident_mb(pid):7.0f} MB  ({load()})", flush=True)
+    await connection.stream.aclose()
+
+
+async def idle_connections(port: int, pid: int, counts: list[int]) -> None:
+    opened: list[Connection] = []
+    before = resident_mb(pid)
+
+    async def open_one() -> None:
+        connection = await Connection.open(port)
+        await connection.call("ApiVersions", 3, client_software_name="bench", client_software_version="1")
+        opened.append(connection)
+
+    for count in counts:
+        while len(opened) < count:
+            async with trio.open_nursery() as nursery:
+                for _ in range(min(CONNECT_BATCH, count - len(opened))):
+                    nursery.start_soon(open_one)
+        await trio.sleep(IDLE_SETTLE_S)  # as connections that stay idle
+        p50, p99, _ = await metadata_ms(port)
+        grown = resident_mb(pid) - before
+        print(f"idle connections {count:6d}: gateway RSS +{grown:6.0f} MB ({grown * 1024 / count:5.1f} KB each); "
+              f"Metadata p50 {p50:6.1f} ms, p99 {p99:6.1f} ms  ({load()})", flush=True)
+    for connection in opened:
+        await connection.stream.aclose()
+
+
+def subscription_metadata(topic: str) -> bytes:
+    """ConsumerProtocolSubscription v0: one topic, no user data."""
+    name = topic.encode()
+    return struct.pack(">hih", 0, 1, len(name)) + name + struct.pack(">i", -1)
+
+
+async def member(port: int, group: str, results: list) -> None:
+    """Join and sync as a consumer does: the id Kafka asks for first, again while a rebalance runs."""
+    connection = await Connection.open(port)
+    join = {"group_id": group, "session_timeout_ms": 60_000, "rebalance_timeout_ms": 120_000,
+            "group_instance_id": None, "protocol_type": "consumer",
+            "protocols": [by_name("JoinGroup").Request.Protocols(name="range", metadata=subscription_metadata("t"))]}
+    member_id = ""
+    while True:
+        joined = await connection.call("JoinGroup", 5, member_id=member_id, **join)
+        member_id = joined.member_id
+        if joined.error_code in (MEMBER_ID_REQUIRED, REBALANCE_IN_PROGRESS):
+            continue
+        if joined.error_code:
+            raise RuntimeError(f"JoinGroup failed with {joined.error_code}")
+        synced = await connection.call("SyncGroup", 3, group_id=group, generation_id=joined.generation_id,
+                                       member_id=member_id, group_instance_id=None,
+                                       assignments=_assignments(joined))
+        if synced.error_code == REBALANCE_IN_PROGRESS:
+            continue
+        if synced.error_code:
+            raise RuntimeError(f"SyncGroup failed with {synced.error_code}")
+        results.append(time.perf_counter())
+        await connection.stream.aclose()
+        return
+
+
+def _assignments(joined) -> list:
+    """The leader's (empty) assignment of every member; nothing from the others."""
+    if joined.leader != joined.member_id:
+        return []
+    return [by_name("SyncGroup").Request.Assignments(member_id=m.member_id, assignment=b"") for m in joined.members]
+
+
+async def rebalances(port: int, sizes: list[int]) -> None:
+    for size in sizes:
+        results: list[float] = []
+        started = time.perf_counter()
+        with trio.fail_after(GROUP_TIMEOUT_S):
+            async with trio.open_nursery() as nursery:
+                for _ in range(size):
+                    nursery.start_soon(member, port, f"scale-group-{size}", results)
+        print(f"group of {size:5d} members: all joined and synced in {max(results) - started:6.2f} s  "
+              f"({load()})", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--partitions", default="1000,10000", help="totals of partitions, comma-separated")
+    parser.add_argument("--connections", default="1000,10000", help="idle connections, comma-separated")
+    parser.add_argument("--members", default="100,1000", help="members of one group, comma-separated")
+    arguments = parser.parse_args()
+    numbers = {name: [int(n) for n in getattr(arguments, name).split(",") if n]
+               for name in ("partitions", "connections", "members")}
+    with ExitStack() as stack:
+        directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-scale-")))
+        port = free_port()
+        (directory / "gateway").mkdir()
+        command = gateway_command(port, directory / "gateway", free_port()) + [
+            "--max-connections", str(max(numbers["connections"] + [0]) + 100)]
+        process = stack.enter_context(child(command, port, directory / "gateway.log"))
+        print(f"gateway pid {process.pid} on 127.0.0.1:{port}, RSS {resident_mb(process.pid):.0f} MB; {load()}")
+        trio.run(rebalances, port, numbers["members"])
+        trio.run(idle_connections, port, process.pid, numbers["connections"])
+        trio.run(grow_partitions, port, process.pid, numbers["partitions"])
+
+
+if __name__ == "__main__":
+    main()
