@@ -28,6 +28,7 @@ LAYERS = {  # layer: the module prefixes it holds
     "txn": ("gateway.txn",),
     "server": ("gateway.server",),
     "api": ("gateway.api",),
+    "testing": ("gateway.testing",),
     "assembly": ("gateway.app", "gateway.broker", "gateway.state_metrics", "gateway.embedded_mesh", "gateway.cli",
                  "gateway.__main__", "gateway"),
 }
@@ -46,6 +47,7 @@ MAY_IMPORT = {
     "txn": FOUNDATION | {"storage"},
     "server": FOUNDATION,
     "api": FOUNDATION | {"server", "cluster", "topics", "partitions", "group", "txn"},
+    "testing": FOUNDATION,
     "assembly": set(LAYERS),
 }
 

@@ -10,7 +10,7 @@ import trio
 
 from gateway.chp.chp_server import ChpServer
 from gateway.settings.table import ChpSettings
-from tests.mesh.conftest import FIRST_PORT, PORT_SLICE
+from gateway.testing.ports import FIRST_PORT, PORT_SLICE, WORKERS_WITH_SLICES
 
 HUGZ_INTERVAL_MS = 100
 
@@ -23,7 +23,7 @@ def _free_base_port() -> int:
     above the slices free_port hands out to each test worker.
     """
     for _ in range(100):
-        base = random.randrange(FIRST_PORT + 8 * PORT_SLICE, 32000)
+        base = random.randrange(FIRST_PORT + WORKERS_WITH_SLICES * PORT_SLICE, 32000)
         try:
             for port in range(base, base + 3):
                 with socket.socket() as probe:

@@ -2,116 +2,24 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import struct
-import subprocess
-import sys
-import time
-from pathlib import Path
+from gateway.testing.broker_process import BrokerProcess, children
 
-from tests.mesh.conftest import free_port
+__all__ = ["RUNNING", "GatewayProcess", "children"]
 
-START_TIMEOUT_S = 30.0
 # Started and not stopped: conftest stops those a test leaves behind, even a failed one.
 RUNNING: set[GatewayProcess] = set()
 
 
-class GatewayProcess:
-    """`python -m gateway` with its embedded mesh; restartable on the same data."""
+class GatewayProcess(BrokerProcess):
+    """The package's broker process with short beacon and head intervals, tracked until stopped."""
 
-    def __init__(self, data_dir: Path, *options: str, stores: int = 1):
-        self.data_dir = data_dir
-        self.port = free_port()
-        self.tower_sub, self.tower_pub = free_port(), free_port()
-        self.options = options
-        self.stores = stores
-        self.process: subprocess.Popen | None = None
-        self.log_path = data_dir.parent / f"{data_dir.name}.log"
+    mesh_options = ("--beacon-interval-ms", "200", "--head-interval-ms", "200")
 
-    @property
-    def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def command(self) -> list[str]:
-        return [
-            sys.executable, "-m", "gateway",
-            "--port", str(self.port), "--log-dirs", str(self.data_dir),
-            "--embedded-stores", str(self.stores),
-            "--tower-sub-address", f"tcp://127.0.0.1:{self.tower_sub}",
-            "--tower-pub-address", f"tcp://127.0.0.1:{self.tower_pub}",
-            "--beacon-sub-address", f"tcp://127.0.0.1:{self.tower_sub}",
-            "--beacon-pub-address", f"tcp://127.0.0.1:{self.tower_pub}",
-            "--beacon-interval-ms", "200", "--head-interval-ms", "200",
-            *self.options,
-        ]
-
-    def start(self) -> GatewayProcess:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
-                                        start_new_session=True)
+    def spawn(self) -> None:
+        super().spawn()
         RUNNING.add(self)
-        self._wait_serving()
-        return self
-
-    def _wait_serving(self) -> None:
-        """Until the gateway answers ApiVersions: it binds its port before it serves."""
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"gateway exited with {self.process.returncode}:\n{self.log_tail()}")
-            if answers_api_versions(self.port, timeout=min(1.0, deadline - time.monotonic())):
-                return
-            time.sleep(0.05)
-        raise RuntimeError(f"gateway did not serve within {START_TIMEOUT_S}s:\n{self.log_tail()}")
-
-    def log_tail(self, lines: int = 40) -> str:
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-
-    def kill(self) -> None:
-        """SIGKILL the gateway, then wait for its stores to stop (they follow it)."""
-        stores = children(self.process.pid)
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while any(alive(pid) for pid in stores) and time.monotonic() < deadline:
-            time.sleep(0.05)
 
     def stop(self, timeout: float = 20.0) -> int:
-        """SIGTERM, as a user's Ctrl-C would; the exit code."""
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        code = super().stop(timeout)
         RUNNING.discard(self)
-        return self.process.returncode
-
-
-API_VERSIONS_V0 = struct.pack(">ihhih", 10, 18, 0, 1, -1)  # size, api key, version, correlation id, no client id
-
-
-def answers_api_versions(port: int, timeout: float) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as connection:
-            connection.sendall(API_VERSIONS_V0)
-            return len(connection.recv(8)) >= 8
-    except OSError:
-        return False
-
-
-def children(pid: int) -> list[int]:
-    found = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        found += [int(child) for child in (task / "children").read_text().split()]
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
-    except (FileNotFoundError, IndexError):
-        return False
+        return code
