@@ -75,6 +75,7 @@ async def run_gateway(settings: Settings, *, task_status=trio.TASK_STATUS_IGNORE
                     readiness.serving()
                     task_status.started(ports)
                     await listener.stopped.wait()
+                    await services.topics.checkpoint_all()
                     nursery.cancel_scope.cancel()
             finally:
                 storage.close()

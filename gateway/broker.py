@@ -35,7 +35,8 @@ log = structlog.get_logger()
 async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshStorage) -> Services:
     """Recover the broker's state from the mesh and run it in `nursery`; its services."""
     broker = settings.broker
-    await storage.wait_for_stores(max(broker.min_insync_replicas, broker.expected_stores))
+    # Its own stores too: one that comes up later would miss what the first ones acknowledged.
+    await storage.wait_for_stores(max(broker.min_insync_replicas, broker.expected_stores, broker.embedded_stores))
     discards = DiscardDirectives(storage, broker.cluster_id)
     journals = {kind: Journal(storage, broker, kind, discards) for kind in ("metadata", "groups", "transactions")}
     await storage.prefetch_heads(*(journal.subject for journal in journals.values()), DISCARD_SUBJECT)

@@ -128,6 +128,8 @@ class Topics(Protocol):
 
     async def save_log_start(self, topic: Topic) -> None: ...
 
+    async def checkpoint_all(self) -> None: ...  # at a clean stop: start-up then reads no batch
+
 
 class Groups(Protocol):
     """The group coordinator: membership of classic and consumer groups, and committed offsets."""

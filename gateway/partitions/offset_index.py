@@ -98,6 +98,23 @@ class OffsetIndex:
             by_size = bisect_right(self._byte_ends, self._byte_ends[-1] - retention_bytes)
         return max(by_time, by_size)
 
+    def columns(self) -> tuple[array, array, array]:
+        """Copies of the base offsets, running maximum timestamps and running byte ends."""
+        return array("q", self._base_offsets), array("q", self._max_timestamps), array("q", self._byte_ends)
+
+    @property
+    def dropped_bytes(self) -> int:
+        return self._dropped_bytes
+
+    @classmethod
+    def restored(cls, first_sequence: int, next_offset: int, dropped_bytes: int,
+                 columns: tuple[array, array, array]) -> OffsetIndex:
+        """The index `columns` describe, as a checkpoint kept it."""
+        index = cls(first_sequence, next_offset)
+        index._base_offsets, index._max_timestamps, index._byte_ends = columns
+        index._dropped_bytes = dropped_bytes
+        return index
+
     def drop_before(self, sequence: int) -> None:
         """Forget batches below `sequence` (retention or DeleteRecords moved past them)."""
         cut = min(max(sequence - self.first_sequence, 0), len(self))

@@ -27,6 +27,7 @@ from gateway.partitions.producer_state import ActiveProducer, ProducerStates
 from gateway.partitions.read_ahead import ReadAhead
 from gateway.partitions.transaction_index import AbortedTransaction
 from gateway.partitions.watermark_waiters import WatermarkWaiters
+from protocol.journal.partition_checkpoint import PartitionCheckpoint
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import RecordBatch, assign_offsets
 
@@ -292,20 +293,31 @@ class PartitionLog:
             sequence += 1
         return None
 
+    def checkpoint(self, topic_id: str) -> PartitionCheckpoint:
+        """The index and producer state now, as a checkpoint of the last batch appended."""
+        offsets = self.offsets
+        return PartitionCheckpoint(topic_id, self.mesh.uuid, offsets.first_sequence, offsets.next_offset,
+                                   offsets.dropped_bytes, *offsets.columns(), self.producers.state(),
+                                   self.producers.transactions.state())
+
     def _stored(self, sequence: int, content: bytes) -> StoredBatch:
         base, last = self.offsets.range_of(sequence)
         return StoredBatch(base, last, sequence, memoryview(content))  # no copy: content is read-only
 
 
-async def recovered_state(contents, first_sequence: int = 0,
-                          next_offset: int = 0) -> tuple[OffsetIndex, ProducerStates]:
-    """The offset index and producer states of a partition, from its stored batches;
-    without any, an empty index that goes on at `first_sequence` and `next_offset`."""
-    offsets, producers = None, ProducerStates()
+async def recovered_state(contents, first_sequence: int = 0, next_offset: int = 0,
+                          restored: tuple[OffsetIndex, ProducerStates] | None = None
+                          ) -> tuple[OffsetIndex, ProducerStates, int]:
+    """The offset index and producer states of a partition, from its stored batches
+    (those after `restored`, a checkpoint's, if given); without any, an empty index that
+    goes on at `first_sequence` and `next_offset`. Last, how many batches were read."""
+    offsets, producers = restored or (None, ProducerStates())
+    read = 0
     async for sequence, content in contents:
+        read += 1
         batch = RecordBatch(memoryview(content))
         if offsets is None:
             offsets = OffsetIndex(sequence, batch.base_offset)
         producers.appended(batch, batch.base_offset, sequence)
         offsets.add(sequence, batch.base_offset, batch.last_offset_delta + 1, batch.max_timestamp, batch.size)
-    return offsets or OffsetIndex(first_sequence, next_offset), producers
+    return offsets or OffsetIndex(first_sequence, next_offset), producers, read

@@ -5,8 +5,9 @@ a retried batch that matches one of them is a duplicate and is answered with
 its original offset, a gap in sequence numbers is refused, and so is a stale
 epoch. As in Kafka since KIP-360, a producer the partition has no state for
 may start at any sequence. Transaction markers (control batches) end the
-producer's open transaction. The state is rebuilt from batch headers when
-the partition is opened, so it survives a restart.
+producer's open transaction. The state is checkpointed with the partition and
+rebuilt from the batch headers after the checkpoint when the partition is
+opened, so it survives a restart.
 """
 
 from __future__ import annotations
@@ -63,6 +64,22 @@ class ProducerStates:
     def __init__(self):
         self.producers: dict[int, ProducerEntry] = {}
         self.transactions = TransactionIndex()
+
+    def state(self) -> list:
+        """What a checkpoint keeps of the producers, as plain lists."""
+        return [[producer_id, entry.epoch, entry.last_timestamp, entry.coordinator_epoch,
+                 [[b.first_sequence, b.last_sequence, b.base_offset, b.dafka_sequence] for b in entry.batches]]
+                for producer_id, entry in self.producers.items()]
+
+    @classmethod
+    def restored(cls, producers: list, transactions: dict) -> ProducerStates:
+        states = cls()
+        for producer_id, epoch, last_timestamp, coordinator_epoch, batches in producers:
+            entry = states.producers[producer_id] = ProducerEntry(epoch, last_timestamp=last_timestamp,
+                                                                  coordinator_epoch=coordinator_epoch)
+            entry.batches.extend(AppendedBatch(*fields) for fields in batches)
+        states.transactions = TransactionIndex.restored(transactions)
+        return states
 
     def active(self) -> list[ActiveProducer]:
         return [ActiveProducer(producer_id, entry.epoch, entry.batches[-1].last_sequence if entry.batches else -1,

@@ -51,3 +51,18 @@ class TransactionIndex:
         """Aborted transactions with records in [start, end)."""
         since = bisect.bisect_left(self._aborted_ends, start)
         return [t for t in self._aborted[since:] if t.first_offset < end]
+
+    def state(self) -> dict:
+        """What a checkpoint keeps, as plain lists."""
+        return {"ongoing": [list(item) for item in self.ongoing.items()],
+                "ending": [list(item) for item in self._ending],
+                "aborted": [[t.producer_id, t.first_offset, t.last_offset] for t in self._aborted]}
+
+    @classmethod
+    def restored(cls, state: dict) -> TransactionIndex:
+        index = cls()
+        index.ongoing = {producer_id: first for producer_id, first in state["ongoing"]}
+        index._ending = [(first, marker) for first, marker in state["ending"]]
+        index._aborted = [AbortedTransaction(*fields) for fields in state["aborted"]]
+        index._aborted_ends = [t.last_offset for t in index._aborted]
+        return index

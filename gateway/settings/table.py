@@ -75,6 +75,9 @@ class BrokerSettings:
     log_retention_bytes: int = kafka(UNLIMITED_OR, -1, "bytes a partition keeps before its oldest batches go "
                                                   "(-1: no limit)")
     log_retention_check_interval_ms: int = kafka(long(1), 300000, "how often retention moves log start offsets")
+    log_flush_offset_checkpoint_interval_ms: int = kafka(long(1), 60000, "how often each partition's offset "
+                                                         "index and producer state are checkpointed in log.dirs, "
+                                                         "so that start-up reads only the batches after")
     log_message_timestamp_type: str = kafka(Choice(choices=("CreateTime", "LogAppendTime")), "CreateTime",
                                             "whether records keep the producer's timestamp or get the append time")
     log_cleanup_policy: str = kafka(ChoiceList(choices=("delete",)), "delete",

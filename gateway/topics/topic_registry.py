@@ -25,6 +25,7 @@ from gateway.storage.journal import Journal
 from gateway.storage.mesh_storage import MeshStorage
 from gateway.topics.native_topics import ENTRY as NATIVE_ENTRY
 from gateway.topics.native_topics import NativeTopics
+from gateway.topics.partition_checkpoints import CHECKPOINTS_DIRECTORY, PartitionCheckpoints, Recovery
 from gateway.topics.producer_ids import ProducerIds
 from gateway.topics.topic import PartitionState, Topic, check_topic_name
 from gateway.topics.topic_configs import TOPIC_CONFIGS, InvalidConfig, checked_overrides
@@ -53,6 +54,8 @@ class TopicRegistry:
         self.deleted_partitions: dict[str, Discard] = {}  # by address: re-sent at start-up
         self._tail_share = settings.tail_bytes_per_partition  # in-memory tail bytes of each partition
         self.native = NativeTopics(self)
+        self.checkpoints = PartitionCheckpoints(settings.log_dirs / CHECKPOINTS_DIRECTORY, storage.read)
+        self.recovery = Recovery()
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Recover every topic from the mesh, then keep the partitions' tasks running
@@ -72,7 +75,8 @@ class TopicRegistry:
             self.journal.compact_with(nursery, self._metadata_snapshot)
             nursery.start_soon(self.native.run)
             nursery.start_soon(self.enforce_retention)
-            log.info("topics_ready", topics=len(self.topics))
+            nursery.start_soon(self._checkpoint_periodically)
+            log.info("topics_ready", topics=len(self.topics), **self.recovery.summary())
             task_status.started()
             await trio.sleep_forever()
 
@@ -112,11 +116,16 @@ class TopicRegistry:
         for number, state in enumerate(topic.partition_states[len(topic.partitions):],
                                        start=len(topic.partitions)):
             head = (heads or {}).get(state.address)
+            restored = None if heads is None else await self.checkpoints.restore(
+                topic.name, str(topic.topic_id), state.address, state.first_sequence, head)
             # The stores may have discarded what lies below first_sequence.
-            recovered = await recovered_state(
-                self.storage.contents(topic.name, state.address, head, state.first_sequence),
-                state.first_sequence, state.log_start_offset)
-            topic.partitions.append(self._partition_log(topic, number, state, *recovered))
+            first = restored[0].next_sequence if restored else state.first_sequence
+            offsets, producers, read = await recovered_state(
+                self.storage.contents(topic.name, state.address, head, first),
+                state.first_sequence, state.log_start_offset, restored)
+            if heads is not None:
+                self.recovery.note(restored is not None, read)
+            topic.partitions.append(self._partition_log(topic, number, state, offsets, producers))
         self.topics[topic.name] = topic
         self._share_tail()
 
@@ -222,6 +231,7 @@ class TopicRegistry:
             for partition in topic.partitions:
                 partition.close()
                 self.storage.release(partition.mesh)
+                self.checkpoints.forget(str(topic.topic_id), partition.mesh.uuid)
             self._share_tail()
             await self.discards.send(self._deleted(name, ends))
         log.info("topic_deleted", topic=name)
@@ -279,6 +289,20 @@ class TopicRegistry:
             raise KafkaError(refusal, f"topic {name!r} is published by native Dafka producers: "
                                       f"the gateway cannot {change} it")
         return topic
+
+    async def _checkpoint_periodically(self) -> None:
+        while True:
+            await trio.sleep(self.settings.log_flush_offset_checkpoint_interval_ms / 1000)
+            await self.checkpoint_all()
+
+    async def checkpoint_all(self) -> None:
+        """Checkpoint every partition that took batches since its last checkpoint."""
+        written = 0
+        for topic in [t for t in self.topics.values() if not t.native]:
+            for partition in topic.partitions:
+                written += await self.checkpoints.write(str(topic.topic_id), partition)
+        if written:
+            log.info("partitions_checkpointed", partitions=written)
 
     async def enforce_retention(self) -> None:
         """Apply each topic's retention.ms / retention.bytes, as Kafka's

@@ -13,7 +13,7 @@ ADDRESSES = ["0123456789ABCDEF0123456789ABCDEF", "FEDCBA9876543210FEDCBA98765432
 
 def broker() -> TopicRegistry:
     """A registry that only replays and snapshots: it never reaches the mesh."""
-    return TopicRegistry(BrokerSettings(), SimpleNamespace(watcher=None), None, None)
+    return TopicRegistry(BrokerSettings(), SimpleNamespace(watcher=None, read=None), None, None)
 
 
 def topic(name: str) -> dict:

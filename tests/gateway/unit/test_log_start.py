@@ -29,11 +29,11 @@ def test_a_journal_from_before_first_sequence_still_replays():
 
 
 async def test_the_rebuild_starts_at_a_batch_above_offset_zero():
-    offsets, _ = await recovered_state(stored(5, 10, 3), 5, 11)
+    offsets, _, _ = await recovered_state(stored(5, 10, 3), 5, 11)
     assert (offsets.first_sequence, offsets.first_offset, offsets.next_offset) == (5, 10, 16)
     assert offsets.sequence_of(11) == 5 and offsets.sequence_of(15) == 7
 
 
 async def test_with_nothing_stored_from_first_sequence_the_log_goes_on_at_the_log_start():
-    offsets, _ = await recovered_state(stored(0, 0, 0), 8, 16)
+    offsets, _, _ = await recovered_state(stored(0, 0, 0), 8, 16)
     assert (len(offsets), offsets.next_sequence, offsets.next_offset, offsets.first_offset) == (0, 8, 16, 16)
