@@ -103,33 +103,42 @@ class PartitionCheckpoints:
             return f"the stores' batch at sequence {last} is not the one it indexed"
         return None
 
-    async def write(self, topic_id: str, partition: PartitionLog) -> bool:
-        """Checkpoint the partition once its last batch is acknowledged; whether one was written."""
-        checkpoint = partition.checkpoint(topic_id)
-        key = (topic_id, checkpoint.address)
-        if checkpoint.last_sequence < checkpoint.first_sequence or self._written.get(key) == checkpoint.last_sequence:
-            return False
+    async def write(self, partitions: list[tuple[str, PartitionLog]]) -> int:
+        """Checkpoint the (topic id, partition)s that took batches since their last checkpoint,
+        each once its last batch is acknowledged, in one pass over the disk; how many."""
+        due = []
+        for topic_id, partition in partitions:
+            checkpoint = partition.checkpoint(topic_id)
+            last = checkpoint.last_sequence
+            if last >= checkpoint.first_sequence and self._written.get((topic_id, checkpoint.address)) != last:
+                due.append((checkpoint, partition))
+        durable = []
         with trio.move_on_after(DURABLE_WAIT_S):
-            await partition.wait_durable(checkpoint.last_sequence)
-            await trio.to_thread.run_sync(self._store, checkpoint)
-            self._written[key] = checkpoint.last_sequence
-            return True
-        return False
+            for checkpoint, partition in due:
+                await partition.wait_durable(checkpoint.last_sequence)
+                durable.append(checkpoint)
+        if durable:
+            await trio.to_thread.run_sync(self._store, durable)
+        for checkpoint in durable:
+            self._written[(checkpoint.topic_id, checkpoint.address)] = checkpoint.last_sequence
+        return len(durable)
 
     def forget(self, topic_id: str, address: str) -> None:
         """A deleted partition's checkpoint goes with it."""
         self._written.pop((topic_id, address), None)
         self.path(topic_id, address).unlink(missing_ok=True)
 
-    def _store(self, checkpoint: PartitionCheckpoint) -> None:
+    def _store(self, checkpoints: list[PartitionCheckpoint]) -> None:
+        """Each file written aside, fsynced and renamed into place; the directory synced once."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        path = self.path(checkpoint.topic_id, checkpoint.address)
-        partial = path.with_suffix(".partial")
-        with open(partial, "wb") as file:
-            file.write(encode_checkpoint(checkpoint))
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(partial, path)
+        for checkpoint in checkpoints:
+            path = self.path(checkpoint.topic_id, checkpoint.address)
+            partial = path.with_suffix(".partial")
+            with open(partial, "wb") as file:
+                file.write(encode_checkpoint(checkpoint))
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(partial, path)
         directory = os.open(self.directory, os.O_RDONLY)
         try:
             os.fsync(directory)

@@ -297,10 +297,9 @@ class TopicRegistry:
 
     async def checkpoint_all(self) -> None:
         """Checkpoint every partition that took batches since its last checkpoint."""
-        written = 0
-        for topic in [t for t in self.topics.values() if not t.native]:
-            for partition in topic.partitions:
-                written += await self.checkpoints.write(str(topic.topic_id), partition)
+        written = await self.checkpoints.write([(str(topic.topic_id), partition)
+                                                for topic in list(self.topics.values()) if not topic.native
+                                                for partition in topic.partitions])
         if written:
             log.info("partitions_checkpointed", partitions=written)
 
