@@ -6,8 +6,11 @@ given; it refuses a size above its limit as soon as the prefix is in, before
 a byte of the body is buffered.
 
 The I/O layer either writes received bytes straight into `buffer_to_fill()`
-(a socket's recv_into: a large produce request lands in one buffer of its
-own size, copied by nobody) or passes chunks to `feed`.
+(a socket's recv_into) or passes chunks to `feed`. A frame's buffer grows
+with the bytes that came, never with the size its prefix announces: at most
+GROWTH_BYTES or as much again as has come ahead of them (so a large request
+is moved about once in all), so that a client's claim costs nothing until
+it sends the bytes.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ _SIZE = struct.Struct(">i")
 SIZE_PREFIX_BYTES = _SIZE.size
 MIN_FILL_BYTES = 64 * 1024  # below this much free space a fresh buffer is cheaper than small reads
 FIRST_BUFFER_BYTES = 16 * 1024  # a stream's first buffer: grown while receives fill them
+GROWTH_BYTES = 64 * 1024  # room made for a frame under way beyond its bytes received, at the least
 
 
 class FrameReader:
@@ -50,7 +54,7 @@ class FrameReader:
 
         Bytes already handed out are never moved or overwritten: frames are
         views into the buffer. When space runs short, the unframed rest moves
-        to a new buffer large enough for the frame it begins.
+        to a new buffer with room for more of the frame it begins.
         """
         wanted = self._room_wanted()
         if len(self._buffer) - self._end < wanted:
@@ -63,13 +67,14 @@ class FrameReader:
 
     def _room_wanted(self) -> int:
         """Free bytes the next receive should have: the rest of a frame under
-        way (so that it lands in one piece), and never too little to be worth a
-        system call."""
+        way, up to as much again as has come of it (at least GROWTH_BYTES),
+        and never too little to be worth a system call."""
         worthwhile = max(1, min(MIN_FILL_BYTES, self._next_bytes // 4))
         size = self._frame_size()
         if size is None or not 0 <= size <= self.max_frame_bytes:
             return worthwhile
-        return max(self._start + SIZE_PREFIX_BYTES + size - self._end, worthwhile)
+        rest = self._start + SIZE_PREFIX_BYTES + size - self._end
+        return max(min(rest, max(self.pending_bytes, GROWTH_BYTES)), worthwhile)
 
     def filled(self, count: int) -> None:
         self._end += count

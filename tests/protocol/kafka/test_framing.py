@@ -1,4 +1,5 @@
-"""FrameReader: any chunking of a stream gives back its frames, unchanged later."""
+"""FrameReader: any chunking of a stream gives back its frames, unchanged later, and no
+buffer is ever much larger than the bytes received, whatever size the prefixes claim."""
 
 import struct
 
@@ -7,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from protocol.errors import DecodeError
-from protocol.kafka.framing import FrameReader
+from protocol.kafka.framing import GROWTH_BYTES, FrameReader
 
 # Large frames are slices of a pattern that never repeats in step with a buffer: random
 # kilobytes would exhaust hypothesis's data budget, yet a shifted byte must still show.
@@ -26,6 +27,12 @@ def drain(reader: FrameReader, out: list) -> None:
         out.append(frame)
 
 
+def allocation_bound(reader: FrameReader, received: int) -> int:
+    """The most a reader may hold once `received` bytes came: as much again, or GROWTH_BYTES
+    more, or one ordinary buffer."""
+    return max(2 * received, received + GROWTH_BYTES, reader.buffer_bytes)
+
+
 @given(frames_strategy, st.lists(st.integers(1, 10_000), min_size=1), st.booleans())
 def test_any_chunking_gives_the_frames_back(frames, cuts, fill_in_place):
     stream = framed(frames)
@@ -35,6 +42,7 @@ def test_any_chunking_gives_the_frames_back(frames, cuts, fill_in_place):
     while position < len(stream):
         if fill_in_place:  # as a socket's recv_into would
             space = reader.buffer_to_fill()
+            assert len(space.obj) <= allocation_bound(reader, position)
             count = min(len(space), cuts[turn % len(cuts)], len(stream) - position)
             space[:count] = stream[position : position + count]
             reader.filled(count)
@@ -56,15 +64,36 @@ def test_a_size_outside_the_limit_is_refused_before_the_body(size):
         reader.next_frame()
 
 
-def test_a_large_frame_lands_in_one_buffer_without_moving():
+@given(st.integers(1 << 20, 100 << 20), st.lists(st.integers(1, 300_000), min_size=1, max_size=40))
+def test_a_claimed_size_costs_nothing_until_its_bytes_come(claimed, receives):
+    """Whatever a prefix announces, a reader holds at most about twice the bytes received."""
+    reader = FrameReader(100 << 20)
+    reader.feed(struct.pack(">i", claimed))
+    received = 4
+    for count in receives:
+        space = reader.buffer_to_fill()
+        assert len(space.obj) <= allocation_bound(reader, received)
+        count = min(count, len(space), claimed + 4 - received)
+        space[:count] = bytes(count)
+        reader.filled(count)
+        received += count
+    assert reader.pending_bytes == received and reader.next_frame() is None
+
+
+def test_a_large_frame_grows_its_buffer_as_its_bytes_come():
     reader = FrameReader(1 << 22, buffer_bytes=1024)
-    reader.feed(struct.pack(">i", 1 << 21) + b"a")
-    space = reader.buffer_to_fill()
-    assert len(space) == (1 << 21) - 1  # room for exactly the rest of the frame
-    space[:] = b"b" * len(space)
-    reader.filled(len(space))
-    frame = reader.next_frame()
-    assert len(frame) == 1 << 21 and frame[0] == ord("a") and frame[-1] == ord("b")
+    size = 1 << 21
+    reader.feed(struct.pack(">i", size) + b"a")
+    offered = []
+    while (frame := reader.next_frame()) is None:
+        space = reader.buffer_to_fill()
+        offered.append(len(space))
+        space[:] = b"b" * len(space)
+        reader.filled(len(space))
+    assert offered[0] == GROWTH_BYTES and offered[-1] > offered[0]  # doubled as bytes came
+    assert sum(offered) == size - 1  # never room beyond the frame's end
+    assert len(frame) == size and frame[0] == ord("a") and frame[-1] == ord("b")
+    assert bytes(frame[1:]) == b"b" * (size - 1)
 
 
 def test_a_quiet_stream_holds_no_buffer_and_a_busy_one_grows_its_buffers():
