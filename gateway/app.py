@@ -11,6 +11,7 @@ read are answered.
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import sys
 
@@ -52,10 +53,14 @@ async def run_gateway(settings: Settings, *, task_status=trio.TASK_STATUS_IGNORE
     load_handlers()
     broker = settings.broker
     lock = claim_data_directory(broker)
+    _raise_open_files_limit()
     listener = KafkaListener(
-        None, broker.bound_listeners(), ListenerLimits(broker.max_connections),
+        None, broker.bound_listeners(),
+        ListenerLimits(broker.max_connections, broker.max_connections_per_ip,
+                       broker.max_connections_per_ip_overrides),
         ConnectionLimits(max_request_bytes=broker.socket_request_max_bytes,
-                         idle_timeout_s=broker.connections_max_idle_ms / 1000))
+                         idle_timeout_s=broker.connections_max_idle_ms / 1000,
+                         receive_timeout_s=broker.request_receive_timeout_ms / 1000))
     readiness = Readiness()
     try:
         ports = await _bind(listener)
@@ -83,6 +88,17 @@ async def run_gateway(settings: Settings, *, task_status=trio.TASK_STATUS_IGNORE
         listener.close()
         os.close(lock)
     log.info("gateway_stopped")
+
+
+def _raise_open_files_limit() -> None:
+    """Every client connection takes a file descriptor: allow as many as the hard limit does."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ValueError, OSError) as exc:  # e.g. an unlimited hard limit above what the kernel allows
+        log.warning("open_files_limit_kept", soft=soft, hard=hard, error=str(exc))
+        return
+    log.info("open_files_limit", soft=soft, raised_to=hard, hard=hard)
 
 
 async def _bind(listener: KafkaListener) -> dict[str, int]:

@@ -49,6 +49,7 @@ class ConnectionLimits:
     max_request_bytes: int = 100 * 1024 * 1024
     max_in_flight: int = 64
     idle_timeout_s: float = 600.0
+    receive_timeout_s: float = 30.0  # for the whole of a request, from its first bytes
     send_timeout_s: float = 60.0
 
 
@@ -87,6 +88,7 @@ class Connection:
 
     async def _read_requests(self, slots_in, nursery) -> str:
         frames = FrameReader(self.limits.max_request_bytes)
+        receive_by = math.inf  # when the request under way must be whole
         async with slots_in:
             while True:
                 try:
@@ -95,10 +97,13 @@ class Connection:
                     self.log.warning("bad_frame", error=str(exc))
                     return "bad frame"
                 if payload is None:
-                    received = await self._receive(frames)
+                    if frames.pending_bytes and receive_by == math.inf:
+                        receive_by = trio.current_time() + self.limits.receive_timeout_s
+                    received = await self._receive(frames, receive_by)
                     if not received:
-                        return "closed by peer" if received == 0 else "shutdown or idle"
+                        return "closed by peer" if received == 0 else "shutdown, idle or too slow"
                     continue
+                receive_by = math.inf
                 slot = ResponseSlot()
                 handled = await self._handle(payload, slot, nursery)
                 try:  # after the handler: the slot says how it will be answered
@@ -108,22 +113,29 @@ class Connection:
                 if not handled:
                     return "request refused"
 
-    async def _receive(self, frames: FrameReader) -> int | None:
-        """Bytes received into `frames`: 0 at end of stream, None on shutdown or idleness.
+    async def _receive(self, frames: FrameReader, receive_by: float) -> int | None:
+        """Bytes received into `frames`: 0 at end of stream, None on shutdown, idleness, or a
+        request under way not whole by `receive_by` (a slow-loris client must not hold its
+        connection and buffer for ever).
 
         A connection quiet for QUIET_S gives its receive buffer up and takes a new one once
         bytes are there: idle connections cost little memory."""
-        timeout = self.limits.idle_timeout_s if frames.pending_bytes == 0 else math.inf
-        idle_at = trio.current_time() + timeout
+        under_way = frames.pending_bytes > 0
+        give_up_at = receive_by if under_way else trio.current_time() + self.limits.idle_timeout_s
         while not self._stopping:
-            quiet_at = trio.current_time() + QUIET_S if frames.holds_buffer and frames.pending_bytes == 0 else math.inf
-            with trio.CancelScope(deadline=min(idle_at, quiet_at)) as self._receiving:
+            quiet_at = trio.current_time() + QUIET_S if frames.holds_buffer and not under_way else math.inf
+            with trio.CancelScope(deadline=min(give_up_at, quiet_at)) as self._receiving:
                 return await self._receive_into(frames)
-            if self._stopping or trio.current_time() >= idle_at:
+            if self._stopping or trio.current_time() >= give_up_at:
                 break
             frames.release()
-        if not self._stopping:
-            self.log.info("connection_idle", seconds=timeout)
+        if self._stopping:
+            return None
+        if under_way:
+            self.log.warning("request_too_slow", seconds=self.limits.receive_timeout_s,
+                             received=frames.pending_bytes)
+        else:
+            self.log.info("connection_idle", seconds=self.limits.idle_timeout_s)
         return None
 
     async def _receive_into(self, frames: FrameReader) -> int:

@@ -3,10 +3,17 @@
 Each configured listener (Kafka's `listeners`) is bound on its own port; a
 connection remembers the listener it came through, so that answers name the
 endpoints advertised for that listener.
+
+Connections are counted, in all and per IP address, from the moment they are
+accepted; one over a limit is closed at once, as Kafka does. When the process
+runs out of file descriptors or kernel memory, accepting pauses with a backoff
+(the clients wait in the backlog) rather than failing.
 """
 
 from __future__ import annotations
 
+import errno
+from collections import Counter
 from dataclasses import dataclass
 
 import structlog
@@ -19,9 +26,17 @@ from gateway.settings.listeners import Listener
 log = structlog.get_logger()
 
 
+# accept's failures for want of resources, that pass once connections close
+RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+FIRST_BACKOFF_S = 0.01
+MAX_BACKOFF_S = 1.0
+
+
 @dataclass
 class ListenerLimits:
-    max_connections: int = 1000  # over all listeners, as Kafka's max.connections
+    max_connections: int = 2**31 - 1  # over all listeners, as Kafka's max.connections
+    max_connections_per_ip: int = 2**31 - 1
+    per_ip_overrides: tuple[tuple[str, int], ...] = ()  # (host or address, limit), as given
     # How long in-flight requests may take to finish once shutdown begins.
     shutdown_grace_s: float = 10.0
 
@@ -36,6 +51,8 @@ class KafkaListener:
         self.limits = limits or ListenerLimits()
         self.connection_limits = connection_limits or ConnectionLimits()
         self.connections: set[Connection] = set()
+        self._accepted = Counter()  # connections accepted and not yet ended, by peer IP address
+        self._per_ip_limits: dict[str, int] = {}  # the overrides, by address
         self._sockets: dict[str, list[trio.SocketListener]] = {}
         self._stopping = trio.Event()
         self.stopped = trio.Event()
@@ -43,6 +60,7 @@ class KafkaListener:
     async def bind(self) -> dict[str, int]:
         """Bind every listener's sockets (clients wait in the backlog until `serve`): the port
         each got, by name; OSError if one cannot be bound."""
+        self._per_ip_limits = await _by_address(self.limits.per_ip_overrides)
         try:
             for listener in self.listeners:
                 self._sockets[listener.name] = await _bound(listener)
@@ -83,21 +101,39 @@ class KafkaListener:
         self.stopped.set()
 
     async def _accept(self, listener: str, socket: trio.SocketListener, connections: trio.Nursery) -> None:
+        backoff = FIRST_BACKOFF_S
         while True:
-            stream = await socket.accept()
-            if len(self.connections) >= self.limits.max_connections:
-                log.warning("connection_refused", reason="max_connections", limit=self.limits.max_connections)
+            try:
+                stream = await socket.accept()
+            except OSError as exc:
+                if exc.errno not in RESOURCE_ERRNOS:
+                    raise
+                log.warning("accept_failed", listener=listener, error=errno.errorcode[exc.errno],
+                            retry_in_s=backoff, connections=self._accepted.total())
+                await trio.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_S)
+                continue
+            backoff = FIRST_BACKOFF_S
+            peer = _peer(stream)
+            if peer is None or not self._admitted(*peer):
                 await trio.aclose_forcefully(stream)
                 continue
-            connections.start_soon(self._serve, listener, stream)
+            self._accepted[peer[0]] += 1
+            connections.start_soon(self._serve, listener, stream, *peer)
 
-    async def _serve(self, listener: str, stream: trio.SocketStream) -> None:
-        try:
-            host, port = stream.socket.getpeername()[:2]
-        except OSError:  # the peer reset between accept and here
-            await trio.aclose_forcefully(stream)
-            return
-        connection = Connection(stream, f"{host}:{port}", listener, self.dispatcher, self.connection_limits)
+    def _admitted(self, address: str, port: int) -> bool:
+        """Whether the peer may have one more connection (logged if not)."""
+        limit, reason = self.limits.max_connections, "max.connections"
+        if self._accepted.total() < limit:
+            limit = self._per_ip_limits.get(address, self.limits.max_connections_per_ip)
+            reason = "max.connections.per.ip"
+            if self._accepted[address] < limit:
+                return True
+        log.warning("connection_refused", peer=f"{address}:{port}", reason=reason, limit=limit)
+        return False
+
+    async def _serve(self, listener: str, stream: trio.SocketStream, address: str, port: int) -> None:
+        connection = Connection(stream, f"{address}:{port}", listener, self.dispatcher, self.connection_limits)
         self.connections.add(connection)
         CONNECTIONS.labels(listener).inc()
         try:
@@ -106,9 +142,34 @@ class KafkaListener:
             log.exception("connection_failed", peer=connection.peer)
         finally:
             self.connections.discard(connection)
+            self._accepted[address] -= 1
+            if not self._accepted[address]:
+                del self._accepted[address]
             CONNECTIONS.labels(listener).dec()
+
+
+def _peer(stream: trio.SocketStream) -> tuple[str, int] | None:
+    """The peer's IP address (an IPv4 one as such on a dual-stack socket) and port."""
+    try:
+        address, port = stream.socket.getpeername()[:2]
+    except OSError:  # the peer reset between accept and here
+        return None
+    return address.removeprefix("::ffff:"), port
 
 
 async def _bound(listener: Listener) -> list[trio.SocketListener]:
     """The listening sockets of one listener: every interface for an empty host."""
     return await trio.open_tcp_listeners(listener.port, host=listener.host or None)
+
+
+async def _by_address(overrides: tuple[tuple[str, int], ...]) -> dict[str, int]:
+    """Per-IP limits by address: a host name stands for every address it resolves to at start."""
+    limits = {}
+    for host, limit in overrides:
+        try:
+            found = await trio.socket.getaddrinfo(host, None, proto=trio.socket.IPPROTO_TCP)
+        except OSError as exc:
+            log.warning("connection_limit_host_unknown", host=host, error=str(exc))
+            continue
+        limits.update((sockaddr[0], limit) for *_, sockaddr in found)
+    return limits

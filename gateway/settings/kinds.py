@@ -7,6 +7,7 @@ few words what it allows, for error messages and --help.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -213,3 +214,34 @@ class Address(Kind):
 
     def allowed(self) -> str:
         return "an endpoint tcp://HOST:PORT"
+
+
+HOST_COUNT = re.compile(r"(?P<host>\S+?)\s*:\s*(?P<count>\d+)")  # the count after the host's last colon
+
+
+@dataclass(frozen=True)
+class HostCounts(Kind):
+    """HOST:COUNT,... as Kafka's max.connections.per.ip.overrides (an IPv6 host keeps its colons)."""
+
+    metavar: ClassVar[str] = "HOST:COUNT,..."
+
+    def parse(self, text: str) -> tuple[tuple[str, int], ...]:
+        pairs = []
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            match = HOST_COUNT.fullmatch(part)
+            if match is None:
+                raise self.refused(part)
+            pairs.append((match["host"], int(match["count"])))
+        return self.check(tuple(pairs))
+
+    def check(self, value) -> tuple[tuple[str, int], ...]:
+        if not isinstance(value, tuple) or not all(
+                isinstance(host, str) and host and type(count) is int and count >= 0 for host, count in value):
+            raise self.refused(value)
+        return value
+
+    def text(self, value) -> str:
+        return ",".join(f"{host}:{count}" for host, count in value)
+
+    def allowed(self) -> str:
+        return "a list of HOST:COUNT"

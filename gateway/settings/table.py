@@ -18,6 +18,7 @@ from gateway.settings.kinds import (
     Choice,
     ChoiceList,
     Directory,
+    HostCounts,
     Integer,
     Nullable,
     Text,
@@ -60,8 +61,16 @@ class BrokerSettings:
                            synonyms=("log.dir",))
     socket_request_max_bytes: int = kafka(BYTES, 104857600, "largest request accepted, checked before its body "
                                                             "is read")
-    max_connections: int = kafka(POSITIVE, 1000, "client connections served at once")
+    max_connections: int = kafka(Integer(0), 2147483647, "client connections served at once; more are closed "
+                                                         "as they come")
+    max_connections_per_ip: int = kafka(Integer(0), 2147483647, "client connections from one IP address served "
+                                                                "at once; more are closed as they come")
+    max_connections_per_ip_overrides: tuple[tuple[str, int], ...] = kafka(
+        HostCounts(), (), "max.connections.per.ip of particular hosts or addresses, HOST:COUNT,...")
     connections_max_idle_ms: int = kafka(long(1), 600000, "idle time after which a client connection is closed")
+    request_receive_timeout_ms: int = setting(long(1), 30000, "time a request may take to arrive whole from its "
+                                                              "first bytes, else its connection is closed (Kafka "
+                                                              "has no such setting)", G)
     num_partitions: int = kafka(POSITIVE, 1, "partitions of topics created without a partition count")
     default_replication_factor: int = kafka(POSITIVE, 1, "replication factor of topics created without one")
     min_insync_replicas: int = kafka(POSITIVE, 1, "stores that must hold a batch before acks=all succeeds")
