@@ -24,7 +24,7 @@ from confluent_kafka.admin import (
 from tests.gateway.admin import create_topic
 
 TIMEOUT_S = 30.0
-MAX_CONNECTIONS = 1000
+MAX_CONNECTIONS = 2147483647  # Kafka's default
 
 
 @pytest.fixture(scope="module")
