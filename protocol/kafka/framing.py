@@ -8,9 +8,9 @@ a byte of the body is buffered.
 The I/O layer either writes received bytes straight into `buffer_to_fill()`
 (a socket's recv_into) or passes chunks to `feed`. A frame's buffer grows
 with the bytes that came, never with the size its prefix announces: at most
-GROWTH_BYTES or as much again as has come ahead of them (so a large request
-is moved about once in all), so that a client's claim costs nothing until
-it sends the bytes.
+GROWTH_BYTES or as much again as has come ahead of them, so that a client's
+claim costs nothing until it sends the bytes. It grows in place when no view
+of it is alive (a large one is remapped, not copied), else by a move.
 """
 
 from __future__ import annotations
@@ -57,13 +57,24 @@ class FrameReader:
         to a new buffer with room for more of the frame it begins.
         """
         wanted = self._room_wanted()
-        if len(self._buffer) - self._end < wanted:
-            pending = self._buffer[self._start : self._end]
+        if len(self._buffer) - self._end < wanted and not self._grown_in_place(self._end + wanted):
+            pending = memoryview(self._buffer)[self._start : self._end]
             self._buffer = bytearray(max(len(pending) + wanted, self._next_bytes))
             self._buffer[: len(pending)] = pending
             self._start, self._end = 0, len(pending)
         self._offered = len(self._buffer) - self._end
         return memoryview(self._buffer)[self._end :]
+
+    def _grown_in_place(self, size: int) -> bool:
+        """Whether the buffer, holding nothing but a frame under way and no longer seen by
+        anyone, could be enlarged where it lies."""
+        if self._start or not self._buffer:
+            return False
+        try:
+            self._buffer.extend(bytes(size - len(self._buffer)))
+        except BufferError:  # a view of it is still alive
+            return False
+        return True
 
     def _room_wanted(self) -> int:
         """Free bytes the next receive should have: the rest of a frame under
@@ -84,11 +95,15 @@ class FrameReader:
     def feed(self, data: bytes) -> None:
         data = memoryview(data)
         while data:
-            space = self.buffer_to_fill()
-            taken = min(len(space), len(data))
-            space[:taken] = data[:taken]
-            self.filled(taken)
-            data = data[taken:]
+            data = data[self._fill_from(data) :]
+
+    def _fill_from(self, data: memoryview) -> int:
+        """Bytes of `data` copied in; no view of the buffer outlives it (so that it may grow in place)."""
+        space = self.buffer_to_fill()
+        taken = min(len(space), len(data))
+        space[:taken] = data[:taken]
+        self.filled(taken)
+        return taken
 
     def next_frame(self) -> memoryview | None:
         """The next whole frame, or None until more bytes come.

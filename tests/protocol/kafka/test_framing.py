@@ -33,19 +33,29 @@ def allocation_bound(reader: FrameReader, received: int) -> int:
     return max(2 * received, received + GROWTH_BYTES, reader.buffer_bytes)
 
 
-@given(frames_strategy, st.lists(st.integers(1, 10_000), min_size=1), st.booleans())
-def test_any_chunking_gives_the_frames_back(frames, cuts, fill_in_place):
+def receive(reader: FrameReader, data: bytes, received: int, views: list) -> int:
+    """As a socket's recv_into: bytes of `data` written into the reader's free space. The view
+    of that space is kept in `views` if given (the buffer cannot grow in place while it lives)."""
+    space = reader.buffer_to_fill()
+    assert len(space.obj) <= allocation_bound(reader, received)
+    count = min(len(space), len(data))
+    space[:count] = data[:count]
+    reader.filled(count)
+    if views is not None:
+        views[:] = [space]
+    return count
+
+
+@given(frames_strategy, st.lists(st.integers(1, 10_000), min_size=1), st.sampled_from(["feed", "fill", "hold"]))
+def test_any_chunking_gives_the_frames_back(frames, cuts, how):
     stream = framed(frames)
     reader = FrameReader(1 << 20, buffer_bytes=4096)
     out: list[memoryview] = []
     position, turn = 0, 0
+    views = [] if how == "hold" else None
     while position < len(stream):
-        if fill_in_place:  # as a socket's recv_into would
-            space = reader.buffer_to_fill()
-            assert len(space.obj) <= allocation_bound(reader, position)
-            count = min(len(space), cuts[turn % len(cuts)], len(stream) - position)
-            space[:count] = stream[position : position + count]
-            reader.filled(count)
+        if how != "feed":
+            count = receive(reader, stream[position : position + cuts[turn % len(cuts)]], position, views)
         else:
             count = cuts[turn % len(cuts)]
             reader.feed(stream[position : position + count])
@@ -71,27 +81,28 @@ def test_a_claimed_size_costs_nothing_until_its_bytes_come(claimed, receives):
     reader.feed(struct.pack(">i", claimed))
     received = 4
     for count in receives:
-        space = reader.buffer_to_fill()
-        assert len(space.obj) <= allocation_bound(reader, received)
-        count = min(count, len(space), claimed + 4 - received)
-        space[:count] = bytes(count)
-        reader.filled(count)
-        received += count
+        received += receive(reader, bytes(min(count, claimed + 4 - received)), received, None)
     assert reader.pending_bytes == received and reader.next_frame() is None
 
 
-def test_a_large_frame_grows_its_buffer_as_its_bytes_come():
+@pytest.mark.parametrize("hold_view", [False, True])
+def test_a_large_frame_grows_its_buffer_as_its_bytes_come(hold_view):
+    """Room as much again as has come; in place, unless a view of the buffer is still alive."""
     reader = FrameReader(1 << 22, buffer_bytes=1024)
     size = 1 << 21
     reader.feed(struct.pack(">i", size) + b"a")
-    offered = []
+    offered, buffers = [], []
     while (frame := reader.next_frame()) is None:
-        space = reader.buffer_to_fill()
+        space = reader.buffer_to_fill()  # a view held from the round before blocks a resize
         offered.append(len(space))
+        buffers.append(space.obj)
         space[:] = b"b" * len(space)
         reader.filled(len(space))
+        if not hold_view:
+            del space
     assert offered[0] == GROWTH_BYTES and offered[-1] > offered[0]  # doubled as bytes came
     assert sum(offered) == size - 1  # never room beyond the frame's end
+    assert len({id(buffer) for buffer in buffers}) == (len(buffers) if hold_view else 1)
     assert len(frame) == size and frame[0] == ord("a") and frame[-1] == ord("b")
     assert bytes(frame[1:]) == b"b" * (size - 1)
 
