@@ -139,7 +139,7 @@ def test_out_of_file_descriptors_is_survived(tmp_path):
     _, hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)
     try:
         resource.prlimit(pid, resource.RLIMIT_NOFILE, (len(os.listdir(f"/proc/{pid}/fd")) + 40, hard))
-    except (PermissionError, OSError):
+    except (OSError, ValueError):  # not allowed here, or a hard limit below what the gateway holds
         pytest.skip("cannot lower the gateway's open files limit here")
     with raw_connections(server, 80):
         wait_for(lambda: log_count(server, "accept_failed", "EMFILE") > 0, "accept failing with EMFILE")
