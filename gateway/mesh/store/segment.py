@@ -180,7 +180,7 @@ class Segment:
 
     def cut_back(self, files: Files) -> None:
         """After a failed write or sync: back to the last durable point, in memory and on disk."""
-        self.buffer.clear()
+        self.buffer = bytearray()  # not clear(): a failed write's traceback may still hold a view of it
         self.count, self.size, self.max_timestamp_ms = self.durable
         self.written = self.synced = self.size
         if self.index is not None:

@@ -31,6 +31,7 @@ class StorageFailed(Exception):
         self.path = str(error.filename)
         self.errno_name = errno.errorcode.get(error.errno, str(error.errno))
         self.action = ACTIONS.get(error.errno, OTHER_ACTION)
+        self.strerror = error.strerror
         super().__init__(f"{self.errno_name} ({error.strerror}) on {self.path}")
 
 

@@ -108,7 +108,7 @@ def _exit_code(failure: BaseException, directory: Path) -> int:
     if isinstance(failure, OSError) and is_storage_error(failure):
         failure = StorageFailed(failure)
     if isinstance(failure, StorageFailed):
-        log.error("storage_failed", path=failure.path, errno=failure.errno_name, reason=str(failure),
+        log.error("storage_failed", path=failure.path, errno=failure.errno_name, reason=failure.strerror,
                   action=failure.action)
         return STORAGE_FAILED
     log.error("store_directory_unusable", directory=str(directory), reason=str(failure))
