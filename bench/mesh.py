@@ -1,7 +1,9 @@
 """Producer -> store -> ACK throughput, ACK latency and store replay, in one process.
 
-Tower, store (real StoreLog, fsync per batch), producer and consumer run as
-trio tasks in this process; figures are printed, never judged. On a shared
+Tower, store (real StoreLog, fsync per batch), producer and consumer run in
+this process: the store on a trio loop of its own in a thread (as in a process
+of its own, its inline commits stall only its own loop), the others as trio
+tasks of the main loop; figures are printed, never judged. On a shared
 machine wall-clock rates follow the load: cpu/record (the whole process's CPU
 time per record) does not, so compare changes by it.
 Usage: python -m bench.mesh [--seconds 5] [--dir /dev/shm]
@@ -14,6 +16,7 @@ import socket
 import statistics
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import trio
@@ -31,6 +34,28 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+async def run_store_on_own_loop(context, config, store, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    """run_store in a thread running a trio loop of its own, until cancelled."""
+    outer = trio.lowlevel.current_trio_token()
+    started = trio.Event()
+    stop = []
+
+    async def own_loop() -> None:
+        async with trio.open_nursery() as nursery:
+            stop.append(partial(trio.lowlevel.current_trio_token().run_sync_soon, nursery.cancel_scope.cancel))
+            await nursery.start(run_store, context, config, store)
+            outer.run_sync_soon(started.set)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(partial(trio.to_thread.run_sync, trio.run, own_loop))
+        await started.wait()
+        task_status.started()
+        try:
+            await trio.sleep_forever()
+        finally:
+            stop[0]()  # the thread then ends, and the nursery waits for it
 
 
 async def throughput(partition, size: int, seconds: float, window: int, batch: int) -> tuple[float, float]:
@@ -83,7 +108,7 @@ async def main(seconds: float, parent: str | None) -> None:
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(run_tower, context, config)
-                await nursery.start(run_store, context, config, store)
+                await nursery.start(run_store_on_own_loop, context, config, store)
                 await nursery.start(producer.run)
                 await nursery.start(consumer.run)
                 while len(producer.node.peers) < 3:
