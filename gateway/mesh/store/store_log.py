@@ -129,10 +129,15 @@ class StoreLog:
             yield
         except OSError as error:
             self._failed = True
-            for segment in self._unsynced:
-                segment.cut_back(self._files)
-            self._unsynced.clear()
+            self._cut_back()
             raise StorageFailed(error) from error
+
+    def _cut_back(self) -> None:
+        """Every segment written since its last sync, even one whose first append just failed."""
+        active = (partition.segments[-1] for partition in self._partitions.values() if partition.segments)
+        for segment in self._unsynced.union(segment for segment in active if segment.needs_sync()):
+            segment.cut_back(self._files)
+        self._unsynced.clear()
 
     def _sync(self, *, fsync: bool) -> None:
         for segment in self._unsynced:

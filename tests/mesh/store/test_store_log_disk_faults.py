@@ -76,3 +76,16 @@ def test_a_failed_write_keeps_nothing_since_the_last_sync(tmp_path, monkeypatch)
     monkeypatch.undo()
     with StoreLog(tmp_path / "data") as reopened:
         assert sequences(reopened, "t") == list(range(20))
+
+
+def test_a_failed_append_keeps_nothing_of_its_batch(tmp_path, monkeypatch):
+    with StoreLog(tmp_path / "data") as store:
+        fill(store, "t", 20)
+        store.sync()
+        monkeypatch.setattr(os, "pwritev", failing(errno.EDQUOT))
+        with pytest.raises(StorageFailed, match="EDQUOT"):  # a batch past the write buffer is written at once
+            store.append_many("t", ADDRESS, 20, [bytes(1000)] * 2000, 0)
+        assert store.head("t", ADDRESS) == 19
+    monkeypatch.undo()
+    with StoreLog(tmp_path / "data") as reopened:
+        assert sequences(reopened, "t") == list(range(20))
