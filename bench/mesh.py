@@ -74,16 +74,19 @@ async def throughput(partition, size: int, seconds: float, window: int, batch: i
     return count / elapsed, count * size / elapsed / 1e6, cpu_us
 
 
-async def latency(partition, size: int, count: int, gap_s: float) -> list[float]:
+async def latency(partition, size: int, count: int, gap_s: float) -> tuple[list[float], float]:
+    """ACK latencies (ms) of records published one at a time, and the CPU time per record (us):
+    one commit each, so this shows a commit's fixed cost."""
     content = b"x" * size
     samples = []
+    cpu_start = time.process_time()
     for _ in range(count):
         start = time.perf_counter()
         sequence = await partition.publish(content)
         await partition.wait_acked(sequence, 1)
         samples.append((time.perf_counter() - start) * 1000)
         await trio.sleep(gap_s)
-    return samples
+    return sorted(samples), (time.process_time() - cpu_start) / count * 1e6
 
 
 async def replay(consumer, partition, size: int, count: int, chunk: int) -> tuple[float, float]:
@@ -121,10 +124,10 @@ async def main(seconds: float, parent: str | None) -> None:
                     written.append((partition, size))
                     print(f"producer->store->ACK size={size}B batch={batch} records/s={rate:,.0f} MB/s={mbs:,.1f} "
                           f"cpu/record={cpu_us:,.1f}us", flush=True)
-                samples = await latency(producer.host("latency"), 1 << 20, 200, 0.01)
-                samples.sort()
-                print(f"ACK latency 1MB at ~100 records/s: median={statistics.median(samples):.2f}ms "
-                      f"p99={samples[int(len(samples) * 0.99) - 1]:.2f}ms", flush=True)
+                for size, count, gap_s in ((100, 2000, 0), (1 << 20, 200, 0.01)):
+                    samples, cpu_us = await latency(producer.host(f"latency-{size}"), size, count, gap_s)
+                    print(f"ACK latency one at a time size={size}B: median={statistics.median(samples):.2f}ms "
+                          f"p99={samples[int(len(samples) * 0.99) - 1]:.2f}ms cpu/record={cpu_us:,.1f}us", flush=True)
                 for (partition, size), chunk in zip(written[1:], (5000, 16), strict=True):
                     rate, mbs, cpu_us = await replay(consumer, partition, size, partition.next_sequence, chunk)
                     print(f"store replay size={size}B records={partition.next_sequence} "
