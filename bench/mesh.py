@@ -1,7 +1,9 @@
 """Producer -> store -> ACK throughput, ACK latency and store replay, in one process.
 
-Tower, store (real StoreLog, fsync per batch), producer and consumer run as
-trio tasks in this process; figures are printed, never judged. On a shared
+Tower, store (real StoreLog, fsync per batch), producer and consumer run in
+this process: the store on a trio loop of its own in a thread (as in a process
+of its own, its inline commits stall only its own loop), the others as trio
+tasks of the main loop; figures are printed, never judged. On a shared
 machine wall-clock rates follow the load: cpu/record (the whole process's CPU
 time per record) does not, so compare changes by it.
 Usage: python -m bench.mesh [--seconds 5] [--dir /dev/shm]
@@ -14,6 +16,7 @@ import socket
 import statistics
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import trio
@@ -33,6 +36,28 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+async def run_store_on_own_loop(context, config, store, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    """run_store in a thread running a trio loop of its own, until cancelled."""
+    outer = trio.lowlevel.current_trio_token()
+    started = trio.Event()
+    stop = []
+
+    async def own_loop() -> None:
+        async with trio.open_nursery() as nursery:
+            stop.append(partial(trio.lowlevel.current_trio_token().run_sync_soon, nursery.cancel_scope.cancel))
+            await nursery.start(run_store, context, config, store)
+            outer.run_sync_soon(started.set)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(partial(trio.to_thread.run_sync, trio.run, own_loop))
+        await started.wait()
+        task_status.started()
+        try:
+            await trio.sleep_forever()
+        finally:
+            stop[0]()  # the thread then ends, and the nursery waits for it
+
+
 async def throughput(partition, size: int, seconds: float, window: int, batch: int) -> tuple[float, float]:
     """Records published `batch` at a time (publish_many), at most `window` ahead of the ACKs."""
     contents = [b"x" * size] * batch
@@ -49,16 +74,19 @@ async def throughput(partition, size: int, seconds: float, window: int, batch: i
     return count / elapsed, count * size / elapsed / 1e6, cpu_us
 
 
-async def latency(partition, size: int, count: int, gap_s: float) -> list[float]:
+async def latency(partition, size: int, count: int, gap_s: float) -> tuple[list[float], float]:
+    """ACK latencies (ms) of records published one at a time, and the CPU time per record (us):
+    one commit each, so this shows a commit's fixed cost."""
     content = b"x" * size
     samples = []
+    cpu_start = time.process_time()
     for _ in range(count):
         start = time.perf_counter()
         sequence = await partition.publish(content)
         await partition.wait_acked(sequence, 1)
         samples.append((time.perf_counter() - start) * 1000)
         await trio.sleep(gap_s)
-    return samples
+    return sorted(samples), (time.process_time() - cpu_start) / count * 1e6
 
 
 async def replay(consumer, partition, size: int, count: int, chunk: int) -> tuple[float, float]:
@@ -83,7 +111,7 @@ async def main(seconds: float, parent: str | None) -> None:
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(run_tower, context, config)
-                await nursery.start(run_store, context, config, store)
+                await nursery.start(run_store_on_own_loop, context, config, store)
                 await nursery.start(producer.run)
                 await nursery.start(consumer.run)
                 while len(producer.node.peers) < 3:
@@ -96,10 +124,10 @@ async def main(seconds: float, parent: str | None) -> None:
                     written.append((partition, size))
                     print(f"producer->store->ACK size={size}B batch={batch} records/s={rate:,.0f} MB/s={mbs:,.1f} "
                           f"cpu/record={cpu_us:,.1f}us", flush=True)
-                samples = await latency(producer.host("latency"), 1 << 20, 200, 0.01)
-                samples.sort()
-                print(f"ACK latency 1MB at ~100 records/s: median={statistics.median(samples):.2f}ms "
-                      f"p99={samples[int(len(samples) * 0.99) - 1]:.2f}ms", flush=True)
+                for size, count, gap_s in ((100, 2000, 0), (1 << 20, 200, 0.01)):
+                    samples, cpu_us = await latency(producer.host(f"latency-{size}"), size, count, gap_s)
+                    print(f"ACK latency one at a time size={size}B: median={statistics.median(samples):.2f}ms "
+                          f"p99={samples[int(len(samples) * 0.99) - 1]:.2f}ms cpu/record={cpu_us:,.1f}us", flush=True)
                 for (partition, size), chunk in zip(written[1:], (5000, 16), strict=True):
                     rate, mbs, cpu_us = await replay(consumer, partition, size, partition.next_sequence, chunk)
                     print(f"store replay size={size}B records={partition.next_sequence} "

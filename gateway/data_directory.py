@@ -28,6 +28,8 @@ def claim_data_directory(settings: BrokerSettings) -> int:
     """Lock log.dirs for this gateway (the returned descriptor holds the lock); StartupError if
     it cannot be written, is in use, or belongs to someone else."""
     directory = settings.log_dirs
+    if directory.exists() and not directory.is_dir():
+        raise StartupError(f"log.dirs {directory} is not a directory: give a directory this user may write")
     try:
         directory.mkdir(parents=True, exist_ok=True)
         fd = lock_directory(directory)

@@ -17,6 +17,7 @@ import structlog
 import trio
 import zmq
 
+from gateway.mesh.store.storage_failure import STORAGE_FAILED
 from gateway.mesh.store.store_node import DIRECTORY_UNUSABLE
 from gateway.mesh.tower import run_tower
 from gateway.settings.declaration import ENV_PREFIX, Command
@@ -25,8 +26,8 @@ from gateway.settings.table import Settings
 
 log = structlog.get_logger()
 
-STORE_RESTART_DELAY_S = 1.0  # doubled after each quick exit, up to the maximum
-STORE_MAX_RESTART_DELAY_S = 30.0
+STORE_RESTART_DELAY_S = 0.1  # doubled after each quick exit, up to the maximum
+STORE_MAX_RESTART_DELAY_S = 5.0  # a store whose disk failed is restarted this often at least
 STORE_STABLE_S = 30.0  # a store that ran this long before exiting starts the count anew
 STORE_FAILURES_TO_GIVE_UP = 5
 
@@ -52,7 +53,9 @@ class EmbeddedStoreFailed(Exception):
 async def run_store(settings: Settings, number: int) -> None:
     """One embedded store as a child process, stopped with the gateway; restarted with
     a growing delay if it dies, and given up (EmbeddedStoreFailed) after
-    STORE_FAILURES_TO_GIVE_UP exits in a row each soon after its start.
+    STORE_FAILURES_TO_GIVE_UP exits in a row each soon after its start, unless its
+    disk failed (STORAGE_FAILED): that store is restarted for as long as it takes,
+    since space may return.
 
     The store runs in a session of its own, so that a Ctrl-C meant for the
     gateway does not stop it before the gateway has answered in-flight
@@ -77,12 +80,14 @@ async def run_store(settings: Settings, number: int) -> None:
             raise EmbeddedStoreFailed(f"embedded store {number} cannot use its data directory {directory} (see "
                                       f"its store_directory_unusable line): fix or move it, or give another log.dirs")
         failures = failures + 1 if trio.current_time() - started < STORE_STABLE_S else 1
-        if failures >= STORE_FAILURES_TO_GIVE_UP:
+        storage_failed = process.returncode == STORAGE_FAILED
+        if failures >= STORE_FAILURES_TO_GIVE_UP and not storage_failed:
             raise EmbeddedStoreFailed(
                 f"embedded store {number} ({directory}) exited {failures} times in a row soon after starting "
                 f"(last exit code {process.returncode}); its log lines above say why")
-        delay = min(STORE_RESTART_DELAY_S * 2 ** (failures - 1), STORE_MAX_RESTART_DELAY_S)
-        log.warning("store_exited", number=number, returncode=process.returncode, restart_in_s=delay)
+        delay = min(STORE_RESTART_DELAY_S * 2 ** min(failures - 1, 16), STORE_MAX_RESTART_DELAY_S)
+        log.warning("store_storage_failed" if storage_failed else "store_exited", number=number,
+                    returncode=process.returncode, restart_in_s=delay)
         await trio.sleep(delay)
 
 

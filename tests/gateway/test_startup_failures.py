@@ -1,13 +1,15 @@
 """A gateway that cannot start says why in one line and exits, fast; signals always end it."""
 
+import contextlib
 import os
 import signal
+import socket
 import subprocess
 import time
 
 import pytest
 
-from tests.gateway.server import GatewayProcess
+from tests.gateway.server import GatewayProcess, children
 
 FAIL_WITHIN_S = 10.0
 
@@ -67,9 +69,76 @@ def test_sigterm_ends_a_gateway_still_waiting_for_stores(tmp_path):
         process = subprocess.Popen(waiting.command(), stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 30
-        while "node_started" not in waiting.log_path.read_text() and time.monotonic() < deadline:
-            time.sleep(0.1)
+        while not listening(waiting.port):  # it binds its port first, then waits for the mesh
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.05)
         os.kill(process.pid, signal.SIGTERM)
         assert process.wait(FAIL_WITHIN_S) == 0
     finally:
         process.kill()
+
+
+def test_a_data_directory_that_cannot_be_written_is_named(tmp_path):
+    """Not a directory: a test runs as root as often as not, and root may write any directory."""
+    a_file = tmp_path / "data"
+    a_file.write_text("")
+    failure = failed_start(GatewayProcess(a_file))
+    assert f"log.dirs {a_file} is not a directory" in failure and "give a directory this user may write" in failure
+
+
+def listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
+def kill_stores(process: subprocess.Popen) -> None:
+    """SIGKILL the stores `process` runs now."""
+    for pid in children(process.pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    time.sleep(0.02)
+
+
+def kill_stores_until_exit(process: subprocess.Popen, timeout: float) -> int:
+    """SIGKILL every store `process` starts, as soon as it appears, until `process` ends; its exit code."""
+    deadline = time.monotonic() + timeout
+    while process.poll() is None:
+        assert time.monotonic() < deadline, "the gateway did not end"
+        kill_stores(process)
+    return process.returncode
+
+
+def test_a_store_that_keeps_dying_at_start_stops_the_gateway(tmp_path):
+    server = GatewayProcess(tmp_path / "gateway")
+    server.data_dir.mkdir(parents=True)
+    with open(server.log_path, "wb") as log:
+        process = subprocess.Popen(server.command(), stdout=log, stderr=subprocess.STDOUT)
+    try:
+        assert kill_stores_until_exit(process, timeout=60) == 1
+        failures = [line for line in server.log_path.read_text().splitlines() if "event='gateway_failed'" in line]
+        assert len(failures) == 1 and "embedded store 0" in failures[0] and "exited 5 times in a row" in failures[0]
+    finally:
+        process.kill()
+        process.wait()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("serving", [True, False], ids=["serving", "starting"])
+def test_a_signal_ends_the_gateway_while_its_store_is_restarted(tmp_path, signum, serving):
+    server = GatewayProcess(tmp_path / "gateway")
+    if serving:
+        server.start()
+    else:
+        server.spawn()
+    try:
+        deadline = time.monotonic() + 30
+        while "event='store_exited'" not in server.log_path.read_text():  # it is being restarted
+            assert time.monotonic() < deadline and server.process.poll() is None, server.log_tail()
+            kill_stores(server.process)
+        os.kill(server.process.pid, signum)
+        assert server.process.wait(FAIL_WITHIN_S) == 0, server.log_tail()
+    finally:
+        server.stop()

@@ -4,6 +4,8 @@ import os
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
+from gateway.mesh.store.storage_failure import naming
+
 
 class LruCache:
     """Keeps at most `capacity` items; the least recently used one is evicted."""
@@ -94,6 +96,7 @@ def fdatasync_file(path: str) -> None:
 def _sync_path(path: str, flags: int, sync: Callable[[int], None]) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | flags)
     try:
-        sync(fd)
+        with naming(path):
+            sync(fd)
     finally:
         os.close(fd)

@@ -4,6 +4,11 @@ Sequences inside a segment are consecutive from `base`, so the count of
 entries fixes the last sequence, and the next segment starts right after it.
 Small appends gather in a buffer (one write per flush); large ones are written
 at once, header and content together, without copying the content.
+
+After a failed write or sync, cut_back() forgets everything since the last
+durable point, on disk too: a failed fsync leaves the page cache in an unknown
+state (the kernel may have dropped the dirty pages), so what was written since
+the last good fsync must count as never written.
 """
 
 import contextlib
@@ -24,6 +29,7 @@ from gateway.mesh.store.entry import (
 )
 from gateway.mesh.store.handles import Files
 from gateway.mesh.store.segment_index import INDEX_INTERVAL, DurablePoint, SparseIndex, encode_point, read_point
+from gateway.mesh.store.storage_failure import naming
 
 log = structlog.get_logger()
 
@@ -66,6 +72,7 @@ class Segment:
         self.written = 0  # bytes handed to the OS
         self.synced = 0  # bytes known durable
         self.max_timestamp_ms = NO_TIMESTAMP
+        self.durable = DurablePoint(0, 0, NO_TIMESTAMP)  # what cut_back() returns to
         self.index: SparseIndex | None = None
         self.buffer = bytearray()
 
@@ -91,7 +98,7 @@ class Segment:
         if point.length > on_disk:
             log.error("store_log.durable_data_missing", path=self.log_path, size=on_disk, durable=point.length)
             raise CorruptLogError(f"{self.log_path}: {on_disk} bytes, but {point.length} were durable")
-        self.count, self.size, self.max_timestamp_ms = point
+        self.count, self.size, self.max_timestamp_ms = self.durable = point
         self.written = self.synced = point.length
         if point.length == on_disk:
             return False
@@ -134,7 +141,8 @@ class Segment:
             self.buffer += content
         else:
             self.flush(files)
-            write_all(files.fd(self.log_path), [header, content], position)
+            with naming(self.log_path):
+                write_all(files.fd(self.log_path), [header, content], position)
             self.written = position + HEADER_SIZE + size
         self._account(position, timestamp_ms, position + HEADER_SIZE + size)
         if len(self.buffer) >= FLUSH_BUFFER_BYTES:
@@ -143,11 +151,13 @@ class Segment:
     def flush(self, files: Files) -> None:
         """Hand buffered entries and new index records to the OS."""
         if self.buffer:
-            write_all(files.fd(self.log_path), [self.buffer], self.written)
+            with naming(self.log_path):
+                write_all(files.fd(self.log_path), [self.buffer], self.written)
             self.written += len(self.buffer)
             self.buffer.clear()
         if self.index is not None:
-            self.index.flush(files.fd(self.index_path))
+            with naming(self.index_path):
+                self.index.flush(files.fd(self.index_path))
 
     def needs_sync(self) -> bool:
         return self.synced != self.size
@@ -156,19 +166,35 @@ class Segment:
         """Make every entry durable, then record that in the index file."""
         if self.needs_sync():
             self.flush(files)
-            os.fdatasync(files.fd(self.log_path))
+            with naming(self.log_path):
+                os.fdatasync(files.fd(self.log_path))
             self.record_durable(files)
 
     def record_durable(self, files: Files) -> None:
         """After an fsync of the flushed log: remember how far it is durable."""
-        self.synced = self.size
         point = DurablePoint(self.count, self.size, self.max_timestamp_ms)
-        write_all(files.fd(self.index_path), [encode_point(point)], 0)
+        with naming(self.index_path):
+            write_all(files.fd(self.index_path), [encode_point(point)], 0)
+        self.synced = self.size
+        self.durable = point
+
+    def cut_back(self, files: Files) -> None:
+        """After a failed write or sync: back to the last durable point, in memory and on disk."""
+        self.buffer = bytearray()  # not clear(): a failed write's traceback may still hold a view of it
+        self.count, self.size, self.max_timestamp_ms = self.durable
+        self.written = self.synced = self.size
+        if self.index is not None:
+            self.index.cut(self.size)
+        try:
+            os.ftruncate(files.fd(self.log_path), self.size)
+        except OSError as error:  # a restart would then adopt the tail: its CRCs are all that guard it
+            log.error("store_log.cut_back_failed", path=self.log_path, durable=self.size, reason=str(error))
 
     def seal(self, files: Files) -> None:
         """Finish the segment for good: data and index durable."""
         self.sync(files)
-        os.fdatasync(files.fd(self.index_path))
+        with naming(self.index_path):
+            os.fdatasync(files.fd(self.index_path))
         self.sealed = True
         files.loaded_indexes.put(self, self)
 

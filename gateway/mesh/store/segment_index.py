@@ -87,6 +87,12 @@ class SparseIndex:
     def due(self, position: int) -> bool:
         return not self.positions or position - self.positions[-1] >= INDEX_INTERVAL
 
+    def cut(self, below: int) -> None:
+        """Forget the records at or past byte `below` (the log was cut back there)."""
+        kept = bisect_right(self.positions, below - 1)
+        del self.relatives[kept:], self.positions[kept:]
+        self.records_written = min(self.records_written, kept)
+
     def floor(self, relative: int) -> tuple[int, int]:
         """The indexed entry at or before `relative`: (relative, position)."""
         i = bisect_right(self.relatives, relative) - 1

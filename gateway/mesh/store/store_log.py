@@ -10,6 +10,10 @@ be too long for a file name; subjects never reach the file system raw.
 Plain blocking code, safe to call from several threads (one lock). sync()
 fsyncs many files through a small thread pool, each with a descriptor of its
 own, so at most max_open_files + FSYNC_THREADS descriptors are open.
+
+A failed write or sync (a full disk, an I/O error) cuts every segment written
+since its last sync back to its durable point and raises StorageFailed: the
+caller must not acknowledge what it appended since its last successful sync().
 """
 
 import hashlib
@@ -19,7 +23,8 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from pathlib import Path
 
 import structlog
@@ -28,6 +33,7 @@ from gateway.directory_lock import lock_directory
 from gateway.mesh.store.entry import BadEntry, CorruptLogError, Entry
 from gateway.mesh.store.handles import Files, fdatasync_file, fsync_directory
 from gateway.mesh.store.segment import ReadBudget, Segment
+from gateway.mesh.store.storage_failure import StorageFailed
 from gateway.mesh.store.store_partition import Partition
 from gateway.observability.store_metrics import BYTES_WRITTEN, FSYNC_SECONDS, RECORDS_WRITTEN, WRITE_SECONDS
 from protocol.journal.discard_directive import RESERVED_PREFIX
@@ -65,6 +71,7 @@ class StoreLog:
         self._files = Files(max_open_files, MAX_LOADED_INDEXES)
         self._partitions: dict[tuple[str, str], Partition] = {}
         self._unsynced: set[Segment] = set()
+        self._failed = False
         self._lock = threading.Lock()
         self._fsync_pool = ThreadPoolExecutor(FSYNC_THREADS, thread_name_prefix="store-log-fsync")
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -99,7 +106,7 @@ class StoreLog:
     def append_many(self, subject: str, address: str, first: int, contents, timestamp_ms: int) -> None:
         """Append entries of consecutive sequences from `first` on, under one lock."""
         contents = [content if isinstance(content, bytes) else memoryview(content).cast("B") for content in contents]
-        with self._lock, WRITE_SECONDS.time():
+        with self._lock, self._writing(), WRITE_SECONDS.time():
             partition = self._partitions.get((subject, address)) or self._new_partition(subject, address)
             for sequence, content in enumerate(contents, first):
                 self._unsynced.add(partition.append(self._files, sequence, content, timestamp_ms, self._segment_bytes))
@@ -109,9 +116,28 @@ class StoreLog:
     def sync(self) -> None:
         """Policy "batch": all appended so far is durable on return.
         Policy "interval": buffered appends reach the OS; fsync at most once per interval."""
-        with self._lock:
+        with self._lock, self._writing():
             due = self._fsync_every_batch or time.monotonic() - self._last_fsync >= self._fsync_interval
             self._sync(fsync=due)
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Under the lock: a failed write or sync cuts back what is not durable (StorageFailed)."""
+        if self._failed:
+            raise RuntimeError("the store log failed a write or sync before: it takes no more")
+        try:
+            yield
+        except OSError as error:
+            self._failed = True
+            self._cut_back()
+            raise StorageFailed(error) from error
+
+    def _cut_back(self) -> None:
+        """Every segment written since its last sync, even one whose first append just failed."""
+        active = (partition.segments[-1] for partition in self._partitions.values() if partition.segments)
+        for segment in self._unsynced.union(segment for segment in active if segment.needs_sync()):
+            segment.cut_back(self._files)
+        self._unsynced.clear()
 
     def _sync(self, *, fsync: bool) -> None:
         for segment in self._unsynced:
@@ -134,7 +160,9 @@ class StoreLog:
             function, path = calls[0]
             function(path)
             return
-        for future in [self._fsync_pool.submit(function, path) for function, path in calls]:
+        futures = [self._fsync_pool.submit(function, path) for function, path in calls]
+        wait(futures)  # all of them, before a failure is raised: none may still run while it is handled
+        for future in futures:
             future.result()
 
     def read(self, subject: str, address: str, sequence: int, max_count: int, max_bytes: int) -> Iterator[Entry]:
@@ -173,7 +201,7 @@ class StoreLog:
         """Delete, durably, the sealed segments of a partition whose every entry is below
         `before` (a reader no longer needs them), and the active one too if it lies below:
         the next append may then start at `before`. How many went."""
-        with self._lock:
+        with self._lock, self._writing():
             partition = self._partitions.get((subject, address))
             if partition is None:
                 return 0
@@ -187,7 +215,8 @@ class StoreLog:
         with self._lock:
             if self._lock_fd is None:
                 return
-            self._sync(fsync=True)
+            if not self._failed:  # after a failure, what is not durable was cut back
+                self._sync(fsync=True)
             self._files.handles.close_all()
             self._fsync_pool.shutdown()
             os.close(self._lock_fd)

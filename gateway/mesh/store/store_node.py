@@ -20,6 +20,7 @@ from gateway.directory_lock import DirectoryInUse, locked_directory
 from gateway.lifecycle import first_failure, run_node, served, start_command
 from gateway.mesh.store.entry import CorruptLogError
 from gateway.mesh.store.reader import StoreReader
+from gateway.mesh.store.storage_failure import STORAGE_FAILED, StorageFailed, is_storage_error
 from gateway.mesh.store.store_log import StoreLog
 from gateway.mesh.store.writer import StoreWriter
 from gateway.settings.declaration import Command
@@ -97,10 +98,21 @@ def main() -> None:
     except* DirectoryInUse as group:
         log.error("store_directory_in_use", directory=str(settings.store.store_db), reason=str(first_failure(group)))
         sys.exit(1)
-    except* (OSError, CorruptLogError) as group:
-        log.error("store_directory_unusable", directory=str(settings.store.store_db),
-                  reason=str(first_failure(group)))
-        sys.exit(DIRECTORY_UNUSABLE)
+    except* (StorageFailed, OSError, CorruptLogError) as group:
+        sys.exit(_exit_code(first_failure(group), settings.store.store_db))
+
+
+def _exit_code(failure: BaseException, directory: Path) -> int:
+    """A full or failing disk (even while the log opens) may recover: STORAGE_FAILED; else
+    the directory is unusable as it is."""
+    if isinstance(failure, OSError) and is_storage_error(failure):
+        failure = StorageFailed(failure)
+    if isinstance(failure, StorageFailed):
+        log.error("storage_failed", path=failure.path, errno=failure.errno_name, reason=failure.strerror,
+                  action=failure.action)
+        return STORAGE_FAILED
+    log.error("store_directory_unusable", directory=str(directory), reason=str(failure))
+    return DIRECTORY_UNUSABLE
 
 
 def _arguments(parser) -> None:

@@ -2,10 +2,17 @@
 
 Group commit, pipelined: the receiving task puts records in sequence order
 and queues them; the committing task takes everything queued at once,
-appends it and makes it durable with one sync in a worker thread, then sends
-each partition that grew one cumulative ACK. So while one sync runs (it can
-take a second on a busy disk), the next batch is received and grows instead
-of waiting.
+appends it and makes it durable with one sync, then sends each partition
+that grew one cumulative ACK. A commit runs on the store's own loop while
+commits are quick (handing it to a thread costs more CPU than a write and an
+fdatasync of a small batch); after one slower than INLINE_COMMIT_S, the next
+runs in a worker thread, so that a slow disk (a sync can take a second) does
+not stall the loop: the next batch is then received and grows meanwhile.
+While an inline commit runs, arriving records wait in ZeroMQ's queues and
+the next commit takes them together.
+
+A failed write or sync (StorageFailed) ends the writer: the log cut back
+what was not durable, and nothing of it was acknowledged.
 
 Records of the discard subject are directives from gateways: each is applied
 on receipt, deleting the segments below a partition's log start. A store
@@ -29,6 +36,7 @@ from protocol.journal.discard_directive import DISCARD_SUBJECT, decode_discard
 
 RECV_BATCH = 512
 MAX_QUEUED_BYTES = 64 << 20  # content waiting for the next commit; beyond it, stop receiving
+INLINE_COMMIT_S = 0.002  # a commit that took longer sends the next one to a worker thread
 
 
 class StoreWriter:
@@ -44,6 +52,7 @@ class StoreWriter:
         self._discards_due: dict[tuple[str, str], int] = {}  # key -> `before`, applied ahead of the next appends
         self._work = trio.Event()  # set when something waits for the committer
         self._committed = trio.Event()  # set after each commit
+        self.last_commit_s = 0.0  # how long the last commit's writes and sync took
         for prefix in (subscription(Record), subscription(Head), subscription(DirectRecord, uuid)):
             self.node.subscribe(prefix)
 
@@ -142,16 +151,23 @@ class StoreWriter:
             discards, self._discards_due = self._discards_due, {}
             heads_seen, self._heads_seen = self._heads_seen, set()
             if appends or discards:
-                await trio.to_thread.run_sync(self._write_durably, discards, appends)
+                await self._commit(discards, appends)
             self._committed.set()
             self._committed = trio.Event()
             grown = {key: first + len(contents) - 1 for key, (first, contents) in appends.items()}
             self.durable.update(grown)
             await self._ack(grown.keys() | (heads_seen & self.durable.keys()))
 
+    async def _commit(self, discards, appends) -> None:
+        if self.last_commit_s < INLINE_COMMIT_S:
+            self._write_durably(discards, appends)
+        else:
+            await trio.to_thread.run_sync(self._write_durably, discards, appends)
+
     def _write_durably(self, discards, appends) -> None:
         """Discards first: a partition that skipped to its log start is emptied before its
         records from there on are appended."""
+        started = time.perf_counter()
         now_ms = int(time.time() * 1000)
         for key, before in discards.items():
             self.log.discard_before(*key, before)
@@ -160,6 +176,7 @@ class StoreWriter:
             if subject == DISCARD_SUBJECT:  # directives below were applied, and later ones supersede them
                 self.log.discard_before(DISCARD_SUBJECT, partition, first)
         self.log.sync()
+        self.last_commit_s = time.perf_counter() - started
 
     async def _ack(self, keys) -> None:
         """One cumulative ACK per partition, for what is synced; HEADs are answered too, so
