@@ -9,13 +9,13 @@ import struct
 import time
 from pathlib import Path
 
+from gateway.testing.ports import free_port
 from protocol.kafka import decode_response, encode_request
 from protocol.kafka.apis import by_name
 from tests.gateway.clients import Sent, confluent_consume, confluent_produce
 from tests.gateway.groups import wait_until
 from tests.gateway.server import GatewayProcess
 from tests.gateway.test_http_endpoint import get, sample
-from tests.mesh.conftest import free_port
 
 API_VERSIONS = by_name("ApiVersions")
 FETCH = by_name("Fetch")
