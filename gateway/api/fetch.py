@@ -7,8 +7,8 @@ Fetch v0-3 clients read magic 0 or 1, so their batches are down-converted.
 
 A response is built when it can be sent: within the room its connection has
 for unsent responses (less than max_bytes is always allowed), and a long poll
-waits in its connection's response order, from a deadline fixed on arrival, so
-that a client pipelining fetches it does not read makes no more of them.
+waits in its connection's response order, from a deadline fixed on arrival: a
+client that pipelines fetches and reads no answer gets no more of them built.
 """
 
 from __future__ import annotations
