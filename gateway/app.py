@@ -29,6 +29,7 @@ from gateway.observability.http_endpoint import Readiness, start_http
 from gateway.server.connection import ConnectionLimits
 from gateway.server.dispatch import Dispatcher
 from gateway.server.listener import KafkaListener, ListenerLimits
+from gateway.server.request_memory import RequestMemory
 from gateway.settings.table import Settings
 from gateway.storage.mesh_storage import MeshStorage
 from gateway.zmq_trio import zmq_context
@@ -60,7 +61,9 @@ async def run_gateway(settings: Settings, *, task_status=trio.TASK_STATUS_IGNORE
                        broker.max_connections_per_ip_overrides),
         ConnectionLimits(max_request_bytes=broker.socket_request_max_bytes,
                          idle_timeout_s=broker.connections_max_idle_ms / 1000,
-                         receive_timeout_s=broker.request_receive_timeout_ms / 1000))
+                         receive_timeout_s=broker.request_receive_timeout_ms / 1000,
+                         max_unsent_response_bytes=broker.unsent_response_max_bytes,
+                         request_memory=RequestMemory(broker.queued_max_request_bytes)))
     readiness = Readiness()
     try:
         ports = await _bind(listener)

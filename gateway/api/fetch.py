@@ -4,6 +4,11 @@ Size limits follow KIP-74: partitions are filled in request order within
 partition_max_bytes and the response's max_bytes, except that the first
 batch of the first partition with data is returned whatever its size.
 Fetch v0-3 clients read magic 0 or 1, so their batches are down-converted.
+
+A response is built when it can be sent: within the room its connection has
+for unsent responses (less than max_bytes is always allowed), and a long poll
+waits in its connection's response order, from a deadline fixed on arrival: a
+client that pipelines fetches and reads no answer gets no more of them built.
 """
 
 from __future__ import annotations
@@ -39,16 +44,17 @@ async def fetch(request: Request, services: Services):
     except KafkaError as exc:
         return API.Response(error_code=exc.code, session_id=body.session_id)
     answer = await _answer(request, services.topics, session, wanted)
-    if body.max_wait_ms <= 0 or _size(answer) >= max(body.min_bytes, 1) or _has_error(answer):
+    if body.max_wait_ms <= 0 or _enough(request, answer) or _has_error(answer):
         return _counted(answer)
-    return Deferred(lambda: _answer_later(request, services.topics, session, wanted))
+    deadline = trio.current_time() + body.max_wait_ms / 1000
+    return Deferred(lambda: _answer_later(request, services.topics, session, wanted, deadline),
+                    ready=lambda: False)  # awaited in its turn: never sent along with earlier responses
 
 
-async def _answer_later(request: Request, topics: Topics, session, wanted):
-    """Wait for new data in any wanted partition, up to max_wait_ms, then answer."""
-    body = request.body
+async def _answer_later(request: Request, topics: Topics, session, wanted, deadline: float):
+    """Wait for new data in any wanted partition, up to `deadline`, then answer."""
     logs = [p for p in (topics.partition(w.topic, w.partition) for w in wanted) if p is not None]
-    with trio.move_on_after(body.max_wait_ms / 1000):
+    with trio.move_on_at(deadline):
         while True:
             waiter = trio.Event()
             for log_ in logs:
@@ -59,7 +65,7 @@ async def _answer_later(request: Request, topics: Topics, session, wanted):
                 for log_ in logs:
                     log_.forget_waiter(waiter)
             answer = await _answer(request, topics, session, wanted, commit=False)
-            if _size(answer) >= max(body.min_bytes, 1):
+            if _enough(request, answer):
                 break
     return _counted(await _answer(request, topics, session, wanted))
 
@@ -102,10 +108,10 @@ def _topic_name(topics: Topics, topic_id) -> str | None:
 async def _answer(request: Request, topics: Topics, session, wanted, *, commit: bool = True):
     """The response for `wanted` now; `commit` records what a session was told."""
     body, version = request.body, request.version
-    budget = body.max_bytes
+    budget = whole = min(body.max_bytes, request.connection.response_room())
     answered: dict = {}
     for entry in wanted:
-        partition = await _read_partition(request, topics, entry, budget, first=budget == body.max_bytes)
+        partition = await _read_partition(request, topics, entry, budget, first=budget == whole)
         budget -= len(partition.records or b"")
         if session is not None and not _news(entry, partition, full=body.session_epoch == INITIAL_EPOCH):
             continue
@@ -183,6 +189,12 @@ def _record_count(records) -> int:
     if isinstance(records, Fragments):  # v2 batches as stored
         return sum(RecordBatch(batch).record_count for batch in records.parts)
     return 0  # down-converted message sets of Fetch v0-3 are not counted
+
+
+def _enough(request: Request, response) -> bool:
+    """Whether the response holds min_bytes, or as much as its connection has room for."""
+    wanted = min(request.body.min_bytes, request.connection.response_room())
+    return _size(response) >= max(wanted, 1)
 
 
 def _size(response) -> int:

@@ -26,3 +26,8 @@ STORE_WAIT_SECONDS = Histogram("dafka_gateway_produce_store_wait_seconds",
 FAILED_REQUESTS = Counter("dafka_gateway_failed_requests", "Requests that ended their connection, by API",
                           ["api"])
 CONNECTIONS = Gauge("dafka_gateway_connections", "Client connections open, by listener", ["listener"])
+QUEUED_REQUEST_BYTES = Gauge("dafka_gateway_queued_request_bytes",
+                             "Bytes of requests read and not yet answered, over all connections "
+                             "(bounded by queued.max.request.bytes)")
+UNSENT_RESPONSE_BYTES = Gauge("dafka_gateway_unsent_response_bytes",
+                              "Bytes of responses built and not yet sent, over all connections")

@@ -6,6 +6,13 @@ in the order the client sent them. A handler that must wait for something
 (stores to acknowledge a produce, data to arrive for a fetch) returns a
 `Deferred`; its wait runs in the connection's nursery while later requests
 are read, and the writer task still sends every response in request order.
+
+Memory stays bounded by configuration: each request holds its size in the
+gateway's request memory (queued.max.request.bytes) from its size prefix until
+its response is sent or dropped; a connection whose responses built but not yet
+sent reach unsent.response.max.bytes is muted (not read, no further request of
+it handled) until the client reads them, as Kafka mutes channels; and a Fetch
+answers at most what the connection has room for.
 """
 
 from __future__ import annotations
@@ -18,9 +25,11 @@ from dataclasses import dataclass, field
 import structlog
 import trio
 
+from gateway.observability.broker_metrics import UNSENT_RESPONSE_BYTES
 from gateway.server.answers import CloseConnection, Deferred
+from gateway.server.request_memory import HeldBytes, RequestMemory
 from protocol.errors import DecodeError
-from protocol.kafka.framing import FrameReader
+from protocol.kafka.framing import SIZE_PREFIX_BYTES, FrameReader
 
 log = structlog.get_logger()
 
@@ -37,10 +46,13 @@ class ResponseSlot:
     payload: list | None = None  # buffers to send in order
     close: bool = False
     in_turn: Deferred | None = None  # awaited by the writer when the slot's turn comes
+    request_bytes: int = 0  # held in the request memory until the response is sent or dropped
+    response_bytes: int = 0
 
     def fill(self, payload: list | None, close: bool = False) -> None:
         self.payload = payload
         self.close = close
+        self.response_bytes = sum(len(piece) for piece in payload) if payload else 0
         self.done.set()
 
 
@@ -51,6 +63,8 @@ class ConnectionLimits:
     idle_timeout_s: float = 600.0
     receive_timeout_s: float = 30.0  # for the whole of a request, from its first bytes
     send_timeout_s: float = 60.0
+    max_unsent_response_bytes: int = 4 * 1024 * 1024  # beyond them the connection is muted
+    request_memory: RequestMemory = field(default_factory=RequestMemory)  # shared by all connections
 
 
 class Connection:
@@ -65,6 +79,10 @@ class Connection:
         self.log = log.bind(peer=peer)
         self._stopping = False
         self._receiving = trio.CancelScope()
+        self._memory = limits.request_memory
+        self._requests_held = 0  # of this connection's requests, in the request memory
+        self._frame_reserved = 0  # reserved for the request being received
+        self._unsent = HeldBytes()  # responses built, not yet sent
 
     def stop_reading(self) -> None:
         """Read no more requests; those already read are still answered."""
@@ -82,6 +100,8 @@ class Connection:
         except* (trio.BrokenResourceError, trio.ClosedResourceError) as group:
             reason = f"stream broken: {group.exceptions[0]}"
         finally:
+            self._memory.give_back(self._requests_held)
+            UNSENT_RESPONSE_BYTES.dec(self._unsent.held)
             with trio.CancelScope(shield=True):
                 await trio.aclose_forcefully(self.stream)
             self.log.info("connection_closed", reason=reason)
@@ -97,6 +117,10 @@ class Connection:
                     self.log.warning("bad_frame", error=str(exc))
                     return "bad frame"
                 if payload is None:
+                    admission_began = trio.current_time()
+                    await self._admit(frames)
+                    # time spent waiting for the gateway's own budget is not the client's
+                    receive_by += trio.current_time() - admission_began
                     if frames.pending_bytes and receive_by == math.inf:
                         receive_by = trio.current_time() + self.limits.receive_timeout_s
                     received = await self._receive(frames, receive_by)
@@ -158,27 +182,64 @@ class Connection:
         with _broken_on_os_error():  # record data goes out from where it lies: one sendmsg for many buffers
             await send_gathered(self.stream.socket, pieces)
 
+    async def _admit(self, frames: FrameReader) -> None:
+        """Before receiving more: the request under way reserved in the request memory once its
+        size prefix is in; between requests, wait while the request memory is exhausted."""
+        size = frames.next_frame_size
+        if size is None:
+            await self._memory.wait_for_room()
+        elif not self._frame_reserved:
+            self._frame_reserved = await self._reserve(SIZE_PREFIX_BYTES + size)
+
+    async def _reserve(self, size: int) -> int:
+        await self._memory.reserve(size)
+        self._requests_held += size
+        return size
+
+    def response_room(self) -> int:
+        """Bytes of response this connection may still build before it is muted."""
+        return max(self.limits.max_unsent_response_bytes - self._unsent.held, 0)
+
     async def _handle(self, payload: bytes, slot: ResponseSlot, nursery) -> bool:
+        """Hand the request to its handler once it holds its bytes in the request memory and
+        the connection is not muted (its unsent responses below the bound)."""
+        slot.request_bytes = self._frame_reserved or await self._reserve(SIZE_PREFIX_BYTES + len(payload))
+        self._frame_reserved = 0
+        await self._unsent.wait_until(self.response_room)
         try:
             answer = await self.dispatcher.dispatch(payload, self)
         except CloseConnection as exc:
             self.log.warning("request_refused", error=str(exc))
-            slot.fill(None, close=True)
+            self._fill(slot, None, close=True)
             return False
         if isinstance(answer, Deferred) and answer.ready is not None:
             slot.in_turn = answer
         elif isinstance(answer, Deferred):
             nursery.start_soon(self._complete, answer, slot)
         else:
-            slot.fill(answer)
+            self._fill(slot, answer)
         return True
 
     async def _complete(self, deferred: Deferred, slot: ResponseSlot) -> None:
         try:
-            slot.fill(await deferred.wait())
+            self._fill(slot, await deferred.wait())
         except CloseConnection as exc:
             self.log.warning("request_failed", error=str(exc))
-            slot.fill(None, close=True)
+            self._fill(slot, None, close=True)
+
+    def _fill(self, slot: ResponseSlot, payload: list | None, close: bool = False) -> None:
+        slot.fill(payload, close)
+        self._unsent.take(slot.response_bytes)
+        UNSENT_RESPONSE_BYTES.inc(slot.response_bytes)
+
+    def _sent(self, slots: list[ResponseSlot]) -> None:
+        """The responses of `slots` are sent or dropped: their bytes are free."""
+        requests = sum(slot.request_bytes for slot in slots)
+        responses = sum(slot.response_bytes for slot in slots)
+        self._requests_held -= requests
+        self._memory.give_back(requests)
+        self._unsent.give_back(responses)
+        UNSENT_RESPONSE_BYTES.dec(responses)
 
     async def _write_responses(self, slots_out, scope: trio.CancelScope) -> None:
         async with slots_out:
@@ -189,36 +250,38 @@ class Connection:
                         slot = await slots_out.receive()
                     except trio.EndOfChannel:
                         break
-                pieces, slot, close = await self._ready_responses(slot, slots_out)
+                answered, slot, close = await self._ready_responses(slot, slots_out)
+                pieces = [piece for done in answered if done.payload for piece in done.payload]
                 if pieces:
                     with trio.move_on_after(self.limits.send_timeout_s) as stuck:
                         await self._send(pieces)
                     if stuck.cancelled_caught:
                         self.log.warning("client_not_reading", seconds=self.limits.send_timeout_s)
                         break
+                self._sent(answered)
                 if close:
                     break
         scope.cancel()
 
-    async def _ready_responses(self, slot: ResponseSlot, slots_out) -> tuple[list, ResponseSlot | None, bool]:
-        """The buffers of `slot`, once answered, and of the slots after it already answered, to
-        go out in one write (one store acknowledgement often answers many requests); the first
+    async def _ready_responses(self, slot: ResponseSlot, slots_out
+                               ) -> tuple[list[ResponseSlot], ResponseSlot | None, bool]:
+        """`slot`, once answered, and the slots after it already answered, whose responses go
+        out in one write (one store acknowledgement often answers many requests); the first
         slot not answered yet; whether the connection closes after these."""
-        pieces = []
+        answered = []
         while True:
             if slot.in_turn is not None:
                 await self._complete(slot.in_turn, slot)
             await slot.done.wait()
+            answered.append(slot)
             if slot.close:
-                return pieces, None, True
-            if slot.payload is not None:
-                pieces.extend(slot.payload)
+                return answered, None, True
             try:
                 slot = slots_out.receive_nowait()
             except (trio.WouldBlock, trio.EndOfChannel):
-                return pieces, None, False
+                return answered, None, False
             if not (slot.done.is_set() or slot.in_turn is not None and slot.in_turn.ready()):
-                return pieces, slot, False
+                return answered, slot, False
 
 
 @contextmanager

@@ -76,6 +76,9 @@ class BrokerSettings:
     min_insync_replicas: int = kafka(POSITIVE, 1, "stores that must hold a batch before acks=all succeeds")
     auto_create_topics_enable: bool = kafka(Boolean(), True, "create unknown topics on Metadata and Produce")
     message_max_bytes: int = kafka(Integer(0), 1048588, "largest record batch a produce may append")
+    queued_max_request_bytes: int = kafka(UNLIMITED_OR, -1, "bytes of requests read and not yet answered, over "
+                                                        "all connections; when reached, no socket is read until "
+                                                        "some are answered (-1: no limit)")
     log_retention_hours: int = kafka(Integer(-1), 168, "how long batches are kept, in hours (-1: for ever)")
     log_retention_minutes: int | None = kafka(Nullable(inner=Integer(-1)), None,
                                               "as log.retention.hours, in minutes; wins over it")
@@ -119,6 +122,11 @@ class BrokerSettings:
                                                        "together; each gets an equal share", G)
     max_unacked_bytes: int = setting(BYTES, 536870912, "batches no store has taken yet kept in memory; beyond "
                                                        "them produce waits, then REQUEST_TIMED_OUT", G)
+    unsent_response_max_bytes: int = setting(BYTES, 4194304, "bytes of responses a connection may hold built "
+                                                              "but unsent: once they reach it, the connection is "
+                                                              "not read until the client reads, and a Fetch answers "
+                                                              "no more than the room left (Kafka has no such "
+                                                              "setting)", G)
     journal_compaction_entries: int = setting(POSITIVE, 10000, "entries written since its last snapshot that "
                                                                "compact a journal (metadata, groups, "
                                                                "transactions)", G)

@@ -138,3 +138,8 @@ class FrameReader:
     def pending_bytes(self) -> int:
         """Bytes received that do not yet form a whole frame."""
         return self._end - self._start
+
+    @property
+    def next_frame_size(self) -> int | None:
+        """The size the next frame's prefix announces, once received (valid or not)."""
+        return self._frame_size()
