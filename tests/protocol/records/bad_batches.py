@@ -59,6 +59,10 @@ def gzip_flag_on_raw_bytes() -> bytes:
     return sealed(records_bytes([b"not compressed"]), 1, attributes=Codec.GZIP)
 
 
+def unknown_codec() -> bytes:
+    return sealed(records_bytes([b"a"]), 1, attributes=5)
+
+
 def offsets_out_of_order() -> bytes:
     return sealed(records_bytes([b"a", b"b", b"c"], deltas=[0, 2, 1]), 3)
 
@@ -77,6 +81,6 @@ def gzip_bomb() -> bytes:
 
 
 CORRUPT = {"bad_varint": bad_varint, "truncated": truncated_records, "gzip_flag_on_raw": gzip_flag_on_raw_bytes,
-           "gzip_bomb": gzip_bomb}
+           "gzip_bomb": gzip_bomb, "unknown_codec": unknown_codec}
 INVALID = {"count_lies": count_lies, "offsets_out_of_order": offsets_out_of_order,
            "transactional_without_producer": transactional_without_producer}
