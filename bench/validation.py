@@ -11,10 +11,11 @@ Then the gateway itself (started here): acks=all produce of 100 B and 1 KB
 records with confluent-kafka as in bench/kafka_throughput.py, the records per
 second and the gateway process's CPU time per record and per MB, a figure
 that a busy machine disturbs less than throughput. Before and after a change:
-run this on both commits (PYTHONPATH=<other checkout> runs that checkout's
-gateway and checks).
+run it in both checkouts (the gateway is `python -m gateway` in the current
+directory; the checks measured first are this checkout's).
 
-    python bench/validation.py [--seconds 5]
+    python bench/validation.py [--seconds 5] [--gateway-only]
+    cd OTHER_CHECKOUT && PYTHONPATH=. python THIS_CHECKOUT/bench/validation.py --gateway-only
 """
 
 from __future__ import annotations
