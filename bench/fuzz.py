@@ -23,7 +23,7 @@ TARGETS = {
     "kafka-requests": ["tests/protocol/kafka/test_codec_properties.py",
                        "-k", "random_bytes or random_request or mutated_request"],
     "records": ["tests/protocol/records/test_records_fuzz.py",
-                "tests/protocol/records/test_batch_validation.py", "-k", "mutated or random or damage or flips"],
+                "tests/protocol/records/test_batch_validation.py", "-k", "mutated or random or damage or flips or compiled"],
     "produce-checks": ["tests/gateway/unit/test_batch_checks.py", "-k", "damaged"],
     "dafka": ["tests/protocol/dafka/test_messages.py", "tests/protocol/dafka/test_beacon.py",
               "-k", "mutated or random"],

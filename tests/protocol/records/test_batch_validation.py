@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 from records_strategies import record_lists
 
 from protocol.errors import DecodeError
-from protocol.records import DEFAULT_LIMIT, Codec, RecordBatch, build_batch
+from protocol.records import DEFAULT_LIMIT, Codec, RecordBatch, build_batch, validation
+from protocol.records.batch import HEADER_SIZE
 from protocol.records.validation import InvalidRecords, validate_batch
 from tests.protocol.mutations import mutated
 
@@ -76,8 +77,8 @@ def check_or_reject(blob: bytes) -> None:
     assert [r.offset - checked.base_offset for r in records] == list(range(checked.record_count))
 
 
-valid_batches = st.builds(lambda records, codec: build_batch(records, codec=codec),
-                          record_lists().map(lambda rs: [r._replace(offset=i) for i, r in enumerate(rs)]),
+from_offset_zero = record_lists().map(lambda rs: [r._replace(offset=i) for i, r in enumerate(rs)])
+valid_batches = st.builds(lambda records, codec: build_batch(records, codec=codec), from_offset_zero,
                           st.sampled_from(list(Codec)))
 
 
@@ -91,3 +92,34 @@ def test_mutated_batches_are_rejected_or_readable(blob, data):
 @given(payload=st.binary(max_size=200), count=st.integers(-2, 20), attributes=st.integers(0, 0x3F))
 def test_random_records_are_rejected_or_readable(payload, count, attributes):
     check_or_reject(sealed(payload, count, attributes=attributes))
+
+
+def walk_result(walk, payload: bytes) -> int:
+    try:
+        return walk(payload)
+    except (DecodeError, InvalidRecords):
+        return -1
+
+
+compiled_only = pytest.mark.skipif(validation.compiled_walk is None, reason="built without a C compiler")
+valid_payloads = from_offset_zero.map(lambda records: build_batch(records)[HEADER_SIZE:])
+
+
+@compiled_only
+@given(payload=st.binary(max_size=200) | valid_payloads, data=st.data())
+def test_compiled_walk_accepts_exactly_what_the_python_walk_accepts(payload, data):
+    for candidate in (payload, bytes(mutated(data, payload))):
+        assert validation.compiled_walk(candidate) == walk_result(validation.walk_records, candidate)
+
+
+TEN_BYTES = b"\xff" * 9  # the first nine bytes of a ten-byte varint
+
+
+@compiled_only
+@pytest.mark.parametrize("timestamp_delta", [TEN_BYTES + b"\x01", TEN_BYTES + b"\x7f", TEN_BYTES + b"\x80",
+                                             b"\x80" * 10 + b"\x00"])
+@pytest.mark.parametrize("offset_delta", [b"\x00", b"\x80" * 9 + b"\x00", b"\x80" * 9 + b"\x02"])
+def test_both_walks_agree_on_long_varints(timestamp_delta, offset_delta):
+    body = b"\x00" + timestamp_delta + offset_delta + b"\x01\x01\x00"  # attributes ... null key, null value
+    payload = bytes([len(body) << 1]) + body
+    assert validation.compiled_walk(payload) == walk_result(validation.walk_records, payload)
