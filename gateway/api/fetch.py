@@ -3,7 +3,8 @@
 Size limits follow KIP-74: partitions are filled in request order within
 partition_max_bytes and the response's max_bytes, except that the first
 batch of the first partition with data is returned whatever its size.
-Fetch v0-3 clients read magic 0 or 1, so their batches are down-converted.
+Fetch v0-3 clients read magic 0 or 1, so their batches are down-converted;
+v4 and later pass stored batches through as they are.
 
 A response is built when it can be sent: within the room its connection has
 for unsent responses (less than max_bytes is always allowed), and a long poll
@@ -23,7 +24,7 @@ from gateway.observability.broker_metrics import BYTES_OUT, RECORDS_OUT
 from gateway.partitions.fetch_sessions import FINAL_EPOCH, INITIAL_EPOCH, SessionPartition
 from gateway.server.answers import Deferred
 from gateway.server.dispatch import Request
-from protocol.errors import EncodeError
+from protocol.errors import DecodeError, EncodeError
 from protocol.kafka.apis import by_name
 from protocol.kafka.buffers import Fragments
 from protocol.kafka.error_codes import ErrorCode
@@ -159,6 +160,9 @@ async def _read_partition(request: Request, topics: Topics, entry: SessionPartit
     except EncodeError as exc:
         answer.error_code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
         log.info("fetch_down_conversion_failed", topic=entry.topic, reason=str(exc))
+    except DecodeError as exc:  # a stored batch whose records do not decode
+        answer.error_code = ErrorCode.CORRUPT_MESSAGE
+        log.warning("fetch_down_conversion_failed", topic=entry.topic, reason=str(exc))
     return answer
 
 

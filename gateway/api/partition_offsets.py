@@ -1,11 +1,19 @@
-"""ListOffsets, OffsetForLeaderEpoch and DeleteRecords: positions in a partition."""
+"""ListOffsets, OffsetForLeaderEpoch and DeleteRecords: positions in a partition.
+
+ListOffsets by timestamp reads the records of a stored batch. A batch that
+does not decode (stored before produced records were validated, say) makes
+that partition's answer CORRUPT_MESSAGE; the connection stays open.
+"""
 
 from __future__ import annotations
+
+import structlog
 
 from gateway.api.fetch import READ_COMMITTED
 from gateway.api.registry import handles
 from gateway.api.services import Services, Topics
 from gateway.server.dispatch import Request
+from protocol.errors import DecodeError
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 
@@ -15,6 +23,7 @@ DELETE_RECORDS = by_name("DeleteRecords")
 
 FIRST_LEADER_EPOCH_LIST_OFFSETS = 4
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+log = structlog.get_logger()
 
 
 async def for_each_partition(partitions: Topics, topics, name_of, partitions_of, number_of, answer, missing):
@@ -42,7 +51,13 @@ async def list_offsets(request: Request, services: Services):
         if error is not None:
             response.error_code = error
             return response
-        found = await _position(partition, wanted.timestamp, request.body.isolation_level)
+        try:
+            found = await _position(partition, wanted.timestamp, request.body.isolation_level)
+        except DecodeError as exc:
+            response.error_code = ErrorCode.CORRUPT_MESSAGE
+            log.warning("list_offsets_unreadable_batch", topic=partition.topic, partition=partition.index,
+                        reason=str(exc))
+            return response
         if found is None:
             return response
         if request.version == 0:

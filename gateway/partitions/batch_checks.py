@@ -1,9 +1,15 @@
 """Checking what a Produce request carries, before anything is appended.
 
-The rules of Kafka's log validator that apply without unpacking records:
-the CRC, magic against the request version, one batch per partition from
-v3, sizes against max.message.bytes, zstd only from v7. Legacy message
-sets (produce v0-2) become one v2 batch, since the gateway stores v2 only.
+The rules of Kafka's log validator: the CRC, magic against the request
+version, one batch per partition from v3, sizes against max.message.bytes,
+zstd only from v7, no control batches from clients, and every record of the
+batch (protocol.records.validation). Legacy message sets (produce v0-2)
+become one v2 batch, since the gateway stores v2 only.
+
+A compressed batch may inflate to max(64 MiB, max.message.bytes): Kafka sets
+no such bound (it streams records), but the gateway holds a batch's records
+in memory while it checks them, so a small batch of zeros (a decompression
+bomb) is refused with CORRUPT_MESSAGE once its output passes the bound.
 """
 
 from __future__ import annotations
@@ -11,7 +17,8 @@ from __future__ import annotations
 from gateway.kafka_error import KafkaError
 from protocol.errors import DecodeError, EncodeError
 from protocol.kafka.error_codes import ErrorCode
-from protocol.records import Codec, RecordBatch, legacy_to_batch, split_records
+from protocol.records import DEFAULT_LIMIT, Codec, RecordBatch, legacy_to_batch, split_records
+from protocol.records.validation import InvalidRecords, validate_batch
 
 FIRST_V2_PRODUCE = 3
 FIRST_ZSTD_PRODUCE = 7
@@ -34,13 +41,13 @@ def checked_batch(records, version: int, max_message_bytes: int) -> RecordBatch:
             raise KafkaError(ErrorCode.MESSAGE_TOO_LARGE,
                              f"batch of {entry.size} bytes exceeds max.message.bytes {max_message_bytes}")
     if version >= FIRST_V2_PRODUCE:
-        return _checked_v2(entries, version)
+        return _checked_v2(entries, version, max(DEFAULT_LIMIT, max_message_bytes))
     if any(entry.magic == 2 for entry in entries):
         raise KafkaError(ErrorCode.INVALID_RECORD, f"produce v{version} cannot carry magic 2 batches")
     return _from_legacy(entries)
 
 
-def _checked_v2(entries, version: int) -> RecordBatch:
+def _checked_v2(entries, version: int, inflate_limit: int) -> RecordBatch:
     if len(entries) != 1 or entries[0].magic != 2:
         raise KafkaError(ErrorCode.INVALID_RECORD,
                          f"produce v{version} must carry exactly one magic 2 batch per partition")
@@ -48,12 +55,14 @@ def _checked_v2(entries, version: int) -> RecordBatch:
     if batch.compression == Codec.ZSTD and version < FIRST_ZSTD_PRODUCE:
         raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
                          f"zstd needs produce v{FIRST_ZSTD_PRODUCE}, not v{version}")
-    if batch.record_count < 1 or batch.record_count != batch.last_offset_delta + 1:
-        raise KafkaError(ErrorCode.INVALID_RECORD,
-                         f"batch claims {batch.record_count} records over "
-                         f"{batch.last_offset_delta + 1} offsets")
     if batch.is_control:
         raise KafkaError(ErrorCode.INVALID_RECORD, "clients may not produce control batches")
+    try:
+        validate_batch(batch, limit=inflate_limit)
+    except DecodeError as exc:
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"malformed records: {exc}") from None
+    except InvalidRecords as exc:
+        raise KafkaError(ErrorCode.INVALID_RECORD, str(exc)) from None
     return batch
 
 

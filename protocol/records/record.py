@@ -88,12 +88,8 @@ def _read_headers(data: bytes, pos: int) -> tuple[tuple[Header, ...], int]:
         key, pos = _read_bytes(data, pos)
         if key is None:
             raise DecodeError("null header key", pos)
-        try:
-            name = key.decode()
-        except UnicodeDecodeError:
-            raise DecodeError("header key is not UTF-8", pos) from None
         value, pos = _read_bytes(data, pos)
-        headers.append((name, value))
+        headers.append((key.decode(errors="replace"), value))  # as Java's client reads them
     return tuple(headers), pos
 
 

@@ -8,11 +8,14 @@ from hypothesis import strategies as st
 from kafka_strategies import message
 
 from protocol.errors import DecodeError
-from protocol.kafka import ALL, REQUEST, RESPONSE, decode_body, decode_request, encode_body
+from protocol.kafka import ALL, REQUEST, RESPONSE, decode_body, decode_request, encode_body, encode_request
+from tests.protocol.mutations import mutated
 
 CASES = [(api, direction) for api in ALL.values() for direction in (REQUEST, RESPONSE)]
 IDS = [f"{api.name}-{direction}" for api, direction in CASES]
-FEW = settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+# Every API and version in one example: a tenth of the profile's examples (6 in "ci").
+FEW = settings(max_examples=max(1, settings.default.max_examples // 10), deadline=None,
+               suppress_health_check=list(HealthCheck))
 
 
 def versions(api):
@@ -68,7 +71,7 @@ def test_random_bytes_raise_only_decode_error(api, direction, noise):
         decode_or_reject(api, version, direction, noise)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=5 * settings.default.max_examples, deadline=None)
 @given(frame=st.binary(max_size=40) | st.builds(
     lambda key, version, rest: key.to_bytes(2, "big") + version.to_bytes(2, "big") + rest,
     st.sampled_from(sorted(ALL)), st.integers(0, 20), st.binary(max_size=40),
@@ -76,5 +79,20 @@ def test_random_bytes_raise_only_decode_error(api, direction, noise):
 def test_random_request_frames_raise_only_decode_error(frame):
     try:
         decode_request(frame)
+    except DecodeError:
+        pass
+
+
+@pytest.mark.parametrize("api", ALL.values(), ids=[api.name for api in ALL.values()])
+@FEW
+@given(data=st.data())
+def test_mutated_request_frames_raise_only_decode_error(api, data):
+    """Whole requests as the server reads them (header, client id, tagged fields, body), damaged."""
+    version = data.draw(st.sampled_from(versions(api)))
+    body = valid_message(data, api, REQUEST, version)
+    frame = encode_request(api.key, version, data.draw(st.integers(-(2**31), 2**31 - 1)),
+                           data.draw(st.none() | st.text(max_size=8)), body)
+    try:
+        decode_request(mutated(data, frame))
     except DecodeError:
         pass
