@@ -6,9 +6,12 @@ its ordinal in the partition; `OffsetIndex` maps offsets to sequences.
 Recent batches stay in memory (the tail) for fetches; older ones are read
 back from the stores through the mesh.
 
-The high watermark is the end of the longest prefix that `min_insync`
-stores have acknowledged: consumers see nothing beyond it, and an acks=all
-produce is answered once its batches are below it.
+A batch is acknowledged to an acks=1 producer once one store holds it, to
+an acks=all producer once `min_insync` stores do. The high watermark, past
+which consumers see nothing, is Kafka's rule over the in-sync stores: the
+end of the longest prefix that `min_insync` of them hold, or all of them
+when fewer are live (so a single store's ACK moves it, as a single replica's
+write does in Kafka). An answered batch is always below it.
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ class PartitionLog:
 
     def __init__(self, topic: str, index: int, mesh: MeshPartition, read: MeshRead,
                  offsets: OffsetIndex, producers: ProducerStates, *, min_insync: int, tail_bytes: int,
-                 log_start_offset: int = 0, leader_epoch: int = 0):
+                 live_stores: Callable[[], int], log_start_offset: int = 0, leader_epoch: int = 0):
         self.topic = topic
         self.index = index
         self.mesh = mesh
@@ -80,6 +83,7 @@ class PartitionLog:
         self.offsets = offsets
         self.producers = producers
         self._min_insync = min_insync
+        self._live_stores = live_stores
         self.log_start_offset = log_start_offset
         self.leader_epoch = leader_epoch
         self.high_watermark = offsets.next_offset
@@ -105,7 +109,15 @@ class PartitionLog:
     @min_insync.setter
     def min_insync(self, stores: int) -> None:
         self._min_insync = stores
-        self._acks_moved()  # fewer stores needed: what they hold may be below the watermark now
+        self.stores_changed()  # fewer stores needed: what they hold may be below the watermark now
+
+    def has_min_insync(self) -> bool:
+        """Whether enough stores are live for an acks=all produce (else NOT_ENOUGH_REPLICAS)."""
+        return self._live_stores() >= self._min_insync
+
+    def stores_changed(self) -> None:
+        """Stores came or went: the watermark may move (as Kafka's on a shrinking ISR)."""
+        self._acks_moved()
 
     @property
     def next_offset(self) -> int:
@@ -143,19 +155,27 @@ class PartitionLog:
         self.producers.appended(batch, batch.base_offset, sequence)
         self.offsets.add(sequence, batch.base_offset, batch.last_offset_delta + 1, timestamp, batch.size)
 
+    def stores_for(self, acks: int) -> int:
+        """How many stores must hold a batch before a producer with `acks` (1 or -1) is answered."""
+        return 1 if acks == 1 else self._min_insync
+
+    def is_stored(self, sequence: int, stores: int) -> bool:
+        return self.mesh.acked_through(stores) >= sequence
+
     async def wait_durable(self, sequence: int) -> None:
-        """Return once `min_insync` stores hold every batch up to `sequence`, with the
-        high watermark past it, so that a client told "written" sees it as written."""
-        await self.mesh.wait_acked(sequence, self._min_insync)
-        self._advance_to(sequence)
+        """Return once `min_insync` stores hold every batch up to `sequence`."""
+        await self.wait_stored(sequence, self._min_insync)
+
+    async def wait_stored(self, sequence: int, stores: int) -> None:
+        """Return once `stores` stores hold every batch up to `sequence`, with the high
+        watermark moved by their ACKs, so that a client told "written" sees it when it may."""
+        await self.mesh.wait_acked(sequence, stores)
+        self._acks_moved()
 
     @property
     def size_bytes(self) -> int:
         """Bytes of the batches from the log start on (whole batches, as Kafka counts segments)."""
         return self.offsets.size_bytes
-
-    def is_durable(self, sequence: int) -> bool:
-        return self.offsets.range_of(sequence)[1] < self.high_watermark
 
     @property
     def last_stable_offset(self) -> int:
@@ -194,7 +214,7 @@ class PartitionLog:
             await self._stores.run()
 
     def _acks_moved(self) -> None:
-        self._advance_to(self.mesh.acked_through(self._min_insync))
+        self._advance_to(self.mesh.acked_through(max(1, min(self._min_insync, self._live_stores()))))
 
     def _advance_to(self, sequence: int) -> None:
         """The watermark past the batch at `sequence`, which enough stores hold."""

@@ -104,6 +104,8 @@ class BrokerSettings:
                                                       "under log.dirs; 0: join an existing mesh", G)
     expected_stores: int = setting(POSITIVE, 1, "stores to wait for at start-up when joining a mesh "
                                                 "(embedded.stores 0)", G)
+    expected_stores_wait_ms: int = setting(MS, 5000, "once min.insync.replicas stores answer, how long start-up "
+                                                     "waits for the rest of expected.stores or embedded.stores", G)
     tail_bytes_per_partition: int = setting(BYTES, 33554432, "recent bytes of each partition kept in memory "
                                                              "for fetches", G)
     tail_bytes_total: int = setting(BYTES, 1073741824, "recent bytes kept in memory for all partitions "

@@ -9,6 +9,8 @@ HEADs of every topic, which is how native producers are found (native.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import structlog
 import trio
 import zmq
@@ -21,7 +23,8 @@ from gateway.settings.table import MeshSettings
 log = structlog.get_logger()
 
 READ_CHUNK = 64
-STORES_WAIT_S = 10.0
+STORES_WAIT_S = 10.0  # between warnings while too few stores answer
+STORES_POLL_S = 0.25  # how soon a change in the live stores reaches the partitions' watermarks
 
 
 class MeshStorage:
@@ -53,7 +56,22 @@ class MeshStorage:
             with trio.move_on_after(STORES_WAIT_S):
                 await self.consumer.wait_for_stores(count)
                 return
-            log.warning("waiting_for_stores", wanted=count, seen=len(self.consumer.stores()))
+            log.warning("waiting_for_stores", wanted=count, seen=self.live_stores())
+
+    def live_stores(self) -> int:
+        """The stores connected both ways: a store that exits, even killed, closes its
+        connections, and the gateway's publisher sees its subscriptions go at once."""
+        return len(self.consumer.stores())
+
+    async def follow_live_stores(self, changed: Callable[[int], None]) -> None:
+        """Call `changed` with the number of live stores whenever it changes; runs until cancelled."""
+        live = self.live_stores()
+        while True:
+            await trio.sleep(STORES_POLL_S)
+            if self.live_stores() != live:
+                live = self.live_stores()
+                log.info("live_stores_changed", live=live)
+                changed(live)
 
     def host(self, subject: str, uuid: str, next_sequence: int) -> ProducerPartition:
         return self.producer.host(subject, uuid=uuid, next_sequence=next_sequence)

@@ -76,6 +76,7 @@ class TopicRegistry:
             nursery.start_soon(self.native.run)
             nursery.start_soon(self.enforce_retention)
             nursery.start_soon(self._checkpoint_periodically)
+            nursery.start_soon(self.storage.follow_live_stores, self._live_stores_changed)
             log.info("topics_ready", topics=len(self.topics), **self.recovery.summary())
             task_status.started()
             await trio.sleep_forever()
@@ -150,6 +151,7 @@ class TopicRegistry:
             topic.name, number, mesh, self.storage.read, offsets, producers,
             min_insync=int(topic.config("min.insync.replicas", self.settings)),
             tail_bytes=self._tail_share,
+            live_stores=self.storage.live_stores,
             log_start_offset=offsets.first_offset,
         )
         partition.move_log_start(state.log_start_offset)  # a journal without first_sequence read from 0
@@ -289,6 +291,12 @@ class TopicRegistry:
             raise KafkaError(refusal, f"topic {name!r} is published by native Dafka producers: "
                                       f"the gateway cannot {change} it")
         return topic
+
+    def _live_stores_changed(self, live: int) -> None:
+        for topic in list(self.topics.values()):
+            if not topic.native:
+                for partition in topic.partitions:
+                    partition.stores_changed()
 
     async def _checkpoint_periodically(self) -> None:
         while True:
