@@ -7,11 +7,13 @@ Recent batches stay in memory (the tail) for fetches; older ones are read
 back from the stores through the mesh.
 
 A batch is acknowledged to an acks=1 producer once one store holds it, to
-an acks=all producer once `min_insync` stores do. The high watermark, past
-which consumers see nothing, is Kafka's rule over the in-sync stores: the
-end of the longest prefix that `min_insync` of them hold, or all of them
-when fewer are live (so a single store's ACK moves it, as a single replica's
-write does in Kafka). An answered batch is always below it.
+an acks=all producer once `min_insync` stores do. The in-sync stores are the
+live ones that hold what was published `replica.lag.time.max.ms` ago. The
+high watermark, past which consumers see nothing, is Kafka's rule over them:
+the end of the longest prefix that `min_insync` stores hold, or that all
+in-sync ones hold when fewer are in sync (so a single store's ACK moves it,
+as a single replica's write does in Kafka). An answered batch is always
+below it when Kafka's would be.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from protocol.records import RecordBatch, assign_offsets
 log = structlog.get_logger()
 
 STORE_READ_BATCHES = 64  # batches asked of the stores at once, at most
+MARK_INTERVAL_S = 1.0  # how finely publish times are remembered for the in-sync stores' lag
 
 
 class MeshPartition(Protocol):
@@ -75,7 +78,8 @@ class PartitionLog:
 
     def __init__(self, topic: str, index: int, mesh: MeshPartition, read: MeshRead,
                  offsets: OffsetIndex, producers: ProducerStates, *, min_insync: int, tail_bytes: int,
-                 live_stores: Callable[[], int], log_start_offset: int = 0, leader_epoch: int = 0):
+                 live_stores: Callable[[], int], lag_s: float, log_start_offset: int = 0,
+                 leader_epoch: int = 0):
         self.topic = topic
         self.index = index
         self.mesh = mesh
@@ -84,6 +88,9 @@ class PartitionLog:
         self.producers = producers
         self._min_insync = min_insync
         self._live_stores = live_stores
+        self._lag_s = lag_s
+        # (time, last sequence published by then), one a MARK_INTERVAL_S at most, back to lag_s ago
+        self._marks = deque([(trio.current_time(), offsets.next_sequence - 1)])
         self.log_start_offset = log_start_offset
         self.leader_epoch = leader_epoch
         self.high_watermark = offsets.next_offset
@@ -112,11 +119,27 @@ class PartitionLog:
         self.stores_changed()  # fewer stores needed: what they hold may be below the watermark now
 
     def has_min_insync(self) -> bool:
-        """Whether enough stores are live for an acks=all produce (else NOT_ENOUGH_REPLICAS)."""
-        return self._live_stores() >= self._min_insync
+        """Whether enough stores are in sync for an acks=all produce (else NOT_ENOUGH_REPLICAS)."""
+        return self.in_sync_stores() >= self._min_insync
+
+    def in_sync_stores(self) -> int:
+        """The live stores that hold every batch published `lag_s` ago, counted up to
+        `min_insync` (the ACKs say how far the best k stores went, for each k)."""
+        behind = self._published_before(trio.current_time() - self._lag_s)
+        holding = 0
+        while holding < self._min_insync and self.mesh.acked_through(holding + 1) >= behind:
+            holding += 1
+        return min(self._live_stores(), holding)
+
+    def _published_before(self, horizon: float) -> int:
+        """The last sequence known published by `horizon` (-1: the partition is younger)."""
+        marks = self._marks
+        while len(marks) > 1 and marks[1][0] <= horizon:
+            marks.popleft()
+        return marks[0][1] if marks[0][0] <= horizon else -1
 
     def stores_changed(self) -> None:
-        """Stores came or went: the watermark may move (as Kafka's on a shrinking ISR)."""
+        """Stores came, went or fell behind: the watermark may move (as Kafka's when its ISR shrinks)."""
         self._acks_moved()
 
     @property
@@ -146,6 +169,9 @@ class PartitionLog:
         first = self.offsets.next_offset
         assign_offsets(batch, first, self.leader_epoch, log_append_time=log_append_time)
         sequence = self.mesh.publish_now([batch.buffer])
+        now = trio.current_time()
+        if now - self._marks[-1][0] >= MARK_INTERVAL_S:
+            self._marks.append((now, sequence))
         self._index(sequence, batch, log_append_time)
         self._keep(StoredBatch(first, first + batch.last_offset_delta, sequence, batch.buffer))
         return first, sequence
@@ -214,7 +240,7 @@ class PartitionLog:
             await self._stores.run()
 
     def _acks_moved(self) -> None:
-        self._advance_to(self.mesh.acked_through(max(1, min(self._min_insync, self._live_stores()))))
+        self._advance_to(self.mesh.acked_through(max(1, self.in_sync_stores())))
 
     def _advance_to(self, sequence: int) -> None:
         """The watermark past the batch at `sequence`, which enough stores hold."""

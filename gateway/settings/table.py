@@ -65,6 +65,8 @@ class BrokerSettings:
     num_partitions: int = kafka(POSITIVE, 1, "partitions of topics created without a partition count")
     default_replication_factor: int = kafka(POSITIVE, 1, "replication factor of topics created without one")
     min_insync_replicas: int = kafka(POSITIVE, 1, "stores that must hold a batch before acks=all succeeds")
+    replica_lag_time_max_ms: int = kafka(POSITIVE, 30000, "a live store that has not taken what was produced this "
+                                                          "long ago is out of sync")
     auto_create_topics_enable: bool = kafka(Boolean(), True, "create unknown topics on Metadata and Produce")
     message_max_bytes: int = kafka(Integer(0), 1048588, "largest record batch a produce may append")
     log_retention_hours: int = kafka(Integer(-1), 168, "how long batches are kept, in hours (-1: for ever)")

@@ -9,8 +9,6 @@ HEADs of every topic, which is how native producers are found (native.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import structlog
 import trio
 import zmq
@@ -24,7 +22,6 @@ log = structlog.get_logger()
 
 READ_CHUNK = 64
 STORES_WAIT_S = 10.0  # between warnings while too few stores answer
-STORES_POLL_S = 0.25  # how soon a change in the live stores reaches the partitions' watermarks
 
 
 class MeshStorage:
@@ -62,16 +59,6 @@ class MeshStorage:
         """The stores connected both ways: a store that exits, even killed, closes its
         connections, and the gateway's publisher sees its subscriptions go at once."""
         return len(self.consumer.stores())
-
-    async def follow_live_stores(self, changed: Callable[[int], None]) -> None:
-        """Call `changed` with the number of live stores whenever it changes; runs until cancelled."""
-        live = self.live_stores()
-        while True:
-            await trio.sleep(STORES_POLL_S)
-            if self.live_stores() != live:
-                live = self.live_stores()
-                log.info("live_stores_changed", live=live)
-                changed(live)
 
     def host(self, subject: str, uuid: str, next_sequence: int) -> ProducerPartition:
         return self.producer.host(subject, uuid=uuid, next_sequence=next_sequence)

@@ -144,3 +144,44 @@ def test_the_gateway_serves_once_min_insync_stores_answer(tmp_path):
         sent = [Sent(value=b"%d" % n) for n in range(10)]
         assert confluent_produce(server.bootstrap, "started", sent, acks="all") == list(range(10))
         assert "event='serving_without_all_stores'" in server.log_path.read_text()
+
+
+def test_a_store_that_falls_behind_leaves_the_in_sync_stores(tmp_path):
+    """Two stores, min.insync.replicas=2: one frozen (connected but taking nothing) is out of
+    sync after replica.lag.time.max.ms: acks=all gets NOT_ENOUGH_REPLICAS, acks=1 records
+    are visible at once; thawed, it catches up and acks=all works again."""
+    server = GatewayProcess(tmp_path / "gateway", "--min-insync-replicas", "2", "--replica-lag-time-max-ms", "1000",
+                            stores=2).start()
+    stores = children(server.process.pid)
+    producer = KafkaProducer(bootstrap_servers=server.bootstrap, acks="all", retries=0, linger_ms=0,
+                             request_timeout_ms=1000)
+    consumer = KafkaConsumer(bootstrap_servers=server.bootstrap, enable_auto_commit=False)
+    partition = TopicPartition("lagging", 0)
+    try:
+        assert producer.send("lagging", b"both", partition=0).get(30).offset == 0
+        os.kill(stores[1], signal.SIGSTOP)
+        deadline = time.monotonic() + 30
+        while True:  # what is sent before the store counts as behind waits for it and times out
+            assert time.monotonic() < deadline, "acks=all was never refused"
+            try:
+                producer.send("lagging", b"refused?", partition=0).get(30)
+            except (RequestTimedOutError, KafkaTimeoutError):
+                continue
+            except NotEnoughReplicasError:
+                break
+        single = KafkaProducer(bootstrap_servers=server.bootstrap, acks=1, linger_ms=0)
+        try:
+            offset = single.send("lagging", b"one store", partition=0).get(30).offset
+            assert consumer.end_offsets([partition])[partition] == offset + 1
+        finally:
+            single.close(5)
+        os.kill(stores[1], signal.SIGCONT)
+        sent = [Sent(value=b"after%d" % n) for n in range(5)]
+        assert len(confluent_produce(server.bootstrap, "lagging", sent, acks="all",
+                                     **{"message.timeout.ms": 30000})) == 5
+    finally:
+        for pid in stores:
+            os.kill(pid, signal.SIGCONT)
+        producer.close(5)
+        consumer.close()
+        server.stop()
