@@ -4,8 +4,8 @@ acks=0 is never answered (a failed acks=0 request closes the connection,
 as Kafka does, so the client notices); acks=1 is answered once one store
 holds the batches (the leader replica's write, in Kafka's terms); acks=all
 once `min.insync.replicas` stores have acknowledged them; either with
-REQUEST_TIMED_OUT after the request's timeout. With fewer live stores than
-`min.insync.replicas`, acks=all gets NOT_ENOUGH_REPLICAS at once and
+REQUEST_TIMED_OUT after the request's timeout. With fewer in-sync stores
+than `min.insync.replicas`, acks=all gets NOT_ENOUGH_REPLICAS at once and
 nothing of it is published.
 """
 
@@ -73,7 +73,7 @@ async def _append(request: Request, services: Services, topic_name: str, data, a
     partition = topic.partitions[data.index]
     if request.body.acks == -1 and not topic.native and not partition.has_min_insync():
         raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS,
-                         f"fewer live stores than min.insync.replicas ({partition.min_insync})")
+                         f"fewer in-sync stores than min.insync.replicas ({partition.min_insync})")
     max_bytes = int(topics.config(topic, "max.message.bytes"))
     batch = checked_batch(data.records, request.version, max_bytes)
     if batch.is_transactional and request.body.transactional_id is not None:
