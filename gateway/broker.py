@@ -20,7 +20,7 @@ from gateway.cluster.broker_configs import BrokerConfigs
 from gateway.cluster.cluster_view import ClusterView
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.partitions.fetch_sessions import FetchSessions
-from gateway.settings.table import Settings
+from gateway.settings.table import BrokerSettings, Settings
 from gateway.state_metrics import BrokerStateCollector
 from gateway.storage.discard_directives import DiscardDirectives
 from gateway.storage.journal import Journal
@@ -35,8 +35,7 @@ log = structlog.get_logger()
 async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshStorage) -> Services:
     """Recover the broker's state from the mesh and run it in `nursery`; its services."""
     broker = settings.broker
-    # Its own stores too: one that comes up later would miss what the first ones acknowledged.
-    await storage.wait_for_stores(max(broker.min_insync_replicas, broker.expected_stores, broker.embedded_stores))
+    await wait_for_stores(broker, storage)
     discards = DiscardDirectives(storage, broker.cluster_id)
     journals = {kind: Journal(storage, broker, kind, discards) for kind in ("metadata", "groups", "transactions")}
     await storage.prefetch_heads(*(journal.subject for journal in journals.values()), DISCARD_SUBJECT)
@@ -49,8 +48,21 @@ async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshS
                                           topics.partition)
     await nursery.start(transactions.run)
     cluster = ClusterView(broker)
-    REGISTRY.register(BrokerStateCollector(topics, groups, journals, lambda: len(storage.consumer.stores())))
+    REGISTRY.register(BrokerStateCollector(topics, groups, journals, storage.live_stores))
     log.info("broker_ready", topics=len(topics.topics))
     return Services(cluster=cluster, topics=topics, groups=groups, transactions=transactions,
                     producer_ids=topics.producer_ids, fetch_sessions=FetchSessions(),
                     broker_configs=BrokerConfigs(settings, cluster), log_dir=broker.log_dirs)
+
+
+async def wait_for_stores(broker: BrokerSettings, storage: MeshStorage) -> None:
+    """Until `min.insync.replicas` stores answer, then a while for the others expected, so
+    that a store starting with the gateway is there from the first request; a store still
+    missing then does not keep the gateway from serving (it catches up when it comes)."""
+    await storage.wait_for_stores(broker.min_insync_replicas)
+    wanted = max(broker.expected_stores, broker.embedded_stores)
+    with trio.move_on_after(broker.expected_stores_wait_ms / 1000):
+        await storage.wait_for_stores(wanted)
+    if storage.live_stores() < wanted:
+        log.warning("serving_without_all_stores", live=storage.live_stores(), expected=wanted,
+                    min_insync_replicas=broker.min_insync_replicas)

@@ -1,9 +1,12 @@
 """Produce: append batches to partitions, answered per acks.
 
 acks=0 is never answered (a failed acks=0 request closes the connection,
-as Kafka does, so the client notices); acks=1 is answered once the batches
-are published on the mesh; acks=all once `min.insync.replicas` stores have
-acknowledged them, or with REQUEST_TIMED_OUT after the request's timeout.
+as Kafka does, so the client notices); acks=1 is answered once one store
+holds the batches (the leader replica's write, in Kafka's terms); acks=all
+once `min.insync.replicas` stores have acknowledged them; either with
+REQUEST_TIMED_OUT after the request's timeout. With fewer in-sync stores
+than `min.insync.replicas`, acks=all gets NOT_ENOUGH_REPLICAS at once and
+nothing of it is published.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ async def produce(request: Request, services: Services):
     body = request.body
     if body.acks not in (-1, 0, 1):
         return _refuse_all(body, ErrorCode.INVALID_REQUIRED_ACKS, "acks must be -1, 0 or 1")
-    appended = []  # (response, partition, last sequence)
+    appended = []  # (response, partition, last sequence, stores that must hold it)
     responses = []
     for topic_data in body.topic_data:
         answers = []
@@ -53,12 +56,12 @@ async def produce(request: Request, services: Services):
         if any(a.error_code for r in responses for a in r.partition_responses):
             raise CloseConnection("an acks=0 produce failed")
         return NO_RESPONSE
-    if body.acks == 1 or not appended:
+    if not appended:
         return response
     published = trio.current_time()
     deadline = published + max(body.timeout_ms, 0) / 1000
-    return Deferred(lambda: _when_durable(response, appended, published, deadline),
-                    lambda: all(partition.is_durable(sequence) for _, partition, sequence in appended))
+    return Deferred(lambda: _when_stored(response, appended, published, deadline),
+                    lambda: all(partition.is_stored(sequence, stores) for _, partition, sequence, stores in appended))
 
 
 async def _append(request: Request, services: Services, topic_name: str, data, answer):
@@ -68,6 +71,9 @@ async def _append(request: Request, services: Services, topic_name: str, data, a
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                          f"{topic_name}/{data.index} is not a partition of this cluster")
     partition = topic.partitions[data.index]
+    if request.body.acks == -1 and not topic.native and not partition.has_min_insync():
+        raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS,
+                         f"fewer in-sync stores than min.insync.replicas ({partition.min_insync})")
     max_bytes = int(topics.config(topic, "max.message.bytes"))
     batch = checked_batch(data.records, request.version, max_bytes)
     if batch.is_transactional and request.body.transactional_id is not None:
@@ -82,21 +88,21 @@ async def _append(request: Request, services: Services, topic_name: str, data, a
     RECORDS_IN.labels(topic_name).inc(batch.record_count)
     answer.log_append_time_ms = -1 if append_time is None else append_time
     answer.log_start_offset = partition.log_start_offset
-    return answer, partition, last_sequence
+    return answer, partition, last_sequence, partition.stores_for(request.body.acks)
 
 
-async def _when_durable(response, appended, published: float, deadline: float):
-    waiting = [entry for entry in appended if not entry[1].is_durable(entry[2])]
+async def _when_stored(response, appended, published: float, deadline: float):
+    waiting = [entry for entry in appended if not entry[1].is_stored(entry[2], entry[3])]
     if not waiting:  # as often when answered in turn: no timer
         STORE_WAIT_SECONDS.observe(trio.current_time() - published)
         return response
     with trio.move_on_at(deadline):
-        for _, partition, sequence in waiting:
-            await partition.wait_durable(sequence)
+        for _, partition, sequence, stores in waiting:
+            await partition.wait_stored(sequence, stores)
         STORE_WAIT_SECONDS.observe(trio.current_time() - published)
         return response
-    for answer, partition, sequence in waiting:
-        if not partition.is_durable(sequence):
+    for answer, partition, sequence, stores in waiting:
+        if not partition.is_stored(sequence, stores):
             answer.error_code = ErrorCode.REQUEST_TIMED_OUT
             answer.error_message = "stores did not acknowledge the batch in time"
     return response

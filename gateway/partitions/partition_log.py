@@ -6,9 +6,14 @@ its ordinal in the partition; `OffsetIndex` maps offsets to sequences.
 Recent batches stay in memory (the tail) for fetches; older ones are read
 back from the stores through the mesh.
 
-The high watermark is the end of the longest prefix that `min_insync`
-stores have acknowledged: consumers see nothing beyond it, and an acks=all
-produce is answered once its batches are below it.
+A batch is acknowledged to an acks=1 producer once one store holds it, to
+an acks=all producer once `min_insync` stores do. The in-sync stores are the
+live ones that hold what was published `replica.lag.time.max.ms` ago. The
+high watermark, past which consumers see nothing, is Kafka's rule over them:
+the end of the longest prefix that `min_insync` stores hold, or that all
+in-sync ones hold when fewer are in sync (so a single store's ACK moves it,
+as a single replica's write does in Kafka). An answered batch is always
+below it when Kafka's would be.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from protocol.records import RecordBatch, assign_offsets
 log = structlog.get_logger()
 
 STORE_READ_BATCHES = 64  # batches asked of the stores at once, at most
+MARK_INTERVAL_S = 1.0  # how finely publish times are remembered for the in-sync stores' lag
 
 
 class MeshPartition(Protocol):
@@ -72,7 +78,8 @@ class PartitionLog:
 
     def __init__(self, topic: str, index: int, mesh: MeshPartition, read: MeshRead,
                  offsets: OffsetIndex, producers: ProducerStates, *, min_insync: int, tail_bytes: int,
-                 log_start_offset: int = 0, leader_epoch: int = 0):
+                 live_stores: Callable[[], int], lag_s: float, log_start_offset: int = 0,
+                 leader_epoch: int = 0):
         self.topic = topic
         self.index = index
         self.mesh = mesh
@@ -80,6 +87,10 @@ class PartitionLog:
         self.offsets = offsets
         self.producers = producers
         self._min_insync = min_insync
+        self._live_stores = live_stores
+        self._lag_s = lag_s
+        # (time, last sequence published by then), one a MARK_INTERVAL_S at most, back to lag_s ago
+        self._marks = deque([(trio.current_time(), offsets.next_sequence - 1)])
         self.log_start_offset = log_start_offset
         self.leader_epoch = leader_epoch
         self.high_watermark = offsets.next_offset
@@ -105,7 +116,31 @@ class PartitionLog:
     @min_insync.setter
     def min_insync(self, stores: int) -> None:
         self._min_insync = stores
-        self._acks_moved()  # fewer stores needed: what they hold may be below the watermark now
+        self.stores_changed()  # fewer stores needed: what they hold may be below the watermark now
+
+    def has_min_insync(self) -> bool:
+        """Whether enough stores are in sync for an acks=all produce (else NOT_ENOUGH_REPLICAS)."""
+        return self.in_sync_stores() >= self._min_insync
+
+    def in_sync_stores(self) -> int:
+        """The live stores that hold every batch published `lag_s` ago, counted up to
+        `min_insync` (the ACKs say how far the best k stores went, for each k)."""
+        behind = self._published_before(trio.current_time() - self._lag_s)
+        holding = 0
+        while holding < self._min_insync and self.mesh.acked_through(holding + 1) >= behind:
+            holding += 1
+        return min(self._live_stores(), holding)
+
+    def _published_before(self, horizon: float) -> int:
+        """The last sequence known published by `horizon` (-1: the partition is younger)."""
+        marks = self._marks
+        while len(marks) > 1 and marks[1][0] <= horizon:
+            marks.popleft()
+        return marks[0][1] if marks[0][0] <= horizon else -1
+
+    def stores_changed(self) -> None:
+        """Stores came, went or fell behind: the watermark may move (as Kafka's when its ISR shrinks)."""
+        self._acks_moved()
 
     @property
     def next_offset(self) -> int:
@@ -134,6 +169,9 @@ class PartitionLog:
         first = self.offsets.next_offset
         assign_offsets(batch, first, self.leader_epoch, log_append_time=log_append_time)
         sequence = self.mesh.publish_now([batch.buffer])
+        now = trio.current_time()
+        if now - self._marks[-1][0] >= MARK_INTERVAL_S:
+            self._marks.append((now, sequence))
         self._index(sequence, batch, log_append_time)
         self._keep(StoredBatch(first, first + batch.last_offset_delta, sequence, batch.buffer))
         return first, sequence
@@ -143,19 +181,27 @@ class PartitionLog:
         self.producers.appended(batch, batch.base_offset, sequence)
         self.offsets.add(sequence, batch.base_offset, batch.last_offset_delta + 1, timestamp, batch.size)
 
+    def stores_for(self, acks: int) -> int:
+        """How many stores must hold a batch before a producer with `acks` (1 or -1) is answered."""
+        return 1 if acks == 1 else self._min_insync
+
+    def is_stored(self, sequence: int, stores: int) -> bool:
+        return self.mesh.acked_through(stores) >= sequence
+
     async def wait_durable(self, sequence: int) -> None:
-        """Return once `min_insync` stores hold every batch up to `sequence`, with the
-        high watermark past it, so that a client told "written" sees it as written."""
-        await self.mesh.wait_acked(sequence, self._min_insync)
-        self._advance_to(sequence)
+        """Return once `min_insync` stores hold every batch up to `sequence`."""
+        await self.wait_stored(sequence, self._min_insync)
+
+    async def wait_stored(self, sequence: int, stores: int) -> None:
+        """Return once `stores` stores hold every batch up to `sequence`, with the high
+        watermark moved by their ACKs, so that a client told "written" sees it when it may."""
+        await self.mesh.wait_acked(sequence, stores)
+        self._acks_moved()
 
     @property
     def size_bytes(self) -> int:
         """Bytes of the batches from the log start on (whole batches, as Kafka counts segments)."""
         return self.offsets.size_bytes
-
-    def is_durable(self, sequence: int) -> bool:
-        return self.offsets.range_of(sequence)[1] < self.high_watermark
 
     @property
     def last_stable_offset(self) -> int:
@@ -194,7 +240,7 @@ class PartitionLog:
             await self._stores.run()
 
     def _acks_moved(self) -> None:
-        self._advance_to(self.mesh.acked_through(self._min_insync))
+        self._advance_to(self.mesh.acked_through(max(1, self.in_sync_stores())))
 
     def _advance_to(self, sequence: int) -> None:
         """The watermark past the batch at `sequence`, which enough stores hold."""

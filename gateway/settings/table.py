@@ -74,6 +74,8 @@ class BrokerSettings:
     num_partitions: int = kafka(POSITIVE, 1, "partitions of topics created without a partition count")
     default_replication_factor: int = kafka(POSITIVE, 1, "replication factor of topics created without one")
     min_insync_replicas: int = kafka(POSITIVE, 1, "stores that must hold a batch before acks=all succeeds")
+    replica_lag_time_max_ms: int = kafka(POSITIVE, 30000, "a live store that has not taken what was produced this "
+                                                          "long ago is out of sync")
     auto_create_topics_enable: bool = kafka(Boolean(), True, "create unknown topics on Metadata and Produce")
     message_max_bytes: int = kafka(Integer(0), 1048588, "largest record batch a produce may append")
     queued_max_request_bytes: int = kafka(UNLIMITED_OR, -1, "bytes of requests read and not yet answered, over "
@@ -116,6 +118,8 @@ class BrokerSettings:
                                                       "under log.dirs; 0: join an existing mesh", G)
     expected_stores: int = setting(POSITIVE, 1, "stores to wait for at start-up when joining a mesh "
                                                 "(embedded.stores 0)", G)
+    expected_stores_wait_ms: int = setting(MS, 5000, "once min.insync.replicas stores answer, how long start-up "
+                                                     "waits for the rest of expected.stores or embedded.stores", G)
     tail_bytes_per_partition: int = setting(BYTES, 33554432, "recent bytes of each partition kept in memory "
                                                              "for fetches", G)
     tail_bytes_total: int = setting(BYTES, 1073741824, "recent bytes kept in memory for all partitions "

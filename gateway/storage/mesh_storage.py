@@ -21,7 +21,7 @@ from gateway.settings.table import MeshSettings
 log = structlog.get_logger()
 
 READ_CHUNK = 64
-STORES_WAIT_S = 10.0
+STORES_WAIT_S = 10.0  # between warnings while too few stores answer
 
 
 class MeshStorage:
@@ -53,7 +53,12 @@ class MeshStorage:
             with trio.move_on_after(STORES_WAIT_S):
                 await self.consumer.wait_for_stores(count)
                 return
-            log.warning("waiting_for_stores", wanted=count, seen=len(self.consumer.stores()))
+            log.warning("waiting_for_stores", wanted=count, seen=self.live_stores())
+
+    def live_stores(self) -> int:
+        """The stores connected both ways: a store that exits, even killed, closes its
+        connections, and the gateway's publisher sees its subscriptions go at once."""
+        return len(self.consumer.stores())
 
     def host(self, subject: str, uuid: str, next_sequence: int) -> ProducerPartition:
         return self.producer.host(subject, uuid=uuid, next_sequence=next_sequence)

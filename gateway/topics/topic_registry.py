@@ -37,6 +37,7 @@ log = structlog.get_logger()
 
 OWN_ADDRESSES = "own_addresses"  # partition addresses gateway topics ever had, deleted ones included
 DELETED_PARTITIONS = "deleted_partitions"  # the directives that emptied deleted topics' partitions
+STORES_CHECK_S = 0.25  # how soon stores that came, went or fell behind move the watermarks
 
 
 class TopicRegistry:
@@ -76,6 +77,7 @@ class TopicRegistry:
             nursery.start_soon(self.native.run)
             nursery.start_soon(self.enforce_retention)
             nursery.start_soon(self._checkpoint_periodically)
+            nursery.start_soon(self._follow_stores)
             log.info("topics_ready", topics=len(self.topics), **self.recovery.summary())
             task_status.started()
             await trio.sleep_forever()
@@ -150,6 +152,8 @@ class TopicRegistry:
             topic.name, number, mesh, self.storage.read, offsets, producers,
             min_insync=int(topic.config("min.insync.replicas", self.settings)),
             tail_bytes=self._tail_share,
+            live_stores=self.storage.live_stores,
+            lag_s=self.settings.replica_lag_time_max_ms / 1000,
             log_start_offset=offsets.first_offset,
         )
         partition.move_log_start(state.log_start_offset)  # a journal without first_sequence read from 0
@@ -289,6 +293,21 @@ class TopicRegistry:
             raise KafkaError(refusal, f"topic {name!r} is published by native Dafka producers: "
                                       f"the gateway cannot {change} it")
         return topic
+
+    async def _follow_stores(self) -> None:
+        """Stores come, go or fall behind without an ACK to say so: every partition's
+        watermark may move when the live ones change, a lagging one's at any time."""
+        live = self.storage.live_stores()
+        while True:
+            await trio.sleep(STORES_CHECK_S)
+            now_live = self.storage.live_stores()
+            changed, live = now_live != live, now_live
+            if changed:
+                log.info("live_stores_changed", live=live)
+            for topic in list(self.topics.values()):
+                for partition in () if topic.native else topic.partitions:
+                    if changed or partition.high_watermark < partition.next_offset:
+                        partition.stores_changed()
 
     async def _checkpoint_periodically(self) -> None:
         while True:

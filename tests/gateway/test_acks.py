@@ -1,0 +1,189 @@
+"""acks and min.insync.replicas as Kafka honours them, against the real gateway and stores.
+
+acks=1 is answered once one store holds the batch, acks=all once
+min.insync.replicas stores do; the high watermark follows the live stores, so a
+single store behaves as Kafka's single replica; with too few live stores acks=all
+is refused at once and nothing of it is published; the gateway starts once
+min.insync.replicas stores answer.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from contextlib import contextmanager
+
+import pytest
+from confluent_kafka import TopicPartition as ConfluentPartition
+from confluent_kafka.admin import AdminClient
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.errors import KafkaTimeoutError, NotEnoughReplicasError, RequestTimedOutError
+
+from tests.gateway.admin import create_topic
+from tests.gateway.clients import Sent, confluent_consume, confluent_produce
+from tests.gateway.groups import wait_until
+from tests.gateway.server import GatewayProcess, children
+from tests.mesh.conftest import fast_config
+from tests.mesh.processes import NodeProcess
+
+STARTED = "event='node_started'"
+
+
+def test_acks_1_waits_for_a_store(gateway):
+    """The store frozen, an acks=1 produce is not answered as written; thawed, it is."""
+    (store,) = children(gateway.process.pid)
+    producer = KafkaProducer(bootstrap_servers=gateway.bootstrap, acks=1, linger_ms=0)
+    hasty = KafkaProducer(bootstrap_servers=gateway.bootstrap, acks=1, retries=0, linger_ms=0,
+                          request_timeout_ms=1000)
+    try:
+        assert producer.send("held", b"first").get(30).offset == 0
+        os.kill(store, signal.SIGSTOP)
+        with pytest.raises((RequestTimedOutError, KafkaTimeoutError)):
+            hasty.send("held", b"unheld").get(30)
+        os.kill(store, signal.SIGCONT)
+        assert producer.send("held", b"after").get(30).offset >= 1
+    finally:
+        os.kill(store, signal.SIGCONT)
+        producer.close(5)
+        hasty.close(5)
+
+
+def test_acks_1_is_visible_at_once_to_list_offsets_and_delete_records(gateway):
+    """One store, as Kafka with one replica: the answer to an acks=1 produce means the
+    records are below the high watermark, for ListOffsets latest and DeleteRecords."""
+    create_topic(gateway.bootstrap, "visible")
+    producer = KafkaProducer(bootstrap_servers=gateway.bootstrap, acks=1, linger_ms=0)
+    consumer = KafkaConsumer(bootstrap_servers=gateway.bootstrap, enable_auto_commit=False)
+    admin = AdminClient({"bootstrap.servers": gateway.bootstrap})
+    partition = TopicPartition("visible", 0)
+    try:
+        for n in range(200):
+            offset = producer.send("visible", b"%d" % n, partition=0).get(30).offset
+            assert offset == n
+            assert consumer.end_offsets([partition])[partition] == n + 1
+            if n % 2:  # every other one, so that ListOffsets also sees a log start below the end
+                (deleted,) = admin.delete_records([ConfluentPartition("visible", 0, n + 1)]).values()
+                assert deleted.result(30).low_watermark == n + 1
+    finally:
+        producer.close(5)
+        consumer.close()
+
+
+@contextmanager
+def external_mesh(tmp_path, server: GatewayProcess, stores: int):
+    """A tower and `stores` stores as processes, on the gateway's tower addresses; yields
+    (config, stores) and stops every node, even those a test restarted (in the list)."""
+    config = fast_config(beacon_sub_address=f"tcp://127.0.0.1:{server.tower_sub}",
+                         beacon_pub_address=f"tcp://127.0.0.1:{server.tower_pub}",
+                         tower_sub_address=f"tcp://127.0.0.1:{server.tower_sub}",
+                         tower_pub_address=f"tcp://127.0.0.1:{server.tower_pub}")
+    tower = NodeProcess.tower(config, tmp_path / "tower.log")
+    nodes = []
+    try:
+        tower.wait_for_log("event='tower_started'")
+        nodes += [start_store(config, tmp_path, name) for name in "ab"[:stores]]
+        yield config, nodes
+    finally:
+        server.stop()
+        for node in [*nodes, tower]:
+            node.stop()
+
+
+def start_store(config, tmp_path, name: str) -> NodeProcess:
+    store = NodeProcess.store(config, tmp_path / f"store-{name}", tmp_path / f"store-{name}.log")
+    store.wait_for_log(STARTED, count=2)  # writer and reader
+    return store
+
+
+def live_stores_logged(server: GatewayProcess, live: int) -> bool:
+    return f"event='live_stores_changed' live={live}" in server.log_path.read_text()
+
+
+def test_too_few_live_stores_refuse_acks_all_at_once_and_publish_nothing(tmp_path):
+    """Two stores, min.insync.replicas=2: one killed, acks=all gets NOT_ENOUGH_REPLICAS well
+    within the request timeout while acks=1 and acks=0 go on; the store back, acks=all works
+    again, and what was refused never reaches a consumer."""
+    server = GatewayProcess(tmp_path / "gateway", "--min-insync-replicas", "2", "--expected-stores", "2",
+                            stores=0)
+    with external_mesh(tmp_path, server, stores=2) as (config, stores):
+        server.start()
+        create_topic(server.bootstrap, "guarded")
+        before = [Sent(value=b"before%d" % n) for n in range(10)]
+        assert confluent_produce(server.bootstrap, "guarded", before, acks="all") == list(range(10))
+        stores[1].stop(signal.SIGKILL)
+        wait_until(lambda: live_stores_logged(server, 1), 30, "the gateway saw the store go")
+        producer = KafkaProducer(bootstrap_servers=server.bootstrap, acks="all", retries=0, linger_ms=0,
+                                 request_timeout_ms=30000)
+        try:
+            for n in range(5):
+                started = time.monotonic()
+                with pytest.raises(NotEnoughReplicasError):
+                    producer.send("guarded", b"refused%d" % n).get(60)
+                assert time.monotonic() - started < 10, "refused only after a wait"
+        finally:
+            producer.close(5)
+        single = [Sent(value=b"acks1-%d" % n) for n in range(5)]
+        assert confluent_produce(server.bootstrap, "guarded", single, acks=1) == list(range(10, 15))
+        unanswered = [Sent(value=b"acks0-%d" % n) for n in range(5)]
+        confluent_produce(server.bootstrap, "guarded", unanswered, acks=0)
+        stores[1] = start_store(config, tmp_path, "b")
+        wait_until(lambda: live_stores_logged(server, 2), 30, "the gateway saw the store return")
+        after = [Sent(value=b"after%d" % n) for n in range(10)]
+        assert confluent_produce(server.bootstrap, "guarded", after, acks="all",
+                                 **{"message.timeout.ms": 30000}) == list(range(20, 30))
+        expected = [s.value for s in before + single + unanswered + after]
+        assert [g.value for g in confluent_consume(server.bootstrap, "guarded", [0], len(expected))] == expected
+
+
+def test_the_gateway_serves_once_min_insync_stores_answer(tmp_path):
+    """Two stores expected, one running, min.insync.replicas=1: the gateway does not wait for
+    the other beyond expected.stores.wait.ms, and takes acks=all produce."""
+    server = GatewayProcess(tmp_path / "gateway", "--expected-stores", "2", "--expected-stores-wait-ms", "500",
+                            stores=0)
+    with external_mesh(tmp_path, server, stores=1):
+        server.start()
+        sent = [Sent(value=b"%d" % n) for n in range(10)]
+        assert confluent_produce(server.bootstrap, "started", sent, acks="all") == list(range(10))
+        assert "event='serving_without_all_stores'" in server.log_path.read_text()
+
+
+def test_a_store_that_falls_behind_leaves_the_in_sync_stores(tmp_path):
+    """Two stores, min.insync.replicas=2: one frozen (connected but taking nothing) is out of
+    sync after replica.lag.time.max.ms: acks=all gets NOT_ENOUGH_REPLICAS, acks=1 records
+    are visible at once; thawed, it catches up and acks=all works again."""
+    server = GatewayProcess(tmp_path / "gateway", "--min-insync-replicas", "2", "--replica-lag-time-max-ms", "1000",
+                            stores=2).start()
+    stores = children(server.process.pid)
+    producer = KafkaProducer(bootstrap_servers=server.bootstrap, acks="all", retries=0, linger_ms=0,
+                             request_timeout_ms=1000)
+    consumer = KafkaConsumer(bootstrap_servers=server.bootstrap, enable_auto_commit=False)
+    partition = TopicPartition("lagging", 0)
+    try:
+        assert producer.send("lagging", b"both", partition=0).get(30).offset == 0
+        os.kill(stores[1], signal.SIGSTOP)
+        deadline = time.monotonic() + 30
+        while True:  # what is sent before the store counts as behind waits for it and times out
+            assert time.monotonic() < deadline, "acks=all was never refused"
+            try:
+                producer.send("lagging", b"refused?", partition=0).get(30)
+            except (RequestTimedOutError, KafkaTimeoutError):
+                continue
+            except NotEnoughReplicasError:
+                break
+        single = KafkaProducer(bootstrap_servers=server.bootstrap, acks=1, linger_ms=0)
+        try:
+            offset = single.send("lagging", b"one store", partition=0).get(30).offset
+            assert consumer.end_offsets([partition])[partition] == offset + 1
+        finally:
+            single.close(5)
+        os.kill(stores[1], signal.SIGCONT)
+        sent = [Sent(value=b"after%d" % n) for n in range(5)]
+        assert len(confluent_produce(server.bootstrap, "lagging", sent, acks="all",
+                                     **{"message.timeout.ms": 30000})) == 5
+    finally:
+        for pid in stores:
+            os.kill(pid, signal.SIGCONT)
+        producer.close(5)
+        consumer.close()
+        server.stop()
