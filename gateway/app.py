@@ -25,6 +25,7 @@ from gateway.broker import start_broker
 from gateway.data_directory import StartupError, claim_data_directory
 from gateway.embedded_mesh import EmbeddedStoreFailed, run_embedded_mesh
 from gateway.lifecycle import first_failure
+from gateway.mesh.mesh_node import MeshBindError
 from gateway.observability.http_endpoint import Readiness, start_http
 from gateway.server.connection import ConnectionLimits
 from gateway.server.dispatch import Dispatcher
@@ -41,7 +42,7 @@ def run_until_stopped(settings: Settings) -> None:
     """Run the gateway; a failure ends the process with one log line and exit code 1."""
     try:
         trio.run(run_gateway, settings)
-    except* (StartupError, EmbeddedStoreFailed) as failures:
+    except* (StartupError, EmbeddedStoreFailed, MeshBindError) as failures:
         log.error("gateway_failed", reason=str(first_failure(failures)))
         sys.exit(1)
     except* Exception:

@@ -35,12 +35,13 @@ def is_subscription_event(frame) -> bool:
 
 @contextmanager
 def zmq_context(io_threads: int = 1) -> Iterator[zmq.Context]:
-    """A ZeroMQ context terminated on exit (sockets must be closed by then)."""
+    """A ZeroMQ context terminated on exit; sockets left open (a start-up that failed half way)
+    are closed then without linger, where terminating would wait for them for ever."""
     context = zmq.Context(io_threads)
     try:
         yield context
     finally:
-        context.term()
+        context.destroy(linger=0)
 
 
 class Socket:

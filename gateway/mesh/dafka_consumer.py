@@ -19,7 +19,7 @@ import trio
 import zmq
 
 from gateway.lifecycle import run_node, start_command
-from gateway.mesh.mesh_node import MeshNode
+from gateway.mesh.mesh_node import MeshNode, keep_serving
 from gateway.mesh.ordering import FETCH_RETRY_S, PartitionSequencer, Sequencers, fill_gaps, keep_filling_gaps
 from gateway.settings.declaration import Command
 from gateway.settings.table import MeshSettings
@@ -121,11 +121,11 @@ class Consumer:
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         async with self._deliver, trio.open_nursery() as nursery:
             await nursery.start(self.node.run)
-            nursery.start_soon(self._watch_subscriptions)
-            nursery.start_soon(keep_filling_gaps, self.node, self.sequencers)
-            nursery.start_soon(self._ask_heads)
+            for loop in (self._watch_subscriptions, self._ask_heads):
+                nursery.start_soon(keep_serving, self.node.log, loop)
+            nursery.start_soon(keep_serving, self.node.log, keep_filling_gaps, self.node, self.sequencers)
             task_status.started()
-            await self._receive()
+            await keep_serving(self.node.log, self._receive)
 
     async def read(self, subject: str, partition: str, from_sequence: int, count: int,
                    *, timeout: float = 2.0) -> list[tuple[int, object]]:

@@ -18,7 +18,7 @@ import trio
 import zmq
 
 from gateway.lifecycle import run_node, start_command
-from gateway.mesh.mesh_node import MeshNode, sender_of
+from gateway.mesh.mesh_node import MeshNode, keep_serving, sender_of
 from gateway.settings.declaration import Command
 from gateway.settings.table import MeshSettings
 from protocol.dafka import (
@@ -222,9 +222,9 @@ class Producer:
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         async with trio.open_nursery() as nursery:
             await nursery.start(self.node.run)
-            nursery.start_soon(self._send_heads)
+            nursery.start_soon(keep_serving, self.node.log, self._send_heads)
             task_status.started()
-            await self._receive()
+            await keep_serving(self.node.log, self._receive)
 
     async def _receive(self) -> None:
         while True:

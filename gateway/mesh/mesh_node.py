@@ -1,18 +1,21 @@
 """A node's presence on the mesh: its UUID, data sockets and discovery.
 
-The data publisher is bound on an ephemeral port and advertised in beacons
-through the tower; the data subscriber connects to every peer the tower
-relays and disconnects from peers that fall silent.
+The data publisher is bound on an ephemeral port of mesh.bind.host and
+advertised in beacons through the tower; the data subscriber connects to
+every peer the tower relays and disconnects from peers that fall silent
+(peer_table.py says which, so that a reused port disconnects no live peer).
+A ZeroMQ error never ends a node: one bad beacon or peer is logged and skipped.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 
 import structlog
 import trio
 import zmq
 
+from gateway.mesh.peer_table import PeerTable
 from gateway.settings.table import MeshSettings
 from gateway.zmq_trio import Socket
 from protocol.dafka import (
@@ -33,13 +36,26 @@ NODE_PROPERTY = "X-Dafka-Node"  # ZMTP metadata naming the sender; reference nod
 # into FETCH traffic). Large contents are sent zero-copy, so queued records mostly share the memory
 # a producer holds until ACKed anyway; a producer's ACK window bounds what a healthy mesh queues.
 DATA_HWM = 10_000
+MAX_UNREACHABLE = 1024  # beacons with unusable endpoints remembered (and skipped without a log line)
+# Before a node's loop that failed on a ZeroMQ error runs again: a lasting fault logs ten lines a second.
+ERROR_PAUSE_S = 0.1
 log = structlog.get_logger()
 
 
-@dataclass
-class Peer:
-    endpoint: str
-    last_seen: float
+class MeshBindError(Exception):
+    """A node's data socket cannot bind mesh.bind.host."""
+
+
+async def keep_serving(node_log, loop: Callable[..., Awaitable[None]], *args) -> None:
+    """Run a node's `loop` until it returns: a ZeroMQ error that ends it is logged with its traceback
+    and the loop starts again, so that one bad message or peer stops neither the node nor the
+    process running it (a gateway or a store)."""
+    while True:
+        try:
+            return await loop(*args)
+        except zmq.ZMQError:
+            node_log.exception("mesh_loop_failed", loop=loop.__name__)
+        await trio.sleep(ERROR_PAUSE_S)
 
 
 class MeshNode:
@@ -50,13 +66,14 @@ class MeshNode:
         self.uuid = uuid or new_uuid()
         self.kind = kind
         self.config = config
-        self.peers: dict[str, Peer] = {}
+        self.peers = PeerTable()
+        self._unreachable: dict[tuple[str, str], None] = {}  # beacons skipped, oldest first
         self.publisher = Socket(context, zmq.XPUB if verbose_publisher else zmq.PUB)
         self.publisher.zsock.sndhwm = DATA_HWM
         self.publisher.zsock.setsockopt(zmq.METADATA, f"{NODE_PROPERTY}:{self.uuid}".encode())
         if verbose_publisher:
             self.publisher.zsock.setsockopt(zmq.XPUB_VERBOSE, 1)
-        self.publisher.zsock.bind(f"tcp://{config.mesh_bind_host}:*")
+        self._bind(config.mesh_bind_host)
         self.port = int(self.publisher.zsock.getsockopt_string(zmq.LAST_ENDPOINT).rsplit(":", 1)[1])
         self.subscriber = Socket(context, zmq.SUB)
         self.subscriber.zsock.rcvhwm = DATA_HWM
@@ -67,8 +84,17 @@ class MeshNode:
             self._beacon_in.zsock.subscribe(prefix)
         self._beacon_in.zsock.connect(config.beacon_pub_address)
         self._beacon_soon = trio.Event()
+        self._welcomed = trio.Event()
         self._last_beacon = 0.0  # when the tower last relayed any beacon, ours included
         self.log = log.bind(node=kind, uuid=self.uuid)
+
+    def _bind(self, host: str) -> None:
+        try:
+            self.publisher.zsock.bind(f"tcp://{host}:*")
+        except zmq.ZMQError as error:
+            self.publisher.close()
+            raise MeshBindError(f"cannot bind a mesh socket on {host} (mesh.bind.host): {error.strerror}; give "
+                                f"an address of this machine (127.0.0.1 by default, * for every interface)") from None
 
     def close(self) -> None:
         for socket in (self.publisher, self.subscriber, self._beacon_out, self._beacon_in):
@@ -101,41 +127,60 @@ class MeshNode:
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Beacon and track peers until cancelled; started once the tower welcomed us."""
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._beacon_loop)
-            await self._listen_tower(task_status)
+            nursery.start_soon(keep_serving, self.log, self._beacon_loop)
+            nursery.start_soon(keep_serving, self.log, self._listen_tower)
+            await self._welcomed.wait()
+            self.log.info("node_started", port=self.port)
+            nursery.start_soon(keep_serving, self.log, self._expire_loop)
+            task_status.started()
 
-    async def _listen_tower(self, task_status) -> None:
-        welcomed = False
-        async with trio.open_nursery() as nursery:
-            while True:
-                try:
-                    message = decode_tower_message(await self._beacon_in.recv())
-                except DecodeError as error:
-                    self.log.warning("bad_tower_message", reason=error.reason)
-                    continue
-                if isinstance(message, TowerBeacon):
-                    self._saw(message)
-                elif not welcomed:
-                    welcomed = True
-                    self.log.info("node_started", port=self.port)
-                    nursery.start_soon(self._expire_loop)
-                    task_status.started()
+    async def _listen_tower(self) -> None:
+        while True:
+            try:
+                message = decode_tower_message(await self._beacon_in.recv())
+            except DecodeError as error:
+                self.log.warning("bad_tower_message", reason=error.reason)
+                continue
+            if isinstance(message, TowerBeacon):
+                self._saw(message)
+            else:
+                self._welcomed.set()
 
     def _saw(self, beacon: TowerBeacon) -> None:
         now = trio.current_time()
         self._last_beacon = now
-        if beacon.uuid == self.uuid:
+        if beacon.uuid == self.uuid or (beacon.uuid, beacon.endpoint) in self._unreachable:
             return
-        peer = self.peers.get(beacon.uuid)
-        if peer is not None and peer.endpoint == beacon.endpoint:
-            peer.last_seen = now
+        seen = self.peers.saw(beacon.uuid, beacon.endpoint, now)
+        if not seen.appeared:
             return
-        if peer is not None:
-            self.subscriber.disconnect(peer.endpoint)
-        self.subscriber.connect(beacon.endpoint)
-        self.peers[beacon.uuid] = Peer(beacon.endpoint, now)
+        if seen.disconnect is not None:
+            self._disconnect(seen.disconnect)
+        if seen.replaced is not None:
+            self.log.info("peer_replaced", peer=seen.replaced, by=beacon.uuid, endpoint=beacon.endpoint)
+        if seen.connect is not None and not self._connect(beacon):
+            self.peers.forget(beacon.uuid)
+            return
         self._beacon_soon.set()  # so the newcomer learns of us at once
         self.log.info("peer_appeared", peer=beacon.uuid, endpoint=beacon.endpoint)
+
+    def _connect(self, beacon: TowerBeacon) -> bool:
+        """Connect to a peer; False (logged once) if its endpoint is unusable (a host `*`, garbage)."""
+        try:
+            self.subscriber.connect(beacon.endpoint)
+            return True
+        except zmq.ZMQError:
+            self.log.warning("peer_unreachable", peer=beacon.uuid, endpoint=beacon.endpoint, exc_info=True)
+            self._unreachable[(beacon.uuid, beacon.endpoint)] = None
+            if len(self._unreachable) > MAX_UNREACHABLE:
+                del self._unreachable[next(iter(self._unreachable))]
+            return False
+
+    def _disconnect(self, endpoint: str) -> None:
+        try:
+            self.subscriber.disconnect(endpoint)
+        except zmq.ZMQError:  # the table disconnects each endpoint once: a bug, but not a fatal one
+            self.log.exception("peer_disconnect_failed", endpoint=endpoint)
 
     async def _beacon_loop(self) -> None:
         frames = encode_node_beacon(NodeBeacon(self.uuid, self.config.beacon_address, self.port))
@@ -152,11 +197,9 @@ class MeshNode:
         timeout = self.config.beacon_timeout_ms / 1000
         while True:
             await trio.sleep(min(1.0, timeout / 4))
-            for uuid, peer in list(self.peers.items()):
-                if self._last_beacon - peer.last_seen > timeout:
-                    del self.peers[uuid]
-                    self.subscriber.disconnect(peer.endpoint)
-                    self.log.info("peer_expired", peer=uuid, endpoint=peer.endpoint)
+            for uuid, endpoint in self.peers.silent_since(self._last_beacon - timeout):
+                self._disconnect(self.peers.forget(uuid))
+                self.log.info("peer_expired", peer=uuid, endpoint=endpoint)
 
 
 def sender_of(frame: zmq.Frame) -> str:

@@ -24,6 +24,7 @@ class PartitionSequencer:
         self._ahead_bytes = 0
         self._fetch_end = -1  # the last sequence asked for by the outstanding FETCH
         self._fetch_deadline = 0.0
+        self._asked_from = next_sequence  # next_sequence when the deadline was set
 
     @property
     def behind(self) -> bool:
@@ -75,6 +76,8 @@ class PartitionSequencer:
 
         Once half of the outstanding FETCH has arrived, the next range is asked for
         already, so a long replay streams instead of waiting a round trip per FETCH.
+        Such a FETCH extends the deadline only if records came in order since it was
+        set: a lost FETCH or answer is asked again even while live records keep coming.
         """
         if not self.behind:
             return None
@@ -90,7 +93,9 @@ class PartitionSequencer:
         if count <= 0:
             return None
         self._fetch_end = first + count - 1
-        self._fetch_deadline = now + FETCH_RETRY_S
+        if first == self.next_sequence or self.next_sequence > self._asked_from:
+            self._fetch_deadline = now + FETCH_RETRY_S
+            self._asked_from = self.next_sequence
         return first, count
 
 

@@ -10,6 +10,7 @@ import trio
 import zmq
 
 from gateway.lifecycle import run_node, served, start_command
+from gateway.mesh.mesh_node import keep_serving
 from gateway.settings.declaration import Command
 from gateway.settings.table import MeshSettings
 from gateway.zmq_trio import Socket, subscription_event
@@ -30,8 +31,8 @@ async def run_tower(context: zmq.Context, config: MeshSettings, *, task_status=t
         log.info("tower_started", sub=config.tower_sub_address, pub=config.tower_pub_address)
         task_status.started()
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_drain_subscriptions, outbound)
-            await _relay(inbound, outbound)
+            nursery.start_soon(keep_serving, log, _drain_subscriptions, outbound)
+            await keep_serving(log, _relay, inbound, outbound)
 
 
 async def _relay(inbound: Socket, outbound: Socket) -> None:

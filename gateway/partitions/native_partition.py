@@ -10,7 +10,7 @@ Kafka's answer to a Produce to a topic it lets clients read but not write
 
 Timestamps: a store's receive time never travels on the wire, so a
 record's timestamp (CreateTime) is when this gateway first learned it
-exists, from a RECORD, a HEAD or the stores' heads at start. Records are
+exists, from a RECORD, a HEAD, a store's ACK or the stores' heads at start. Records are
 learned in sequence order, so timestamps never decrease; they are not kept
 across restarts (records already stored then get the start time).
 

@@ -179,8 +179,9 @@ class MeshSettings:
                                                                          "from (beacon/pub_address)", MESH_NODES)
     beacon_address: str = setting(Text(), "", "host advertised to mesh peers; empty: as the tower sees the node "
                                               "(beacon/address)", MESH_NODES)
-    mesh_bind_host: str = setting(Text(empty=False), "127.0.0.1", "interface a node's data sockets bind; * for "
-                                                                  "every one", MESH_NODES)
+    mesh_bind_host: str = setting(Text(empty=False), "127.0.0.1", "interface a node's data sockets bind (the mesh "
+                                                                  "has no authentication); * for every one",
+                                  MESH_NODES)
     tower_sub_address: str = setting(Address(), "tcp://127.0.0.1:5556", "where a tower binds the endpoint "
                                                                          "beacons are sent to (tower/sub_address; "
                                                                          "tcp://*:5556 for every interface)",

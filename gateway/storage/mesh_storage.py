@@ -4,7 +4,8 @@ The producer node publishes every partition this gateway leads (each its
 own Dafka partition UUID, all on one socket pair); the consumer node reads
 back what the in-memory tails no longer hold, and asks the stores for the
 heads of partitions when the gateway starts; the watcher node hears the
-HEADs of every topic, which is how native producers are found (native.py).
+HEADs and ACKs of every topic, which is how native producers are found
+(topics/native_topics.py).
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """Topics of native Dafka producers, found on the mesh and served as Kafka topics.
 
-A watcher node hears every producer's HEAD (subscription `H`, all topics)
-and the RECORDs of the native topics it knows. A HEAD or RECORD from a
-producer UUID never seen on that topic gives the topic a new partition:
+A watcher node hears every producer's HEAD and every store's ACK
+(subscriptions `H` and `K`, all topics) and the RECORDs of the native topics
+it knows. A HEAD, ACK or RECORD from a producer UUID never seen on that
+topic gives the topic a new partition (a short-lived producer may never send
+a HEAD: the stores' ACKs of its records announce it):
 numbers are given in order of discovery and kept in the journal, so they
 survive restarts. At start the journaled topics get their heads from the
 stores (GET-HEADS), which also reveals producers of them that came and went
@@ -10,9 +12,9 @@ meanwhile. Ignored: the gateway's own partitions (any address a topic of
 its journal ever had), its internal subjects, subjects of topics created
 through the gateway, and subjects that are not legal Kafka topic names.
 
-A topic whose producers stopped before this gateway first heard them is not
-found: a HEAD is the only announcement of a topic, and stores answer
-GET-HEADS only for a named topic.
+A topic whose producers stopped, and whose records the stores had ACKed,
+before this gateway first heard of it is not found: stores answer GET-HEADS
+only for a named topic.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import trio
 from gateway.kafka_error import KafkaError
 from gateway.partitions.native_partition import NativePartition
 from gateway.topics.topic import PartitionState, Topic, check_topic_name
-from protocol.dafka import Head, Record, subscription
+from protocol.dafka import Ack, Head, Record, subscription
 
 log = structlog.get_logger()
 
@@ -77,19 +79,20 @@ class NativeTopics:
                 partition.saw_head(head)
 
     async def run(self) -> None:
-        """Follow HEADs and native RECORDs until cancelled."""
+        """Follow HEADs, ACKs and native RECORDs until cancelled."""
         self.node.subscribe(subscription(Head))
+        self.node.subscribe(subscription(Ack))
         while True:
             for message in await self.node.receive(RECV_BATCH):
-                if not isinstance(message, (Head, Record)):
+                if not isinstance(message, (Head, Ack, Record)):
                     continue
                 partition = await self._found(message.subject, message.partition)
                 if partition is None:
                     continue
-                if isinstance(message, Head):
-                    partition.saw_head(message.sequence)
-                else:
+                if isinstance(message, Record):
                     partition.saw_record(message.sequence, bytes(message.content))
+                else:  # a HEAD, or an ACK: a store holds the partition up to that sequence
+                    partition.saw_head(message.sequence)
 
     async def _found(self, name: str, address: str) -> NativePartition | None:
         """The native partition of `address` in topic `name`, numbered now if new."""

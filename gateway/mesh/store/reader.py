@@ -14,7 +14,7 @@ from collections.abc import Container
 import trio
 import zmq
 
-from gateway.mesh.mesh_node import MeshNode, sender_of
+from gateway.mesh.mesh_node import MeshNode, keep_serving, sender_of
 from gateway.settings.table import MeshSettings
 from protocol.dafka import (
     Ack,
@@ -91,9 +91,9 @@ class StoreReader:
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         async with trio.open_nursery() as nursery:
             await nursery.start(self.node.run)
-            nursery.start_soon(self._greet_consumers)
+            nursery.start_soon(keep_serving, self.node.log, self._greet_consumers)
             task_status.started()
-            await self._receive()
+            await keep_serving(self.node.log, self._receive)
 
     async def _receive(self) -> None:
         while True:

@@ -18,6 +18,7 @@ import zmq
 
 from gateway.directory_lock import DirectoryInUse, locked_directory
 from gateway.lifecycle import first_failure, run_node, served, start_command
+from gateway.mesh.mesh_node import MeshBindError
 from gateway.mesh.store.entry import CorruptLogError
 from gateway.mesh.store.reader import StoreReader
 from gateway.mesh.store.storage_failure import STORAGE_FAILED, StorageFailed, is_storage_error
@@ -95,6 +96,9 @@ def main() -> None:
     try:
         run_node(served, settings.http, run_store, settings.mesh, settings.store,
                  lifeline=loaded.arguments.exit_on_stdin_eof)
+    except* MeshBindError as group:
+        log.error("store_failed", reason=str(first_failure(group)))
+        sys.exit(1)
     except* DirectoryInUse as group:
         log.error("store_directory_in_use", directory=str(settings.store.store_db), reason=str(first_failure(group)))
         sys.exit(1)

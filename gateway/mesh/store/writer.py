@@ -28,7 +28,7 @@ import time
 import trio
 import zmq
 
-from gateway.mesh.mesh_node import MeshNode
+from gateway.mesh.mesh_node import MeshNode, keep_serving
 from gateway.mesh.ordering import PartitionSequencer, Sequencers, fill_gaps, keep_filling_gaps
 from gateway.settings.table import MeshSettings
 from protocol.dafka import Ack, DirectRecord, Head, Record, encode, subscription
@@ -66,10 +66,10 @@ class StoreWriter:
             self.durable[key] = head
         async with trio.open_nursery() as nursery:
             await nursery.start(self.node.run)
-            nursery.start_soon(keep_filling_gaps, self.node, self.sequencers)
+            nursery.start_soon(keep_serving, self.node.log, keep_filling_gaps, self.node, self.sequencers)
             nursery.start_soon(self._commit_loop)
             task_status.started()
-            await self._receive()
+            await keep_serving(self.node.log, self._receive)
 
     async def _receive(self) -> None:
         while True:
