@@ -66,6 +66,21 @@ class Integer(Kind):
         return f"an integer from {self.low} to {self.high}"
 
 
+@dataclass(frozen=True)
+class IntegerOr(Integer):
+    """An integer from low to high, or the one value `alone` (Kafka's gzip level: 1 to 9, or -1)."""
+
+    alone: int = -1
+
+    def check(self, value) -> int:
+        if type(value) is int and value == self.alone:
+            return value
+        return super().check(value)
+
+    def allowed(self) -> str:
+        return f"{super().allowed()}, or {self.alone}"
+
+
 def long(low: int = -(2**63)) -> Integer:
     return Integer(low, 2**63 - 1)
 

@@ -20,6 +20,7 @@ from gateway.settings.kinds import (
     Directory,
     HostCounts,
     Integer,
+    IntegerOr,
     Nullable,
     Text,
     long,
@@ -96,8 +97,13 @@ class BrokerSettings:
                                             "whether records keep the producer's timestamp or get the append time")
     log_cleanup_policy: str = kafka(ChoiceList(choices=("delete",)), "delete",
                                     "what happens to old batches: deleted by retention")
-    compression_type: str = kafka(Choice(choices=("producer",)), "producer",
-                                  "batches are stored as the producer compressed them")
+    compression_type: str = kafka(Choice(choices=("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")),
+                                  "producer", "codec topics store batches with; producer: the producer's own, "
+                                              "else batches with another are recompressed")
+    compression_gzip_level: int = kafka(IntegerOr(1, 9, alone=-1), -1, "gzip level of recompressed batches "
+                                                                       "(-1: zlib's default)")
+    compression_lz4_level: int = kafka(Integer(1, 17), 9, "lz4 level of recompressed batches")
+    compression_zstd_level: int = kafka(Integer(-131072, 22), 3, "zstd level of recompressed batches")
     group_initial_rebalance_delay_ms: int = kafka(Integer(0), 3000, "how long a new classic group waits for "
                                                                     "more members")
     group_min_session_timeout_ms: int = kafka(POSITIVE, 6000, "smallest session timeout a member may ask for")

@@ -52,7 +52,13 @@ class TopicConfig:
 TOPIC_CONFIGS = {c.name: c for c in (
     TopicConfig("cleanup.policy", ("log.cleanup.policy",),
                 "Only delete is supported: old segments are removed by retention."),
-    TopicConfig("compression.type", ("compression.type",), "Batches are stored as the producer compressed them."),
+    TopicConfig("compression.type", ("compression.type",),
+                "Codec batches are stored with: producer keeps the producer's, else batches with another codec "
+                "are recompressed (uncompressed, gzip, snappy, lz4, zstd)."),
+    TopicConfig("compression.gzip.level", ("compression.gzip.level",),
+                "Level of gzip recompression: 1 to 9, or -1 for zlib's default."),
+    TopicConfig("compression.lz4.level", ("compression.lz4.level",), "Level of lz4 recompression: 1 to 17."),
+    TopicConfig("compression.zstd.level", ("compression.zstd.level",), "Level of zstd recompression: -131072 to 22."),
     TopicConfig("max.message.bytes", ("message.max.bytes",), "Largest record batch a produce may append."),
     TopicConfig("message.timestamp.type", ("log.message.timestamp.type",),
                 "Whether records keep the producer's timestamps or get the append time."),

@@ -11,13 +11,17 @@ import crc32c
 
 from protocol.errors import DecodeError, EncodeError
 from protocol.records.batch import (
+    ATTRIBUTES_POSITION,
+    CODEC_MASK,
     CONTROL_FLAG,
     CRC_POSITION,
     CRC_START,
     HEADER,
+    HEADER_SIZE,
     LENGTH_PREFIX,
     TIMESTAMP_TYPE_FLAG,
     TRANSACTIONAL_FLAG,
+    RecordBatch,
 )
 from protocol.records.compression import Codec, compress
 from protocol.records.record import Record, encode_record
@@ -29,6 +33,7 @@ def build_batch(
     records: Sequence[Record],
     *,
     codec: Codec = Codec.NONE,
+    level: int | None = None,
     producer_id: int = -1,
     producer_epoch: int = -1,
     base_sequence: int = -1,
@@ -60,7 +65,7 @@ def build_batch(
     else:
         attributes |= TIMESTAMP_TYPE_FLAG
         max_timestamp = log_append_time
-    payload = compress(codec, bytes(body))
+    payload = compress(codec, bytes(body), level=level)
     header = bytearray(HEADER.size)
     try:
         HEADER.pack_into(
@@ -82,6 +87,22 @@ def build_batch(
         )
     except struct.error as error:
         raise EncodeError(f"batch header field out of range: {error}") from None
+    crc = crc32c.crc32c(payload, crc32c.crc32c(header[CRC_START:]))
+    struct.pack_into(">I", header, CRC_POSITION, crc)
+    return bytes(header) + payload
+
+
+def recompressed(batch: RecordBatch, records: bytes | memoryview, codec: Codec, *, level: int | None = None) -> bytes:
+    """`batch` with its `records` (uncompressed) compressed with `codec` instead.
+
+    The records' bytes are the same whatever the codec, so offsets, deltas,
+    timestamps and headers stay as they are, and so does every header field
+    but the codec bits, the length and the CRC.
+    """
+    payload = compress(codec, records, level=level)
+    header = bytearray(batch.buffer[:HEADER_SIZE])
+    struct.pack_into(">i", header, LENGTH_PREFIX - 4, HEADER_SIZE - LENGTH_PREFIX + len(payload))
+    struct.pack_into(">h", header, ATTRIBUTES_POSITION, batch.attributes & ~CODEC_MASK | codec)
     crc = crc32c.crc32c(payload, crc32c.crc32c(header[CRC_START:]))
     struct.pack_into(">I", header, CRC_POSITION, crc)
     return bytes(header) + payload

@@ -40,17 +40,25 @@ class Codec(IntEnum):
     ZSTD = 4
 
 
-def compress(codec: Codec, data: bytes, *, magic: int = 2) -> bytes:
-    """Compress `data` the way the Java client does for `codec` and `magic`."""
+# Kafka's levels (compression.gzip.level, .lz4.level, .zstd.level): the
+# ranges and defaults of the Java client; gzip's -1 is zlib's default.
+LEVELS = {Codec.GZIP: (1, 9, -1), Codec.LZ4: (1, 17, 9), Codec.ZSTD: (-131072, 22, 3)}
+
+
+def compress(codec: Codec, data: bytes, *, magic: int = 2, level: int | None = None) -> bytes:
+    """Compress `data` the way the Java client does for `codec` and `magic`,
+    at `level` (None: the codec's default level; snappy has none)."""
+    if level is None and codec in LEVELS:
+        level = LEVELS[codec][2]
     if codec == Codec.GZIP:
-        packer = zlib.compressobj(wbits=31)
+        packer = zlib.compressobj(level, wbits=31)
         return packer.compress(data) + packer.flush()
     if codec == Codec.SNAPPY:
         return _xerial_compress(data)
     if codec == Codec.LZ4:
-        return _lz4_compress(data, broken_checksum=magic == 0)
+        return _lz4_compress(data, level, broken_checksum=magic == 0)
     if codec == Codec.ZSTD:
-        return _ZSTD_COMPRESSOR.compress(data)
+        return _zstd_compressor(level).compress(data)
     return bytes(data)
 
 
@@ -165,9 +173,10 @@ _LZ4_CONTENT_SIZE_FLAG = 0x08
 _LZ4_DICT_ID_FLAG = 0x01
 
 
-def _lz4_compress(data: bytes, *, broken_checksum: bool) -> bytes:
+def _lz4_compress(data: bytes, level: int, *, broken_checksum: bool) -> bytes:
     frame = lz4.frame.compress(
         data,
+        compression_level=level,
         block_size=lz4.frame.BLOCKSIZE_MAX64KB,
         block_linked=False,
         content_checksum=False,
@@ -220,7 +229,14 @@ def _lz4_header_checksum(descriptor: bytes) -> int:
 
 # zstd -------------------------------------------------------------------
 
-_ZSTD_COMPRESSOR = zstandard.ZstdCompressor(level=3)
+_ZSTD_COMPRESSORS: dict[int, zstandard.ZstdCompressor] = {}
+
+
+def _zstd_compressor(level: int) -> zstandard.ZstdCompressor:
+    compressor = _ZSTD_COMPRESSORS.get(level)
+    if compressor is None:  # one per level in use: a topic's level, seldom more than a few
+        compressor = _ZSTD_COMPRESSORS[level] = zstandard.ZstdCompressor(level=level)
+    return compressor
 _ZSTD_DECOMPRESSOR = zstandard.ZstdDecompressor()
 
 

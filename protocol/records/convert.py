@@ -22,12 +22,13 @@ def legacy_to_batch(
     *,
     base_offset: int,
     codec: Codec | None = None,
+    level: int | None = None,
     limit: int = DEFAULT_LIMIT,
 ) -> bytes:
     """One v2 batch of every record in `messages`, at offsets from `base_offset`.
 
-    Timestamps are kept (-1 for magic 0). `codec` defaults to the codec of
-    the first message, as for a topic with compression.type=producer.
+    Timestamps are kept (-1 for magic 0). `codec` (at `level`) defaults to
+    the codec of the first message, as for a topic with compression.type=producer.
     Check each message's CRC before calling; inner CRCs are checked here.
     """
     records = [record for message in messages for record in message.records(limit=limit)]
@@ -36,6 +37,7 @@ def legacy_to_batch(
     return build_batch(
         [record._replace(offset=base_offset + index) for index, record in enumerate(records)],
         codec=codec,
+        level=level,
     )
 
 

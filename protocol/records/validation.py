@@ -34,11 +34,12 @@ class InvalidRecords(ValueError):
     """A batch whose records parse but break a rule of the v2 format."""
 
 
-def validate_batch(batch: RecordBatch, *, limit: int) -> None:
+def validate_batch(batch: RecordBatch, *, limit: int) -> bytes | memoryview:
     """Check the records of `batch`; their uncompressed size may not pass `limit`.
 
-    The header must already be sound (RecordBatch checks magic, length and
-    codec; the caller the CRC).
+    Returns the records uncompressed, so that a caller recompressing the
+    batch inflates it once. The header must already be sound (RecordBatch
+    checks magic, length and codec; the caller the CRC).
     """
     count = batch.record_count
     if count < 1 or count != batch.last_offset_delta + 1:
@@ -53,6 +54,7 @@ def validate_batch(batch: RecordBatch, *, limit: int) -> None:
     found = count_records(records)
     if found != count:
         raise InvalidRecords(f"batch claims {count} records and holds {found}")
+    return records
 
 
 def count_records(data: bytes | memoryview) -> int:

@@ -1,14 +1,16 @@
 """checked_batch: a produced batch is refused with Kafka's error, or stored as it came."""
 
+import random
+
 import pytest
 import zstandard
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from gateway.kafka_error import KafkaError
-from gateway.partitions.batch_checks import checked_batch
+from gateway.partitions.batch_checks import TopicCodec, checked_batch, topic_codec
 from protocol.kafka.error_codes import ErrorCode
-from protocol.records import Codec
+from protocol.records import Codec, Record, RecordBatch, TimestampType, build_batch, build_message_set
 from protocol.records.batch import CRC_START, HEADER_SIZE
 from tests.protocol.mutations import mutated
 from tests.protocol.records.bad_batches import CORRUPT, INVALID, good, records_bytes, sealed
@@ -65,3 +67,56 @@ def test_damaged_batches_raise_only_kafka_errors(values, codec, data):
     except KafkaError:
         return
     assert len(batch.records()) == batch.record_count
+
+
+# A topic's compression.type: batches with another codec are recompressed ------------------------
+
+RECORDS = [Record(n, 1_700_000_000_000 + 3 * n, b"key-%d" % n, b"value-%d" % n * 10, (("h", b"%d" % n), ("n", None)))
+           for n in range(12)]
+SAME_HEADER_FIELDS = ("base_offset", "partition_leader_epoch", "last_offset_delta", "base_timestamp",
+                      "max_timestamp", "producer_id", "producer_epoch", "base_sequence", "record_count",
+                      "is_transactional", "timestamp_type")
+
+
+@pytest.mark.parametrize("source", list(Codec))
+@pytest.mark.parametrize("target", list(Codec))
+def test_batches_come_back_with_the_topic_codec_all_else_kept(source, target):
+    blob = build_batch(RECORDS, codec=source, producer_id=7, producer_epoch=3, base_sequence=40, transactional=True)
+    sent = RecordBatch(memoryview(bytearray(blob)))
+    got = checked_batch(memoryview(bytearray(blob)), PRODUCE_VERSION, MAX_MESSAGE_BYTES, TopicCodec(target, None))
+    got.verify_crc()
+    assert got.compression == target
+    assert [getattr(got, name) for name in SAME_HEADER_FIELDS] == [getattr(sent, name) for name in SAME_HEADER_FIELDS]
+    assert got.records() == RECORDS
+    if source == target:
+        assert bytes(got.buffer) == blob
+
+
+@pytest.mark.parametrize(("codec", "level"), [(Codec.GZIP, 1), (Codec.GZIP, -1), (Codec.LZ4, 17), (Codec.ZSTD, -5)])
+def test_levels_are_used(codec, level):
+    got = checked_batch(memoryview(bytearray(good([b"x" * 1000]))), PRODUCE_VERSION, MAX_MESSAGE_BYTES,
+                        TopicCodec(codec, level))
+    assert got.compression == codec and got.records()[0].value == b"x" * 1000
+
+
+def test_a_batch_too_large_once_recompressed_is_refused():
+    blob = good([random.Random(n).randbytes(1000) for n in range(4)], Codec.NONE)  # snappy only adds framing
+    with pytest.raises(KafkaError) as refused:
+        checked_batch(memoryview(bytearray(blob)), PRODUCE_VERSION, len(blob), TopicCodec(Codec.SNAPPY, None))
+    assert refused.value.code == ErrorCode.MESSAGE_TOO_LARGE
+
+
+def test_legacy_message_sets_take_the_topic_codec():
+    messages = build_message_set(RECORDS[:3], magic=1, codec=Codec.GZIP, timestamp_type=TimestampType.CREATE_TIME)
+    got = checked_batch(memoryview(bytearray(messages)), 2, MAX_MESSAGE_BYTES, TopicCodec(Codec.LZ4, 9))
+    assert got.compression == Codec.LZ4
+    assert [(r.key, r.value, r.timestamp) for r in got.records()] == [(r.key, r.value, r.timestamp) for r in RECORDS[:3]]
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("producer", None), ("uncompressed", TopicCodec(Codec.NONE, None)), ("snappy", TopicCodec(Codec.SNAPPY, None)),
+    ("gzip", TopicCodec(Codec.GZIP, -1)), ("lz4", TopicCodec(Codec.LZ4, 9)), ("zstd", TopicCodec(Codec.ZSTD, 3))])
+def test_topic_codec_from_configs(name, expected):
+    configs = {"compression.type": name, "compression.gzip.level": "-1", "compression.lz4.level": "9",
+               "compression.zstd.level": "3"}
+    assert topic_codec(configs.__getitem__) == expected
