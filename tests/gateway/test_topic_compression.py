@@ -10,6 +10,9 @@ transactions still commit and abort.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import pytest
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource
 
@@ -36,6 +39,7 @@ TARGETS = ["uncompressed", "gzip", "snappy", "lz4", "zstd"]
 # A producer codec other than the topic's, for each target.
 OTHER = {"uncompressed": "zstd", "gzip": "lz4", "snappy": "zstd", "lz4": "snappy", "zstd": "gzip"}
 FETCH_VERSION = 12  # zstd batches need Fetch v10 or later
+KCAT = shutil.which("kcat")  # librdkafka as Debian builds it, where installed
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +97,11 @@ def test_every_client_reads_batches_recompressed_to_the_topic_codec(gateway, con
         got = consume(gateway.bootstrap, topic, [0], len(sent))
         assert [g.offset for g in got] == list(range(len(sent))), client
         assert seen(got) == as_got(sent), client
+    if KCAT is not None:
+        read = subprocess.run([KCAT, "-b", gateway.bootstrap, "-C", "-t", topic, "-o", "beginning", "-e",
+                               "-f", "%k=%s@%o/%T\n"], capture_output=True, timeout=60, check=True).stdout
+        assert read.decode().splitlines() == [f"{s.key.decode()}={s.value.decode()}@{n}/{s.timestamp_ms}"
+                                              for n, s in enumerate(sent)]
 
 
 def test_a_batch_already_in_the_topic_codec_is_stored_as_it_came(gateway, connection):
