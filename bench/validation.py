@@ -24,6 +24,7 @@ import argparse
 import os
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -76,31 +77,43 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def gateway_produce(seconds: float) -> None:
+@contextmanager
+def started_gateway(*options: str):
+    """A gateway started here (`python -m gateway` in the current directory) with `options`."""
     with tempfile.TemporaryDirectory() as directory:
-        broker = BrokerProcess(Path(directory) / "gateway").start()
+        broker = BrokerProcess(Path(directory) / "gateway", *options).start()
         try:
-            target = Target("gateway", broker.bootstrap)
-            for size in (100, 1000):
-                topic = create_topic(target, 1)
-                used = cpu_seconds(broker.process.pid)
-                count, took = produce_confluent(target, topic, size, seconds)
-                used = cpu_seconds(broker.process.pid) - used
-                print(f"produce {size:4d} B acks=all: {count / took / 1e3:6.0f} k rec/s {count * size / took / 1e6:5.0f} "
-                      f"MB/s; gateway CPU {used / took:4.0%} of a core, {used / count * 1e9:5.0f} ns per record, "
-                      f"{used / (count * size) * 1e9:5.2f} ms per MB ({load()})", flush=True)
+            yield broker
         finally:
             broker.stop()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def produce_figures(broker: BrokerProcess, topic: str, size: int, seconds: float) -> str:
+    """An acks=all run of confluent-kafka into `topic`: its throughput and the gateway's CPU."""
+    used = cpu_seconds(broker.process.pid)
+    count, took = produce_confluent(Target("gateway", broker.bootstrap), topic, size, seconds)
+    used = cpu_seconds(broker.process.pid) - used
+    return (f"{count / took / 1e3:6.0f} k rec/s {count * size / took / 1e6:5.0f} MB/s; gateway CPU "
+            f"{used / took:4.0%} of a core, {used / count * 1e9:5.0f} ns per record, "
+            f"{used / (count * size) * 1e9:5.2f} ms per MB ({load()})")
+
+
+def gateway_produce(seconds: float) -> None:
+    with started_gateway() as broker:
+        for size in (100, 1000):
+            topic = create_topic(Target("gateway", broker.bootstrap), 1)
+            print(f"produce {size:4d} B acks=all: {produce_figures(broker, topic, size, seconds)}", flush=True)
+
+
+def main(doc: str = __doc__, per_batch=None, gateway=gateway_produce) -> None:
+    """Per-batch figures (unless --gateway-only), then the gateway's; bench/recompression.py's too."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=5.0, help="length of each produce run")
     parser.add_argument("--gateway-only", action="store_true", help="skip the per-batch figures")
     arguments = parser.parse_args()
     if not arguments.gateway_only:
-        checks_per_batch()
-    gateway_produce(arguments.seconds)
+        (per_batch or checks_per_batch)()
+    gateway(arguments.seconds)
 
 
 if __name__ == "__main__":
