@@ -88,7 +88,7 @@ def test_every_client_reads_batches_recompressed_to_the_topic_codec(gateway, con
     from_other = records("other", 30)
     confluent_produce(gateway.bootstrap, topic, from_other, **compression_config("confluent-kafka", OTHER[target]))
     plain = records("plain", 20)  # kafka-python sends uncompressed, or gzip to an uncompressed topic
-    kafka_python_produce(gateway.bootstrap, topic, plain,
+    kafka_python_produce(gateway.bootstrap, topic, plain, acks="all",
                          **compression_config("kafka-python", "gzip" if target == "uncompressed" else "none"))
     codecs = stored_codecs(connection, topic)
     assert codecs and set(codecs) == {codec_of(target)}
@@ -116,7 +116,7 @@ def test_a_batch_already_in_the_topic_codec_is_stored_as_it_came(gateway, connec
 def test_topics_without_their_own_inherit_the_broker_codec(gateway, connection):
     topic = "codec-inherited"
     create_topic(gateway.bootstrap, topic)
-    kafka_python_produce(gateway.bootstrap, topic, records("x", 5))
+    kafka_python_produce(gateway.bootstrap, topic, records("x", 5), acks="all")  # answered once fetchable
     assert set(stored_codecs(connection, topic)) == {Codec.GZIP}
     create_topic(gateway.bootstrap, "codec-producer", configs={"compression.type": "producer"})
     snappy = build_batch([Record(i, 1000 + i, b"k", b"v%d" % i) for i in range(5)], codec=Codec.SNAPPY)
