@@ -34,6 +34,7 @@ API = by_name("Fetch")
 Topic = API.Response.Responses
 Partition = Topic.Partitions
 READ_COMMITTED = 1
+FIRST_ZSTD_FETCH = 10  # Kafka refuses older fetches of a topic whose compression.type is zstd
 log = structlog.get_logger()
 
 
@@ -138,6 +139,9 @@ async def _read_partition(request: Request, topics: Topics, entry: SessionPartit
         missing = ErrorCode.UNKNOWN_TOPIC_ID if request.version >= 13 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return Partition(partition_index=entry.partition, error_code=missing, high_watermark=-1,
                          records=b"")
+    if request.version < FIRST_ZSTD_FETCH and topics.config(topics.get(entry.topic), "compression.type") == "zstd":
+        return Partition(partition_index=entry.partition, error_code=ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                         high_watermark=-1, records=b"")
     committed = body.isolation_level == READ_COMMITTED
     stable = log_.last_stable_offset
     answer = Partition(partition_index=entry.partition, high_watermark=log_.high_watermark,

@@ -137,6 +137,17 @@ def test_zstd_topic_takes_produce_below_v7(gateway, connection):
     assert stored_codecs(connection, topic) == [Codec.ZSTD]
 
 
+def test_fetch_below_v10_of_a_zstd_topic_is_refused(gateway, connection):
+    """As Kafka: whatever the stored batches, a zstd topic is read with Fetch v10 or later."""
+    create_topic(gateway.bootstrap, "codec-old-fetch", configs={"compression.type": "zstd"})
+    assert produce(connection, "codec-old-fetch", {0: build_batch([Record(0, 1000, b"k", b"v")])}) == {
+        0: (ErrorCode.NONE, 0)}
+    assert {version: fetch(connection, "codec-old-fetch", version).error_code for version in (4, 9, 10)} == {
+        4: ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, 9: ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, 10: ErrorCode.NONE}
+    create_topic(gateway.bootstrap, "codec-old-fetch-gzip")
+    assert fetch(connection, "codec-old-fetch-gzip", 4).error_code == ErrorCode.NONE
+
+
 def test_idempotent_retries_still_deduplicate(gateway, connection):
     topic = "codec-idempotent"
     create_topic(gateway.bootstrap, topic, configs={"compression.type": "zstd"})
