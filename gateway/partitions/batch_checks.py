@@ -67,9 +67,7 @@ def checked_batch(records, version: int, max_message_bytes: int, target: TopicCo
     if not entries:
         raise KafkaError(ErrorCode.INVALID_RECORD, "produce with an empty record set")
     for entry in entries:
-        if entry.size > max_message_bytes:
-            raise KafkaError(ErrorCode.MESSAGE_TOO_LARGE,
-                             f"batch of {entry.size} bytes exceeds max.message.bytes {max_message_bytes}")
+        _check_size(entry.size, max_message_bytes)
     if version >= FIRST_V2_PRODUCE:
         batch, records = _checked_v2(entries, version, max(DEFAULT_LIMIT, max_message_bytes))
         if target is None or batch.compression == target.codec:
@@ -79,10 +77,14 @@ def checked_batch(records, version: int, max_message_bytes: int, target: TopicCo
         raise KafkaError(ErrorCode.INVALID_RECORD, f"produce v{version} cannot carry magic 2 batches")
     else:
         batch = _from_legacy(entries, target)
-    if batch.size > max_message_bytes:  # conversion changed its size
-        raise KafkaError(ErrorCode.MESSAGE_TOO_LARGE,
-                         f"batch of {batch.size} bytes exceeds max.message.bytes {max_message_bytes}")
+    _check_size(batch.size, max_message_bytes)  # conversion changed its size
     return batch
+
+
+def _check_size(size: int, max_message_bytes: int) -> None:
+    if size > max_message_bytes:
+        raise KafkaError(ErrorCode.MESSAGE_TOO_LARGE,
+                         f"batch of {size} bytes exceeds max.message.bytes {max_message_bytes}")
 
 
 def _checked_v2(entries, version: int, inflate_limit: int) -> tuple[RecordBatch, bytes | memoryview]:
