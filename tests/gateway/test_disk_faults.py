@@ -94,7 +94,16 @@ def test_a_full_disk_gives_errors_never_false_acknowledgements_and_writing_resum
         while produce(producer, value := next(values)):  # until the disk is "full"
             acknowledged.append(value)
             assert time.monotonic() < deadline, "the store never failed a write"
-        assert not produce(single, next(values))  # acks=1 too: the store still fails what it is given
+        # The gateway knows the store failed: it is out of sync, so nothing more is published to it.
+        deadline = time.monotonic() + DEADLINE_S
+        while "event='store_storage_failed'" not in gateway.log_path.read_text():
+            assert time.monotonic() < deadline, "the gateway never saw the store fail"
+            time.sleep(0.05)
+        for client, error in ((producer, NotEnoughReplicasError), (single, KafkaStorageError)):
+            sent = time.monotonic()
+            with pytest.raises(error):
+                client.send("faults", next(values), partition=0).get(DEADLINE_S)
+            assert time.monotonic() - sent < ANSWER_S
         limit_file_size([gateway.process.pid], resource.RLIM_INFINITY)  # stores restarted from now on
         limit_file_size(children(gateway.process.pid), resource.RLIM_INFINITY)  # a store started before
         deadline = time.monotonic() + DEADLINE_S
@@ -114,3 +123,4 @@ def test_a_full_disk_gives_errors_never_false_acknowledgements_and_writing_resum
     log = gateway.log_path.read_text()
     assert "event='storage_failed'" in log and "errno='EFBIG'" in log
     assert "event='store_storage_failed'" in log  # the gateway restarted it
+    assert "event='store_out_of_sync_until_written'" in log
