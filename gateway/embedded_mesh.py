@@ -7,6 +7,7 @@ handling use both cores.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -19,7 +20,7 @@ import trio
 import zmq
 
 from gateway.mesh.store.storage_failure import STORAGE_FAILED
-from gateway.mesh.store.store_node import DIRECTORY_UNUSABLE, store_uuid
+from gateway.mesh.store.store_node import DIRECTORY_UNUSABLE, existing_store_uuid
 from gateway.mesh.tower import run_tower
 from gateway.settings.declaration import ENV_PREFIX, Command
 from gateway.settings.sources import flags_for
@@ -87,7 +88,8 @@ async def run_store(settings: Settings, number: int, store_failed: StoreFailed) 
         failures = failures + 1 if trio.current_time() - started < STORE_STABLE_S else 1
         storage_failed = process.returncode == STORAGE_FAILED
         if storage_failed:
-            store_failed(store_uuid(directory))
+            with contextlib.suppress(OSError):  # none: it failed before it had an identity, or ACKed anything
+                store_failed(existing_store_uuid(directory))
         if failures >= STORE_FAILURES_TO_GIVE_UP and not storage_failed:
             raise EmbeddedStoreFailed(
                 f"embedded store {number} ({directory}) exited {failures} times in a row soon after starting "
