@@ -23,7 +23,7 @@ from gateway.api.handlers import load_handlers
 from gateway.api.registry import ROUTES
 from gateway.broker import start_broker
 from gateway.data_directory import StartupError, claim_data_directory
-from gateway.embedded_mesh import EmbeddedStoreFailed, run_embedded_mesh
+from gateway.embedded_mesh import EmbeddedStoreFailed, StoreFailed, run_embedded_mesh
 from gateway.lifecycle import first_failure
 from gateway.mesh.mesh_node import MeshBindError
 from gateway.observability.http_endpoint import Readiness, start_http
@@ -75,7 +75,7 @@ async def run_gateway(settings: Settings, *, task_status=trio.TASK_STATUS_IGNORE
                     nursery.start_soon(_stop_on_signal, nursery.cancel_scope, listener, readiness)
                     await start_http(nursery, settings.http, readiness)
                     if broker.embedded_stores:
-                        await _start_embedded_mesh(nursery, context, settings)
+                        await _start_embedded_mesh(nursery, context, settings, storage.store_failed)
                     await nursery.start(storage.run)
                     services = await start_broker(nursery, settings, storage)
                     services.cluster.bound(ports)
@@ -114,9 +114,10 @@ async def _bind(listener: KafkaListener) -> dict[str, int]:
                            f"stop it, or choose another port (port, listeners)") from None
 
 
-async def _start_embedded_mesh(nursery: trio.Nursery, context: zmq.Context, settings: Settings) -> None:
+async def _start_embedded_mesh(nursery: trio.Nursery, context: zmq.Context, settings: Settings,
+                               store_failed: StoreFailed) -> None:
     try:
-        await nursery.start(run_embedded_mesh, context, settings)
+        await nursery.start(run_embedded_mesh, context, settings, store_failed)
     except* zmq.ZMQError as failures:
         mesh = settings.mesh
         raise StartupError(f"cannot bind the embedded tower on {mesh.tower_sub_address} and "

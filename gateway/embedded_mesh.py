@@ -7,9 +7,11 @@ handling use both cores.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -18,7 +20,7 @@ import trio
 import zmq
 
 from gateway.mesh.store.storage_failure import STORAGE_FAILED
-from gateway.mesh.store.store_node import DIRECTORY_UNUSABLE
+from gateway.mesh.store.store_node import DIRECTORY_UNUSABLE, existing_store_uuid
 from gateway.mesh.tower import run_tower
 from gateway.settings.declaration import ENV_PREFIX, Command
 from gateway.settings.sources import flags_for
@@ -32,13 +34,16 @@ STORE_STABLE_S = 30.0  # a store that ran this long before exiting starts the co
 STORE_FAILURES_TO_GIVE_UP = 5
 
 
-async def run_embedded_mesh(context: zmq.Context, settings: Settings, *,
+StoreFailed = Callable[[str], None]  # told the writer UUID of a store whose disk failed
+
+
+async def run_embedded_mesh(context: zmq.Context, settings: Settings, store_failed: StoreFailed, *,
                             task_status=trio.TASK_STATUS_IGNORED) -> None:
     """The tower, then `embedded.stores` stores, until cancelled."""
     async with trio.open_nursery() as nursery:
         await nursery.start(run_tower, context, settings.mesh)
         for number in range(settings.broker.embedded_stores):
-            nursery.start_soon(run_store, settings, number)
+            nursery.start_soon(run_store, settings, number, store_failed)
         task_status.started()
 
 
@@ -50,12 +55,13 @@ class EmbeddedStoreFailed(Exception):
     """An embedded store that keeps exiting soon after it starts."""
 
 
-async def run_store(settings: Settings, number: int) -> None:
+async def run_store(settings: Settings, number: int, store_failed: StoreFailed) -> None:
     """One embedded store as a child process, stopped with the gateway; restarted with
     a growing delay if it dies, and given up (EmbeddedStoreFailed) after
     STORE_FAILURES_TO_GIVE_UP exits in a row each soon after its start, unless its
     disk failed (STORAGE_FAILED): that store is restarted for as long as it takes,
-    since space may return.
+    since space may return, and `store_failed` is told, so that it does not count as
+    in sync until it has written again.
 
     The store runs in a session of its own, so that a Ctrl-C meant for the
     gateway does not stop it before the gateway has answered in-flight
@@ -81,6 +87,9 @@ async def run_store(settings: Settings, number: int) -> None:
                                       f"its store_directory_unusable line): fix or move it, or give another log.dirs")
         failures = failures + 1 if trio.current_time() - started < STORE_STABLE_S else 1
         storage_failed = process.returncode == STORAGE_FAILED
+        if storage_failed:
+            with contextlib.suppress(OSError):  # none: it failed before it had an identity, or ACKed anything
+                store_failed(existing_store_uuid(directory))
         if failures >= STORE_FAILURES_TO_GIVE_UP and not storage_failed:
             raise EmbeddedStoreFailed(
                 f"embedded store {number} ({directory}) exited {failures} times in a row soon after starting "

@@ -6,7 +6,11 @@ holds the batches (the leader replica's write, in Kafka's terms); acks=all
 once `min.insync.replicas` stores have acknowledged them; either with
 REQUEST_TIMED_OUT after the request's timeout. With fewer in-sync stores
 than `min.insync.replicas`, acks=all gets NOT_ENOUGH_REPLICAS at once and
-nothing of it is published.
+nothing of it is published; with none, acks=1 gets KAFKA_STORAGE_ERROR.
+Published batches whose stores drop out of sync while the answer waits
+(a store that exits or falls behind) get NOT_ENOUGH_REPLICAS_AFTER_APPEND
+at once, as in Kafka: the batch may still become durable, which librdkafka
+notes of this code (not of KAFKA_STORAGE_ERROR); every client retries both.
 """
 
 from __future__ import annotations
@@ -71,7 +75,10 @@ async def _append(request: Request, services: Services, topic_name: str, data, a
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                          f"{topic_name}/{data.index} is not a partition of this cluster")
     partition = topic.partitions[data.index]
-    if request.body.acks == -1 and not topic.native and not partition.has_min_insync():
+    acks = request.body.acks
+    if acks and not topic.native and partition.in_sync_stores() < partition.stores_for(acks):
+        if acks == 1:
+            raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, "no store is in sync: none could take the batch")
         raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS,
                          f"fewer in-sync stores than min.insync.replicas ({partition.min_insync})")
     max_bytes = int(topics.config(topic, "max.message.bytes"))
@@ -97,12 +104,17 @@ async def _when_stored(response, appended, published: float, deadline: float):
         STORE_WAIT_SECONDS.observe(trio.current_time() - published)
         return response
     with trio.move_on_at(deadline):
-        for _, partition, sequence, stores in waiting:
-            await partition.wait_stored(sequence, stores)
+        for answer, partition, sequence, stores in waiting:
+            try:
+                await partition.wait_stored(sequence, stores)
+            except KafkaError as exc:
+                answer.error_code, answer.error_message, answer.base_offset = exc.code, exc.message, -1
+                log.warning("produce_not_durable", topic=partition.topic, partition=partition.index,
+                            error=exc.code.name, reason=exc.message)
         STORE_WAIT_SECONDS.observe(trio.current_time() - published)
         return response
     for answer, partition, sequence, stores in waiting:
-        if not partition.is_stored(sequence, stores):
+        if not partition.is_stored(sequence, stores) and not answer.error_code:
             answer.error_code = ErrorCode.REQUEST_TIMED_OUT
             answer.error_message = "stores did not acknowledge the batch in time"
     return response

@@ -56,6 +56,7 @@ class ProducerPartition:
         self._acked_by: dict[str, int] = {}  # store -> highest sequence it ACKed
         self._waiters: list[tuple[int, int, trio.Event]] = []
         self._diverged_stores: set[str] = set()  # stores that ACKed sequences we never published
+        self._failed_stores: dict[str, int] = {}  # store whose disk failed -> sequence it must hold again
         self._prefix = content_prefix(Record(uuid, subject, 0, b""))
         self._acks_listener: Callable[[], None] | None = None
 
@@ -108,17 +109,27 @@ class ProducerPartition:
         self._acks_listener = listener
 
     def acked_through(self, stores: int) -> int:
-        """The highest sequence that at least `stores` distinct stores hold, with all before it (-1: none)."""
-        acked = sorted(self._acked_by.values(), reverse=True)
+        """The highest sequence that at least `stores` distinct stores hold, with all before it (-1: none);
+        stores whose disk failed do not count until they have written again."""
+        acked = sorted((sequence for store, sequence in self._acked_by.items() if store not in self._failed_stores),
+                       reverse=True)
         return acked[stores - 1] if 0 < stores <= len(acked) else -1
 
     def acked_by(self, store: str) -> int:
         """The highest sequence `store` has ACKed (-1: none)."""
         return self._acked_by.get(store, -1)
 
+    def store_failed(self, store: str) -> None:
+        """`store`'s disk failed: if it lacks records published, it counts for `acked_through`
+        only once it holds them all, which a store restarted on a failing disk never does."""
+        if self._acked_by.get(store, -1) < self.next_sequence - 1:
+            self._failed_stores[store] = self.next_sequence - 1
+
     def on_ack(self, store: str, sequence: int) -> None:
         if store in self._diverged_stores:
             return
+        if self._failed_stores.get(store, sequence) <= sequence:
+            self._failed_stores.pop(store, None)
         if sequence >= self.next_sequence:
             # The store holds sequences this partition never published: another life of it
             # went further than we were told. Its ACKs would pass its records off as ours,
@@ -211,6 +222,11 @@ class Producer:
         self.node.subscribe(subscription(Ack, partition.uuid))
         self.node.subscribe(subscription(Fetch, partition.uuid))
         return partition
+
+    def store_failed(self, store: str) -> None:
+        """The store whose writer is `store` lost what it had not synced (its disk failed)."""
+        for partition in self.partitions.values():
+            partition.store_failed(store)
 
     def release(self, partition: ProducerPartition) -> None:
         """Stop hosting a partition (e.g. its leadership moved elsewhere)."""

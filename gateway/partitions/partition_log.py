@@ -98,6 +98,7 @@ class PartitionLog:
         self._tail_bytes = 0
         self._tail_limit = tail_bytes
         self._fetch_waiters = WatermarkWaiters()
+        self._store_waits: dict[trio.CancelScope, int] = {}  # produce waits -> the stores each needs
         self._scope = trio.CancelScope()
         mesh.watch_acks(self._acks_moved)  # the watermark moves with each ACK, no task between
 
@@ -118,10 +119,6 @@ class PartitionLog:
         self._min_insync = stores
         self.stores_changed()  # fewer stores needed: what they hold may be below the watermark now
 
-    def has_min_insync(self) -> bool:
-        """Whether enough stores are in sync for an acks=all produce (else NOT_ENOUGH_REPLICAS)."""
-        return self.in_sync_stores() >= self._min_insync
-
     def in_sync_stores(self) -> int:
         """The live stores that hold every batch published `lag_s` ago, counted up to
         `min_insync` (the ACKs say how far the best k stores went, for each k)."""
@@ -139,8 +136,14 @@ class PartitionLog:
         return marks[0][1] if marks[0][0] <= horizon else -1
 
     def stores_changed(self) -> None:
-        """Stores came, went or fell behind: the watermark may move (as Kafka's when its ISR shrinks)."""
+        """Stores came, went or fell behind: the watermark may move (as Kafka's when its ISR
+        shrinks), and produce waiting for more stores than are in sync now is answered."""
         self._acks_moved()
+        if self._store_waits:
+            in_sync = self.in_sync_stores()
+            for waiting, stores in self._store_waits.items():
+                if in_sync < stores:
+                    waiting.cancel()
 
     @property
     def next_offset(self) -> int:
@@ -189,13 +192,30 @@ class PartitionLog:
         return self.mesh.acked_through(stores) >= sequence
 
     async def wait_durable(self, sequence: int) -> None:
-        """Return once `min_insync` stores hold every batch up to `sequence`."""
-        await self.wait_stored(sequence, self._min_insync)
+        """Return once `min_insync` stores hold every batch up to `sequence`, however long that takes."""
+        await self.mesh.wait_acked(sequence, self._min_insync)
+        self._acks_moved()
 
     async def wait_stored(self, sequence: int, stores: int) -> None:
         """Return once `stores` stores hold every batch up to `sequence`, with the high
-        watermark moved by their ACKs, so that a client told "written" sees it when it may."""
-        await self.mesh.wait_acked(sequence, stores)
+        watermark moved by their ACKs, so that a client told "written" sees it when it may.
+
+        As soon as fewer than `stores` stores are in sync (`stores_changed`), KafkaError
+        NOT_ENOUGH_REPLICAS_AFTER_APPEND instead: Kafka's answer when the ISR shrinks under
+        a batch its leader appended. The batch may still become durable later, as in Kafka;
+        an idempotent producer's retry of it is answered from the first append.
+        """
+        with trio.CancelScope() as waiting:
+            if self.in_sync_stores() < stores:
+                waiting.cancel()
+            self._store_waits[waiting] = stores
+            try:
+                await self.mesh.wait_acked(sequence, stores)
+            finally:
+                del self._store_waits[waiting]
+        if not self.is_stored(sequence, stores):
+            raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                             f"{self.in_sync_stores()} stores in sync, {stores} needed: the batch is not durable")
         self._acks_moved()
 
     @property

@@ -61,6 +61,12 @@ class MeshStorage:
         connections, and the gateway's publisher sees its subscriptions go at once."""
         return len(self.consumer.stores())
 
+    def store_failed(self, store: str) -> None:
+        """The store whose writer is `store` exited as its disk failed: until it has written
+        again, it is not in sync for the partitions it lacks records of."""
+        log.warning("store_out_of_sync_until_written", store=store)
+        self.producer.store_failed(store)
+
     def host(self, subject: str, uuid: str, next_sequence: int) -> ProducerPartition:
         return self.producer.host(subject, uuid=uuid, next_sequence=next_sequence)
 

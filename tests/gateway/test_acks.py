@@ -15,16 +15,23 @@ import time
 from contextlib import contextmanager
 
 import pytest
+from confluent_kafka import Producer
 from confluent_kafka import TopicPartition as ConfluentPartition
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.errors import KafkaTimeoutError, NotEnoughReplicasError, RequestTimedOutError
+from kafka.errors import (
+    KafkaTimeoutError,
+    NotEnoughReplicasAfterAppendError,
+    NotEnoughReplicasError,
+    RequestTimedOutError,
+)
 
 from tests.gateway.admin import create_topic
 from tests.gateway.clients import Sent, confluent_consume, confluent_produce
 from tests.gateway.groups import wait_until
 from tests.gateway.server import GatewayProcess, children
-from tests.mesh.conftest import fast_config
+from tests.gateway.test_http_endpoint import get, sample
+from tests.mesh.conftest import fast_config, free_port
 from tests.mesh.processes import NodeProcess
 
 STARTED = "event='node_started'"
@@ -167,8 +174,8 @@ def test_a_store_that_falls_behind_leaves_the_in_sync_stores(tmp_path):
             assert time.monotonic() < deadline, "acks=all was never refused"
             try:
                 producer.send("lagging", b"refused?", partition=0).get(30)
-            except (RequestTimedOutError, KafkaTimeoutError):
-                continue
+            except (RequestTimedOutError, KafkaTimeoutError, NotEnoughReplicasAfterAppendError):
+                continue  # sent before the store counted as behind: timed out, or answered once it did
             except NotEnoughReplicasError:
                 break
         single = KafkaProducer(bootstrap_servers=server.bootstrap, acks=1, linger_ms=0)
@@ -187,3 +194,49 @@ def test_a_store_that_falls_behind_leaves_the_in_sync_stores(tmp_path):
         producer.close(5)
         consumer.close()
         server.stop()
+
+
+def records_in(http: int, topic: str) -> float:
+    metrics = get(http, "/metrics")[1]
+    return sample(metrics, f'dafka_gateway_records_in_total{{topic="{topic}"}}') if topic in metrics else 0
+
+
+def test_a_store_killed_under_waiting_acks_all_produce_answers_it_at_once(tmp_path):
+    """Two stores, min.insync.replicas=2, one frozen so that acks=all produce waits for it: once
+    it is killed, the waiting requests get NOT_ENOUGH_REPLICAS_AFTER_APPEND well within their
+    timeout; an idempotent producer retries until the store is back, and every record is
+    stored exactly once."""
+    http = free_port()
+    server = GatewayProcess(tmp_path / "gateway", "--min-insync-replicas", "2", "--expected-stores", "2",
+                            "--http-port", str(http), stores=0)
+    with external_mesh(tmp_path, server, stores=2) as (config, stores):
+        server.start()
+        create_topic(server.bootstrap, "waiting")
+        idempotent = Producer({"bootstrap.servers": server.bootstrap, "enable.idempotence": True,
+                               "linger.ms": 0, "message.timeout.ms": 60000})
+        errors = []
+        idempotent.produce("waiting", b"first", on_delivery=lambda error, _: errors.append(error))
+        assert idempotent.flush(30) == 0  # and it has its producer id: nothing more to wait for
+        producer = KafkaProducer(bootstrap_servers=server.bootstrap, acks="all", retries=0, linger_ms=0,
+                                 request_timeout_ms=30000, max_block_ms=30000)
+        try:
+            stores[1].process.send_signal(signal.SIGSTOP)
+            futures = [producer.send("waiting", b"waits%d" % n) for n in range(3)]
+            for n in range(3):
+                idempotent.produce("waiting", b"idempotent%d" % n, on_delivery=lambda error, _: errors.append(error))
+            wait_until(lambda: records_in(http, "waiting") >= 7, 30, "the gateway appended the batches")
+            killed = time.monotonic()
+            stores[1].stop(signal.SIGKILL)
+            for future in futures:
+                with pytest.raises(NotEnoughReplicasAfterAppendError):
+                    future.get(60)
+            assert time.monotonic() - killed < 10, "answered only after a wait"
+        finally:
+            producer.close(5)
+        stores[1] = start_store(config, tmp_path, "b")
+        assert idempotent.flush(60) == 0 and errors == [None] * 4  # retried until the store was back
+        sent = [b"first", *(b"waits%d" % n for n in range(3)), *(b"idempotent%d" % n for n in range(3))]
+        got = [g.value for g in confluent_consume(server.bootstrap, "waiting", [0], len(sent))]
+        assert sorted(got) == sorted(sent)  # each once: the failed batches became durable later
+        assert confluent_produce(server.bootstrap, "waiting", [Sent(value=b"after")], acks="all") == [len(sent)]
+        assert "event='produce_not_durable'" in server.log_path.read_text()

@@ -35,12 +35,20 @@ log = structlog.get_logger()
 DIRECTORY_UNUSABLE = 3
 
 
+UUID_FILE = "writer.uuid"
+
+
 def store_uuid(directory: Path) -> str:
     """This store's lasting identity, created on first start."""
-    path = directory / "writer.uuid"
+    path = directory / UUID_FILE
     if not path.exists():
         path.write_text(new_uuid())
-    return path.read_text().strip()
+    return existing_store_uuid(directory)
+
+
+def existing_store_uuid(directory: Path) -> str:
+    """The identity `store_uuid` gave the store in `directory` (OSError if none yet)."""
+    return (directory / UUID_FILE).read_text().strip()
 
 
 async def run_store(context: zmq.Context, mesh: MeshSettings, store: StoreSettings, store_log=None, *,
