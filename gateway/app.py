@@ -66,13 +66,22 @@ async def run_gateway(settings: Settings, *, task_status=trio.TASK_STATUS_IGNORE
                          max_unsent_response_bytes=broker.unsent_response_max_bytes,
                          request_memory=RequestMemory(broker.queued_max_request_bytes)))
     readiness = Readiness()
+    # Signals are taken from before the port is bound: a client or supervisor that sees the port may stop us.
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        await _serve_until_stopped(settings, listener, readiness, signals, lock, task_status)
+    log.info("gateway_stopped")
+
+
+async def _serve_until_stopped(settings: Settings, listener: KafkaListener, readiness: Readiness, signals, lock: int,
+                               task_status) -> None:
+    broker = settings.broker
     try:
         ports = await _bind(listener)
         with zmq_context() as context:
             storage = MeshStorage(context, settings.mesh, max_unacked_bytes=broker.max_unacked_bytes)
             try:
                 async with trio.open_nursery() as nursery:
-                    nursery.start_soon(_stop_on_signal, nursery.cancel_scope, listener, readiness)
+                    nursery.start_soon(_stop_on_signal, signals, nursery.cancel_scope, listener, readiness)
                     await start_http(nursery, settings.http, readiness)
                     if broker.embedded_stores:
                         await _start_embedded_mesh(nursery, context, settings, storage.store_failed)
@@ -91,7 +100,6 @@ async def run_gateway(settings: Settings, *, task_status=trio.TASK_STATUS_IGNORE
     finally:
         listener.close()
         os.close(lock)
-    log.info("gateway_stopped")
 
 
 def _raise_open_files_limit() -> None:
@@ -125,17 +133,16 @@ async def _start_embedded_mesh(nursery: trio.Nursery, context: zmq.Context, sett
                            f"hold them: choose other tower and beacon addresses") from None
 
 
-async def _stop_on_signal(scope: trio.CancelScope, listener: KafkaListener, readiness: Readiness) -> None:
+async def _stop_on_signal(signals, scope: trio.CancelScope, listener: KafkaListener, readiness: Readiness) -> None:
     """At the first SIGINT or SIGTERM: a gentle stop once serving, else at once; at a
     second one, at once whatever is left."""
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async for signum in signals:
-            name = signal.Signals(signum).name
-            if readiness.ready:
-                log.info("shutdown_requested", signal=name)
-                readiness.stopping()
-                listener.shutdown()
-            else:
-                log.info("stopping", signal=name)
-                scope.cancel()
-                return
+    async for signum in signals:
+        name = signal.Signals(signum).name
+        if readiness.ready:
+            log.info("shutdown_requested", signal=name)
+            readiness.stopping()
+            listener.shutdown()
+        else:
+            log.info("stopping", signal=name)
+            scope.cancel()
+            return
