@@ -13,7 +13,8 @@ import socket
 import struct
 
 import pytest
-from kafka import TopicPartition, TopicPartitionReplica
+from confluent_kafka import KafkaError, Producer
+from kafka import KafkaConsumer, TopicPartition, TopicPartitionReplica
 from kafka import errors as kafka_errors
 from kafka.protocol.api_key import ApiKey
 
@@ -104,6 +105,49 @@ def test_quorum_is_the_controller_alone(admin):
     assert [voter["replica_id"] for voter in partition["current_voters"]] == [NODE]
     assert partition["observers"] == []
     assert [node["node_id"] for node in quorum["nodes"]] == [NODE]
+
+
+def test_offsets_topic_is_internal_once_a_group_exists(gateway):
+    from kafka.admin import KafkaAdminClient
+
+    create_topic(gateway.bootstrap, "grouped-internal")
+    admin = KafkaAdminClient(bootstrap_servers=gateway.bootstrap)
+    try:
+        assert "__consumer_offsets" not in admin.list_topics()
+        assert committed_by_a_group(gateway.bootstrap, TopicPartition("grouped-internal", 0), 5) == 5
+
+        assert "__consumer_offsets" in admin.list_topics()
+        (described,) = admin.describe_topics(["__consumer_offsets"])
+    finally:
+        admin.close()
+    assert described["error_code"] == 0 and described["is_internal"] is True
+    assert len(described["partitions"]) == 50
+    assert {(p["leader_id"], tuple(p["replica_nodes"])) for p in described["partitions"]} == {(NODE, (NODE,))}
+    assert refused_produce(gateway.bootstrap, "__consumer_offsets") == KafkaError.TOPIC_EXCEPTION
+
+
+def committed_by_a_group(bootstrap: str, partition: TopicPartition, offset: int) -> int:
+    """Commit `offset` for `partition` as a group, and read the commit back."""
+    from kafka.structs import OffsetAndMetadata
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id="internal-topic-group", enable_auto_commit=False)
+    try:
+        consumer.assign([partition])
+        consumer.commit({partition: OffsetAndMetadata(offset, "", -1)})
+        return consumer.committed(partition)
+    finally:
+        consumer.close()
+
+
+def refused_produce(bootstrap: str, topic: str) -> int:
+    """The error code a confluent-kafka produce to partition 0 of `topic` is answered
+    (kafka-python refuses internal topics itself)."""
+    producer = Producer({"bootstrap.servers": bootstrap})
+    errors = []
+    producer.produce(topic, b"forged", partition=0, on_delivery=lambda error, _: errors.append(error))
+    assert producer.flush(TIMEOUT_S) == 0
+    (error,) = errors
+    return error.code()
 
 
 def test_telemetry_pushes_are_checked_and_dropped(shared_gateway):
