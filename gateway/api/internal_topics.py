@@ -1,22 +1,28 @@
-"""The internal group-offsets topic, shown as Kafka shows __consumer_offsets.
+"""Kafka's internal topics, shown as Kafka shows __consumer_offsets and __transaction_state.
 
-The gateway keeps committed offsets and group state on its own journal, not
-in a topic, but clients and tools expect Kafka's internal topic: Metadata and
-DescribeTopicPartitions list it, marked internal, once a group exists (Kafka
-creates it when the first group coordinator is looked up), and describe it
-whenever it is named. It has Kafka's default offsets.topic.num.partitions,
-50, the count the transaction coordinator hashes group ids over; this
-gateway leads them all. Clients cannot produce to it (INVALID_TOPIC_EXCEPTION,
-as Kafka refuses appends to an internal topic) and it holds no records.
+The gateway keeps group state and committed offsets, and transaction states,
+on journals of its own, not in topics; but clients and tools expect Kafka's
+internal topics. Metadata and DescribeTopicPartitions list each, marked
+internal, once it has something to hold (Kafka creates __consumer_offsets
+when the first group coordinator is looked up, __transaction_state when the
+first transaction coordinator is), and describe it whenever it is named.
+Each has Kafka's default partition count (offsets.topic.num.partitions and
+transaction.state.log.num.partitions, 50; group ids are hashed over the
+first), all led by this gateway. They hold no records, and clients cannot
+produce to them (INVALID_TOPIC_EXCEPTION, as Kafka refuses appends to an
+internal topic).
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gateway.api.services import Services
 from gateway.txn.txn_coordinator import OFFSETS_PARTITIONS, OFFSETS_TOPIC
+
+TRANSACTIONS_TOPIC, TRANSACTIONS_PARTITIONS = "__transaction_state", 50
 
 
 @dataclass(frozen=True)
@@ -27,30 +33,42 @@ class InternalPartition:
 
 @dataclass(frozen=True)
 class InternalTopic:
-    """What the describing handlers read of a Topic."""
+    """What the describing handlers read of a Topic, and when the topic is listed."""
 
     name: str
-    topic_id: uuid.UUID
-    partitions: tuple[InternalPartition, ...]
+    partition_count: int
+    in_use: Callable[[Services], bool]
     native: bool = False
 
+    @property
+    def topic_id(self) -> uuid.UUID:
+        return uuid.uuid5(uuid.NAMESPACE_URL, f"kafka:{self.name}")
 
-OFFSETS = InternalTopic(OFFSETS_TOPIC, uuid.uuid5(uuid.NAMESPACE_URL, f"kafka:{OFFSETS_TOPIC}"),
-                        tuple(InternalPartition(index) for index in range(OFFSETS_PARTITIONS)))
+    @property
+    def partitions(self) -> tuple[InternalPartition, ...]:
+        return tuple(InternalPartition(index) for index in range(self.partition_count))
+
+
+INTERNAL = {topic.name: topic for topic in (
+    InternalTopic(OFFSETS_TOPIC, OFFSETS_PARTITIONS, lambda services: bool(services.groups.group_ids())),
+    InternalTopic(TRANSACTIONS_TOPIC, TRANSACTIONS_PARTITIONS,
+                  lambda services: bool(services.transactions.transactions())),
+)}
+BY_ID = {topic.topic_id: topic for topic in INTERNAL.values()}
 
 
 def internal_topic(name: str) -> InternalTopic | None:
-    return OFFSETS if name == OFFSETS.name else None
+    return INTERNAL.get(name)
 
 
 def internal_topic_by_id(topic_id: uuid.UUID) -> InternalTopic | None:
-    return OFFSETS if topic_id == OFFSETS.topic_id else None
+    return BY_ID.get(topic_id)
 
 
 def listed_internal_topics(services: Services) -> list[str]:
-    """The internal topics a request for every topic lists: the offsets topic once a group exists."""
-    return [OFFSETS.name] if services.groups.group_ids() else []
+    """The internal topics a request for every topic lists: those in use."""
+    return [topic.name for topic in INTERNAL.values() if topic.in_use(services)]
 
 
 def is_internal(name: str) -> bool:
-    return internal_topic(name) is not None
+    return name in INTERNAL

@@ -26,6 +26,7 @@ from tests.gateway.admin import create_topic
 from tests.gateway.clients import confluent_consume
 
 NODE = 0
+INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
 TIMEOUT_S = 30.0
 TELEMETRY_APIS = (ApiKey.GetTelemetrySubscriptions, ApiKey.PushTelemetry)
 SUBSCRIBED = "Telemetry client instance id changed"  # librdkafka, once it has the gateway's answer
@@ -109,23 +110,27 @@ def test_quorum_is_the_controller_alone(admin):
     assert [node["node_id"] for node in quorum["nodes"]] == [NODE]
 
 
-def test_offsets_topic_is_internal_once_a_group_exists(gateway):
+def test_internal_topics_are_listed_once_in_use(gateway):
     from kafka.admin import KafkaAdminClient
 
     create_topic(gateway.bootstrap, "grouped-internal")
     admin = KafkaAdminClient(bootstrap_servers=gateway.bootstrap)
     try:
-        assert "__consumer_offsets" not in admin.list_topics()
+        assert not set(INTERNAL_TOPICS) & set(admin.list_topics())
         assert committed_by_a_group(gateway.bootstrap, TopicPartition("grouped-internal", 0), 5) == 5
-
         assert "__consumer_offsets" in admin.list_topics()
-        (described,) = admin.describe_topics(["__consumer_offsets"])
+        Producer({"bootstrap.servers": gateway.bootstrap, "transactional.id": "internal"}).init_transactions(TIMEOUT_S)
+
+        assert set(INTERNAL_TOPICS) <= set(admin.list_topics())
+        described = admin.describe_topics(list(INTERNAL_TOPICS))
     finally:
         admin.close()
-    assert described["error_code"] == 0 and described["is_internal"] is True
-    assert len(described["partitions"]) == 50
-    assert {(p["leader_id"], tuple(p["replica_nodes"])) for p in described["partitions"]} == {(NODE, (NODE,))}
-    assert refused_produce(gateway.bootstrap, "__consumer_offsets") == KafkaError.TOPIC_EXCEPTION
+    assert [(t["name"], t["error_code"], t["is_internal"], len(t["partitions"])) for t in described] == [
+        (name, 0, True, 50) for name in INTERNAL_TOPICS]
+    assert {(p["leader_id"], tuple(p["replica_nodes"])) for t in described for p in t["partitions"]} == {
+        (NODE, (NODE,))}
+    assert [refused_produce(gateway.bootstrap, name) for name in INTERNAL_TOPICS] == [
+        KafkaError.TOPIC_EXCEPTION] * 2
 
 
 def committed_by_a_group(bootstrap: str, partition: TopicPartition, offset: int) -> int:
