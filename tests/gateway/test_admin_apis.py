@@ -123,6 +123,7 @@ def test_internal_topics_are_listed_once_in_use(gateway):
 
         assert set(INTERNAL_TOPICS) <= set(admin.list_topics())
         described = admin.describe_topics(list(INTERNAL_TOPICS))
+        created = admin.create_topics(list(INTERNAL_TOPICS), raise_errors=False)
     finally:
         admin.close()
     assert [(t["name"], t["error_code"], t["is_internal"], len(t["partitions"])) for t in described] == [
@@ -131,6 +132,7 @@ def test_internal_topics_are_listed_once_in_use(gateway):
         (NODE, (NODE,))}
     assert [refused_produce(gateway.bootstrap, name) for name in INTERNAL_TOPICS] == [
         KafkaError.TOPIC_EXCEPTION] * 2
+    assert [topic["error_code"] for topic in created["topics"]] == [ErrorCode.TOPIC_ALREADY_EXISTS] * 2
 
 
 def committed_by_a_group(bootstrap: str, partition: TopicPartition, offset: int) -> int:
