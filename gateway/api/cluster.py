@@ -7,6 +7,7 @@ eligible-leader lists (KIP-966) are empty.
 
 from __future__ import annotations
 
+from gateway.api.internal_topics import internal_topic, is_internal, listed_internal_topics
 from gateway.api.metadata import NO_OPERATIONS, TOPIC_OPERATIONS
 from gateway.api.registry import handles
 from gateway.api.services import Services
@@ -55,7 +56,7 @@ async def describe_topic_partitions(request: Request, services: Services):
     every_topic = not body.topics
     cursor = body.cursor
     first = cursor.topic_name if cursor else ""
-    asked = services.topics.names() if every_topic else [t.name for t in body.topics]
+    asked = services.topics.names() + listed_internal_topics(services) if every_topic else [t.name for t in body.topics]
     names = sorted({name for name in asked if name >= first})
     if cursor and not every_topic and cursor.topic_name not in names:
         # Kafka fails the whole request: every topic asked for carries the error.
@@ -78,7 +79,7 @@ def page(services: Services, names: list[str], start_of, limit: int, every_topic
         if remaining <= 0:
             # The cursor names the next topic, whether or not it exists.
             return topics, Cursor(topic_name=name, partition_index=0) if remaining == 0 else None
-        topic = services.topics.get(name)
+        topic = services.topics.get(name) or internal_topic(name)
         if topic is None:
             if not every_topic:
                 topics.append(missing(name))
@@ -108,5 +109,5 @@ def described(topic, numbers: range, node: int):
                          replica_nodes=[node], isr_nodes=[node], eligible_leader_replicas=[], last_known_elr=[])
         for n in numbers
     ]
-    return Topic(name=topic.name, topic_id=topic.topic_id, partitions=partitions,
+    return Topic(name=topic.name, topic_id=topic.topic_id, partitions=partitions, is_internal=is_internal(topic.name),
                  topic_authorized_operations=TOPIC_OPERATIONS)

@@ -1,4 +1,4 @@
-"""DescribeLogDirs: where the gateway's partitions live, and how large they are.
+"""DescribeLogDirs and AlterReplicaLogDirs: where the gateway's partitions live, and how large they are.
 
 To a Kafka client the gateway has one log directory: its data directory,
 under which the embedded stores keep their logs. A partition's size is the
@@ -6,21 +6,30 @@ bytes of its batches from the log start on; its offset lag is 0, the
 gateway being the only log of the partitions it leads. Native partitions
 belong to the mesh: the gateway does not know their sizes and leaves them
 out. From v4 the directory's file system tells its total and usable bytes.
+
+With one directory, AlterReplicaLogDirs has nowhere to move a partition to:
+moving it to that directory succeeds (it is there), another path is
+LOG_DIR_NOT_FOUND, an unknown partition UNKNOWN_TOPIC_OR_PARTITION, as
+Kafka answers each. Paths are compared resolved, as DescribeLogDirs reports them.
 """
 
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.server.dispatch import Request
 from protocol.kafka.apis import by_name
+from protocol.kafka.error_codes import ErrorCode
 
 API = by_name("DescribeLogDirs")
 Result = API.Response.Results
 Topic, Partition = Result.Topics, Result.Topics.Partitions
 FIRST_VERSION_WITH_SPACE = 4
+ALTER = by_name("AlterReplicaLogDirs")
+MoveResult = ALTER.Response.Results
 
 
 @handles("DescribeLogDirs")
@@ -42,3 +51,25 @@ async def describe_log_dirs(request: Request, services: Services):
         usage = shutil.disk_usage(directory)
         result.total_bytes, result.usable_bytes = usage.total, usage.free
     return API.Response(results=[result])
+
+
+@handles("AlterReplicaLogDirs")
+async def alter_replica_log_dirs(request: Request, services: Services):
+    here = services.log_dir.resolve()
+    results: dict[str, list] = {}
+    for directory in request.body.dirs:
+        found = Path(directory.path).resolve() == here
+        for topic in directory.topics:
+            results.setdefault(topic.name, []).extend(
+                MoveResult.Partitions(partition_index=index, error_code=_move_error(services, topic.name, index, found))
+                for index in topic.partitions)
+    return ALTER.Response(results=[MoveResult(topic_name=name, partitions=partitions)
+                                   for name, partitions in results.items()])
+
+
+def _move_error(services: Services, topic: str, index: int, found: bool) -> ErrorCode:
+    if not found:
+        return ErrorCode.LOG_DIR_NOT_FOUND
+    if services.topics.partition(topic, index) is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    return ErrorCode.NONE

@@ -1,11 +1,13 @@
 """Metadata: brokers, and topics with their partitions' leaders.
 
 This gateway leads every partition it serves; replicas and ISR name it
-alone, as the stores behind it are not Kafka brokers.
+alone, as the stores behind it are not Kafka brokers. The internal offsets
+topic is described as Kafka describes __consumer_offsets (internal_topics).
 """
 
 from __future__ import annotations
 
+from gateway.api.internal_topics import internal_topic, internal_topic_by_id, listed_internal_topics
 from gateway.api.registry import handles
 from gateway.api.services import Services, Topics
 from gateway.kafka_error import KafkaError
@@ -25,7 +27,7 @@ async def metadata(request: Request, services: Services):
     auto_create = request.version < 4 or body.allow_auto_topic_creation
     described = [
         await describe_topic(topics, cluster.node_id, wanted, auto_create, body.include_topic_authorized_operations)
-        for wanted in requested_topics(body, request.version, topics)
+        for wanted in requested_topics(body, request.version, services)
     ]
     return API.Response(
         brokers=[API.Response.Brokers(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
@@ -36,15 +38,18 @@ async def metadata(request: Request, services: Services):
     )
 
 
-def requested_topics(body, version: int, topics: Topics) -> list:
+def requested_topics(body, version: int, services: Services) -> list:
     """The requested topics (name or id), or every topic when the request says all."""
     if body.topics is None or (version == 0 and not body.topics):
-        return topics.names()
+        return services.topics.names() + listed_internal_topics(services)
     return [t.name if t.name is not None else t.topic_id for t in body.topics]
 
 
 async def describe_topic(topics: Topics, node: int, wanted, auto_create: bool, with_operations: bool):
     operations = TOPIC_OPERATIONS if with_operations else NO_OPERATIONS
+    internal = internal_topic(wanted) if isinstance(wanted, str) else internal_topic_by_id(wanted)
+    if internal is not None:
+        return _described(internal, node, operations, is_internal=True)
     if isinstance(wanted, str):
         try:
             topic = await topics.auto_create(wanted) if auto_create else topics.get(wanted)
@@ -57,6 +62,10 @@ async def describe_topic(topics: Topics, node: int, wanted, auto_create: bool, w
         missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if isinstance(wanted, str) else ErrorCode.UNKNOWN_TOPIC_ID
         name = wanted if isinstance(wanted, str) else None
         return API.Response.Topics(error_code=missing, name=name, topic_authorized_operations=operations)
+    return _described(topic, node, operations, is_internal=False)
+
+
+def _described(topic, node: int, operations: int, *, is_internal: bool):
     partitions = [
         API.Response.Topics.Partitions(
             partition_index=p.index, leader_id=node, leader_epoch=p.leader_epoch,
@@ -65,4 +74,4 @@ async def describe_topic(topics: Topics, node: int, wanted, auto_create: bool, w
         for p in topic.partitions
     ]
     return API.Response.Topics(name=topic.name, topic_id=topic.topic_id, partitions=partitions,
-                               topic_authorized_operations=operations)
+                               is_internal=is_internal, topic_authorized_operations=operations)

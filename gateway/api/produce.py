@@ -20,6 +20,7 @@ import time
 import structlog
 import trio
 
+from gateway.api.internal_topics import is_internal
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.kafka_error import KafkaError
@@ -70,6 +71,8 @@ async def produce(request: Request, services: Services):
 
 async def _append(request: Request, services: Services, topic_name: str, data, answer):
     topics = services.topics
+    if is_internal(topic_name):
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Cannot append to internal topic {topic_name}")
     topic = await topics.auto_create(topic_name)
     if topic is None or not 0 <= data.index < len(topic.partitions):
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,

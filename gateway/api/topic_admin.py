@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from gateway.api.configs import repeated, topic_entries
+from gateway.api.internal_topics import is_internal
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.kafka_error import KafkaError
@@ -68,6 +69,8 @@ def layout(wanted, node: int) -> tuple[int, int]:
 async def create_topic(services: Services, wanted, validate_only: bool):
     Result = CREATE.Response.Topics
     try:
+        if is_internal(wanted.name):  # described whenever named, so it exists
+            raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{wanted.name}' already exists.")
         partitions, replication = layout(wanted, services.cluster.node_id)
         topic = await services.topics.create(wanted.name, partitions, replication,
                                           {c.name: c.value for c in wanted.configs}, validate_only=validate_only)

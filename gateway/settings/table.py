@@ -120,6 +120,8 @@ class BrokerSettings:
     transaction_max_timeout_ms: int = kafka(POSITIVE, 900000, "largest transaction.timeout.ms a producer may ask")
     transaction_abort_timed_out_transaction_cleanup_interval_ms: int = kafka(
         POSITIVE, 10000, "how often timed-out transactions are looked for and aborted")
+    telemetry_max_bytes: int = kafka(POSITIVE, 1048576, "largest client metrics push accepted (KIP-714); "
+                                                        "pushes are accepted and dropped")
     embedded_stores: int = setting(Integer(0, 64), 1, "stores the gateway runs itself, each a process "
                                                       "under log.dirs; 0: join an existing mesh", G)
     expected_stores: int = setting(POSITIVE, 1, "stores to wait for at start-up when joining a mesh "

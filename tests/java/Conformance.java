@@ -23,7 +23,10 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.ListTransactionsOptions;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
+import org.apache.kafka.clients.admin.QuorumInfo;
 import org.apache.kafka.clients.admin.LogDirDescription;
 import org.apache.kafka.clients.admin.ReplicaInfo;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
@@ -48,6 +51,7 @@ import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.TopicPartitionReplica;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.acl.AclBinding;
@@ -57,6 +61,9 @@ import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.errors.ElectionNotNeededException;
+import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
+import org.apache.kafka.common.errors.LogDirNotFoundException;
+import org.apache.kafka.common.errors.NoReassignmentInProgressException;
 import org.apache.kafka.common.errors.SecurityDisabledException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.errors.TopicExistsException;
@@ -159,6 +166,11 @@ public final class Conformance {
         check("admin.acls.no-authorizer", this::aclsWithoutAuthorizer);
         check("admin.describeLogDirs", this::describeLogDirs);
         check("admin.electLeaders", this::electLeaders);
+        check("admin.partitionReassignments", this::reassignments);
+        check("admin.alterReplicaLogDirs", this::alterReplicaLogDirs);
+        check("admin.describeMetadataQuorum", this::describeQuorum);
+        check("clients.telemetry", this::telemetry);
+        checkUnlessPending("groups", "admin.internal-offsets-topic", this::offsetsTopic);
     }
 
     // ---------------------------------------------------------------- harness
@@ -216,6 +228,16 @@ public final class Conformance {
             value = read.get();
         }
         return value;
+    }
+
+    /** The exception the call failed with, or null when it succeeded. */
+    private static Throwable failure(Future<?> call) throws Exception {
+        try {
+            await(call);
+            return null;
+        } catch (ExecutionException failed) {
+            return failed.getCause();
+        }
     }
 
     private Properties settings(String... pairs) {
@@ -886,5 +908,73 @@ public final class Conformance {
                 .filterStates(List.of(TransactionState.COMPLETE_COMMIT)).filterProducerIds(
                         List.of(committed.producerId()))), "listed as CompleteCommit");
         return "CompleteCommit with no partitions; the producer's transaction closed by the marker";
+    }
+
+    /** Every store holds every partition: the current replica list is accepted, no other, nothing is moving. */
+    private String reassignments() throws Exception {
+        int node = await(admin.describeCluster().controller()).id();
+        TopicPartition here = new TopicPartition(events, 0), unknown = new TopicPartition(events, 99);
+        expectEqual(Map.of(), await(admin.listPartitionReassignments().reassignments()), "in progress");
+        Optional<NewPartitionReassignment> same = Optional.of(new NewPartitionReassignment(List.of(node)));
+        Optional<NewPartitionReassignment> other = Optional.of(new NewPartitionReassignment(List.of(node, node + 1)));
+        Throwable kept = failure(admin.alterPartitionReassignments(Map.of(here, same)).all());
+        expect(kept == null, "same replicas: " + kept);
+        Throwable moved = failure(admin.alterPartitionReassignments(Map.of(here, other)).all());
+        Throwable cancelled = failure(admin.alterPartitionReassignments(Map.of(here, Optional.empty())).all());
+        Throwable missing = failure(admin.alterPartitionReassignments(Map.of(unknown, same)).all());
+        expect(moved instanceof InvalidReplicaAssignmentException, "other replicas: " + moved);
+        expect(cancelled instanceof NoReassignmentInProgressException, "cancel: " + cancelled);
+        expect(missing instanceof UnknownTopicOrPartitionException, "unknown: " + missing);
+        return "same replicas accepted; " + moved.getMessage();
+    }
+
+    /** One log directory: moving there succeeds, anywhere else is LogDirNotFound. */
+    private String alterReplicaLogDirs() throws Exception {
+        int node = await(admin.describeCluster().nodes()).iterator().next().id();
+        String dir = await(admin.describeLogDirs(List.of(node)).allDescriptions()).get(node).keySet().iterator().next();
+        TopicPartitionReplica replica = new TopicPartitionReplica(events, 0, node);
+        Throwable moved = failure(admin.alterReplicaLogDirs(Map.of(replica, dir)).all());
+        expect(moved == null, "same directory: " + moved);
+        Throwable elsewhere = failure(admin.alterReplicaLogDirs(Map.of(replica, dir + "-elsewhere")).all());
+        expect(elsewhere instanceof LogDirNotFoundException, "another directory: " + elsewhere);
+        return "moved to " + dir + "; another path LogDirNotFound";
+    }
+
+    /** The controller is the quorum's one voter and its leader. */
+    private String describeQuorum() throws Exception {
+        int controller = await(admin.describeCluster().controller()).id();
+        QuorumInfo quorum = await(admin.describeMetadataQuorum().quorumInfo());
+        expectEqual(controller, quorum.leaderId(), "leader");
+        expectEqual(List.of(controller), quorum.voters().stream().map(QuorumInfo.ReplicaState::replicaId)
+                .collect(Collectors.toList()), "voters");
+        expectEqual(List.of(), quorum.observers(), "observers");
+        return "leader " + quorum.leaderId() + " at epoch " + quorum.leaderEpoch();
+    }
+
+    /** With enable.metrics.push on (the default), each client gets its telemetry subscription (KIP-714). */
+    private String telemetry() throws Exception {
+        Duration wait = Duration.ofSeconds(WAIT_S);
+        try (KafkaProducer<String, String> producer = producer(); KafkaConsumer<String, String> consumer = consumer()) {
+            await(producer.send(new ProducerRecord<>(events, 0, "telemetry", "telemetry")));
+            consumer.assign(List.of(new TopicPartition(events, 0)));
+            consumer.seekToBeginning(List.of(new TopicPartition(events, 0)));
+            expect(!consumer.poll(wait).isEmpty(), "consumed nothing");
+            List<Uuid> ids = List.of(producer.clientInstanceId(wait), consumer.clientInstanceId(wait),
+                    admin.clientInstanceId(wait));
+            expect(ids.stream().noneMatch(Uuid.ZERO_UUID::equals) && Set.copyOf(ids).size() == 3,
+                    "client instance ids: " + ids);
+            return "producer, consumer and admin instance ids " + ids;
+        }
+    }
+
+    /** Once groups exist, __consumer_offsets is described and listed as Kafka's internal topic. */
+    private String offsetsTopic() throws Exception {
+        String name = "__consumer_offsets";
+        TopicDescription offsets = await(admin.describeTopics(List.of(name)).allTopicNames()).get(name);
+        expect(offsets.isInternal(), "not internal: " + offsets);
+        expectEqual(50, offsets.partitions().size(), "partitions");
+        expect(await(admin.listTopics(new ListTopicsOptions().listInternal(true)).names()).contains(name),
+                "not listed with listInternal");
+        return name + ": internal, " + offsets.partitions().size() + " partitions";
     }
 }

@@ -26,6 +26,11 @@ APIS = [
     ("consumer_group_describe", 69, "ConsumerGroupDescribe", "0-1", "0+"),
     ("get_telemetry_subscriptions", 71, "GetTelemetrySubscriptions", "0", "0+"),
     ("describe_topic_partitions", 75, "DescribeTopicPartitions", "0", "0+"),
+    ("alter_replica_log_dirs", 34, "AlterReplicaLogDirs", "0-2", "2+"),
+    ("alter_partition_reassignments", 45, "AlterPartitionReassignments", "0-1", "0+"),
+    ("list_partition_reassignments", 46, "ListPartitionReassignments", "0", "0+"),
+    ("describe_quorum", 55, "DescribeQuorum", "0-2", "0+"),
+    ("push_telemetry", 72, "PushTelemetry", "0", "0+"),
 ]
 
 
@@ -179,6 +184,24 @@ def test_get_telemetry_subscriptions():
     assert names(declared.response)[-2:] == ["delta_temporality", "requested_metrics"]
 
 
+def test_reassignment_apis():
+    alter, listed = api("alter_partition_reassignments"), api("list_partition_reassignments")
+    replicas = field(alter.request, "topics.partitions.replicas")
+    assert (replicas.nullable, replicas.default) == ("0+", None)
+    assert field(alter.request, "allow_replication_factor_change").versions == "1+"
+    assert field(listed.request, "topics").nullable == "0+"
+    assert names(field(listed.response, "topics.partitions").fields) == [
+        "partition_index", "replicas", "adding_replicas", "removing_replicas"]
+
+
+def test_describe_quorum_and_push_telemetry():
+    quorum = api("describe_quorum")
+    assert field(quorum.response, "topics.partitions.current_voters.replica_directory_id").versions == "2+"
+    assert field(quorum.response, "nodes.listeners.port").type == "uint16"
+    assert names(api("push_telemetry").request) == [
+        "client_instance_id", "subscription_id", "terminating", "compression_type", "metrics"]
+
+
 def test_describe_topic_partitions():
     declared = api("describe_topic_partitions")
     assert field(declared.request, "response_partition_limit").default == 2000
@@ -210,14 +233,16 @@ def test_ranges_are_consistent():
         check(declared.response, declared.version_range)
 
 
-def filled(cls):
-    """An instance whose every list of structs holds one element and every struct is set."""
+def filled(cls, version: int):
+    """An instance whose every list of structs in `version` holds one element and every struct is set."""
     values = {}
     for f in cls._fields:
+        if version not in f.version_range:
+            continue
         if f.type == "[]":
-            values[f.name] = [filled(getattr(cls, camel(f.name)))]
+            values[f.name] = [filled(getattr(cls, camel(f.name)), version)]
         elif f.type == "struct":
-            values[f.name] = filled(getattr(cls, camel(f.name)))
+            values[f.name] = filled(getattr(cls, camel(f.name)), version)
     return cls(**values)
 
 
@@ -226,12 +251,12 @@ def test_round_trip_every_version(module):
     declared = api(module)
     request_cls, response_cls = message_classes(declared)
     for version in range(declared.version_range.low, declared.version_range.high + 1):
-        for body in (request_cls(), filled(request_cls)):
+        for body in (request_cls(), filled(request_cls, version)):
             frame = encode_request(declared.key, version, 7, "client", body)
             header, decoded = decode_request(frame)
             assert (header.api_key, header.api_version) == (declared.key, version)
             assert encode_request(declared.key, version, 7, "client", decoded) == frame
-        for body in (response_cls(), filled(response_cls)):
+        for body in (response_cls(), filled(response_cls, version)):
             frame = encode_response(declared.key, version, 7, body)
             correlation_id, decoded = decode_response(declared.key, version, frame)
             assert correlation_id == 7

@@ -1,0 +1,74 @@
+"""Kafka's internal topics, shown as Kafka shows __consumer_offsets and __transaction_state.
+
+The gateway keeps group state and committed offsets, and transaction states,
+on journals of its own, not in topics; but clients and tools expect Kafka's
+internal topics. Metadata and DescribeTopicPartitions list each, marked
+internal, once it has something to hold (Kafka creates __consumer_offsets
+when the first group coordinator is looked up, __transaction_state when the
+first transaction coordinator is), and describe it whenever it is named.
+Each has Kafka's default partition count (offsets.topic.num.partitions and
+transaction.state.log.num.partitions, 50; group ids are hashed over the
+first), all led by this gateway. They hold no records, and clients cannot
+produce to them (INVALID_TOPIC_EXCEPTION, as Kafka refuses appends to an
+internal topic).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gateway.api.services import Services
+from gateway.txn.txn_coordinator import OFFSETS_PARTITIONS, OFFSETS_TOPIC
+
+TRANSACTIONS_TOPIC, TRANSACTIONS_PARTITIONS = "__transaction_state", 50
+
+
+@dataclass(frozen=True)
+class InternalPartition:
+    index: int
+    leader_epoch: int = 0
+
+
+@dataclass(frozen=True)
+class InternalTopic:
+    """What the describing handlers read of a Topic, and when the topic is listed."""
+
+    name: str
+    partition_count: int
+    in_use: Callable[[Services], bool]
+    native: bool = False
+
+    @property
+    def topic_id(self) -> uuid.UUID:
+        return uuid.uuid5(uuid.NAMESPACE_URL, f"kafka:{self.name}")
+
+    @property
+    def partitions(self) -> tuple[InternalPartition, ...]:
+        return tuple(InternalPartition(index) for index in range(self.partition_count))
+
+
+INTERNAL = {topic.name: topic for topic in (
+    InternalTopic(OFFSETS_TOPIC, OFFSETS_PARTITIONS, lambda services: bool(services.groups.group_ids())),
+    InternalTopic(TRANSACTIONS_TOPIC, TRANSACTIONS_PARTITIONS,
+                  lambda services: bool(services.transactions.transactions())),
+)}
+BY_ID = {topic.topic_id: topic for topic in INTERNAL.values()}
+
+
+def internal_topic(name: str) -> InternalTopic | None:
+    return INTERNAL.get(name)
+
+
+def internal_topic_by_id(topic_id: uuid.UUID) -> InternalTopic | None:
+    return BY_ID.get(topic_id)
+
+
+def listed_internal_topics(services: Services) -> list[str]:
+    """The internal topics a request for every topic lists: those in use."""
+    return [topic.name for topic in INTERNAL.values() if topic.in_use(services)]
+
+
+def is_internal(name: str) -> bool:
+    return name in INTERNAL
