@@ -6,7 +6,8 @@ holds the batches (the leader replica's write, in Kafka's terms); acks=all
 once `min.insync.replicas` stores have acknowledged them; either with
 REQUEST_TIMED_OUT after the request's timeout. With fewer in-sync stores
 than `min.insync.replicas`, acks=all gets NOT_ENOUGH_REPLICAS at once and
-nothing of it is published.
+nothing of it is published. A client over its producer_byte_rate quota is
+answered with the time it is throttled for, and its connection muted as long.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from gateway.api.services import Services
 from gateway.kafka_error import KafkaError
 from gateway.observability.broker_metrics import BYTES_IN, RECORDS_IN, STORE_WAIT_SECONDS
 from gateway.partitions.batch_checks import checked_batch
+from gateway.quotas.entities import PRODUCER_BYTE_RATE
 from gateway.server.answers import NO_RESPONSE, CloseConnection, Deferred
 from gateway.server.dispatch import Request
 from protocol.kafka.apis import by_name
@@ -51,7 +53,7 @@ async def produce(request: Request, services: Services):
                 log.info("produce_refused", topic=topic_data.name, partition=data.index,
                          error=exc.code.name, reason=exc.message)
         responses.append(API.Response.Responses(name=topic_data.name, partition_responses=answers))
-    response = API.Response(responses=responses)
+    response = API.Response(responses=responses, throttle_time_ms=_throttle(request, services))
     if body.acks == 0:
         if any(a.error_code for r in responses for a in r.partition_responses):
             raise CloseConnection("an acks=0 produce failed")
@@ -62,6 +64,15 @@ async def produce(request: Request, services: Services):
     deadline = published + max(body.timeout_ms, 0) / 1000
     return Deferred(lambda: _when_stored(response, appended, published, deadline),
                     lambda: all(partition.is_stored(sequence, stores) for _, partition, sequence, stores in appended))
+
+
+def _throttle(request: Request, services: Services) -> int:
+    """The request's bytes counted against the client's producer_byte_rate: the time the
+    client is throttled for (its connection muted), as Kafka answers once the batches are appended."""
+    throttle_ms = services.quotas.record(PRODUCER_BYTE_RATE, request.client_id, request.size)
+    if throttle_ms:
+        request.connection.throttle(throttle_ms)
+    return throttle_ms
 
 
 async def _append(request: Request, services: Services, topic_name: str, data, answer):

@@ -12,7 +12,8 @@ gateway's request memory (queued.max.request.bytes) from its size prefix until
 its response is sent or dropped; a connection whose responses built but not yet
 sent reach unsent.response.max.bytes is muted (not read, no further request of
 it handled) until the client reads them, as Kafka mutes channels; and a Fetch
-answers at most what the connection has room for.
+answers at most what the connection has room for. A client over its quota is
+muted likewise for its throttle time.
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ class Connection:
         self._requests_held = 0  # of this connection's requests, in the request memory
         self._frame_reserved = 0  # reserved for the request being received
         self._unsent = HeldBytes()  # responses built, not yet sent
+        self._muted_until = 0.0  # a client over its quota is throttled: no request of it handled before
 
     def stop_reading(self) -> None:
         """Read no more requests; those already read are still answered."""
@@ -196,6 +198,11 @@ class Connection:
         self._requests_held += size
         return size
 
+    def throttle(self, throttle_ms: int) -> None:
+        """Handle no further request of this client for `throttle_ms` (KIP-219: its response
+        carries the time and goes out at once, the connection is muted meanwhile)."""
+        self._muted_until = max(self._muted_until, trio.current_time() + throttle_ms / 1000)
+
     def response_room(self) -> int:
         """Bytes of response this connection may still build before it is muted."""
         return max(self.limits.max_unsent_response_bytes - self._unsent.held, 0)
@@ -206,6 +213,8 @@ class Connection:
         slot.request_bytes = self._frame_reserved or await self._reserve(SIZE_PREFIX_BYTES + len(payload))
         self._frame_reserved = 0
         await self._unsent.wait_until(self.response_room)
+        if self._muted_until > trio.current_time():
+            await trio.sleep_until(self._muted_until)
         try:
             answer = await self.dispatcher.dispatch(payload, self)
         except CloseConnection as exc:

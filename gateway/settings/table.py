@@ -136,6 +136,8 @@ class BrokerSettings:
                                                                "transactions)", G)
     journal_compaction_bytes: int = setting(BYTES, 67108864, "bytes written since its last snapshot that "
                                                              "compact a journal", G)
+    quota_window_num: int = kafka(POSITIVE, 11, "samples a client quota's rate is measured over")
+    quota_window_size_seconds: int = kafka(POSITIVE, 1, "time span of each sample of a client quota's rate")
 
     def __post_init__(self):
         check_values(self)

@@ -1,0 +1,217 @@
+"""Client quotas (KIP-546 and Kafka's byte-rate quotas) against the real gateway.
+
+The quotas are set and read with kafka-python's own AlterClientQuotas and
+DescribeClientQuotas messages; throttling is seen by confluent-kafka clients
+(librdkafka reports each throttled response to `throttle_cb`). Time bounds
+are lower bounds only, which throttling guarantees however loaded the machine.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from kafka.admin import KafkaAdminClient
+from kafka.protocol.admin.client_quotas import AlterClientQuotasRequest, DescribeClientQuotasRequest
+
+from tests.gateway.admin import create_topic
+from tests.gateway.server import GatewayProcess
+
+INVALID_REQUEST = 42
+EXACT, DEFAULT, ANY = 0, 1, 2
+Entry = AlterClientQuotasRequest.EntryData
+TIMEOUT_S = 30.0
+
+# Two one-second samples: a rate is measured over at least one second, so that a
+# megabyte at 200 KB/s takes about four seconds, not the fifty of Kafka's eleven.
+SHORT_WINDOWS = ("--quota-window-num", "2", "--quota-window-size-seconds", "1")
+RATE = 200 * 1024
+VALUE = b"x" * 10_000
+MESSAGES = 100  # a megabyte: at RATE, about 4 s beyond the first second's allowance
+AT_LEAST_S = 2.0
+
+
+def entity(**names) -> list:
+    return [Entry.EntityData(entity_type=t.replace("_", "-"), entity_name=n) for t, n in names.items()]
+
+
+def op(key: str, value: float = 0.0, remove: bool = False):
+    return Entry.OpData(key=key, value=value, remove=remove)
+
+
+class QuotaAdmin:
+    def __init__(self, bootstrap: str):
+        self.admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+
+    def send(self, request):
+        return self.admin._manager.run(self.admin._manager.send, request)
+
+    def alter(self, *entries: tuple[list, list], validate_only: bool = False) -> list[tuple[int, str | None]]:
+        response = self.send(AlterClientQuotasRequest(
+            entries=[Entry(entity=e, ops=ops) for e, ops in entries], validate_only=validate_only))
+        return [(r.error_code, r.error_message) for r in response.entries]
+
+    def describe(self, *components: tuple[str, int, str | None], strict: bool = False):
+        """{entity as ((type, name), ...): {key: value}}, or (error code, message)."""
+        component = DescribeClientQuotasRequest.ComponentData
+        response = self.send(DescribeClientQuotasRequest(
+            components=[component(entity_type=t, match_type=m, match=n) for t, m, n in components], strict=strict))
+        if response.error_code:
+            return response.error_code, response.error_message
+        return {tuple((e.entity_type, e.entity_name) for e in entry.entity): {v.key: v.value for v in entry.values}
+                for entry in response.entries}
+
+    def close(self):
+        self.admin.close()
+
+
+@pytest.fixture
+def quota_admin(shared_gateway):
+    admin = QuotaAdmin(shared_gateway.bootstrap)
+    yield admin
+    admin.close()
+
+
+def test_alter_and_describe_with_filters(quota_admin):
+    assert quota_admin.alter(
+        (entity(user="alice"), [op("producer_byte_rate", 1000), op("request_percentage", 12.5)]),
+        (entity(user="alice", client_id="app"), [op("consumer_byte_rate", 2000)]),
+        (entity(user=None), [op("controller_mutation_rate", 5)]),
+        (entity(client_id=None), [op("producer_byte_rate", 3000)]),
+        (entity(ip="10.0.0.1"), [op("connection_creation_rate", 7)]),
+    ) == [(0, None)] * 5
+    alice, alice_app = (("user", "alice"),), (("client-id", "app"), ("user", "alice"))
+    everything = quota_admin.describe()
+    assert everything == {
+        alice: {"producer_byte_rate": 1000, "request_percentage": 12.5},
+        alice_app: {"consumer_byte_rate": 2000},
+        (("user", None),): {"controller_mutation_rate": 5},
+        (("client-id", None),): {"producer_byte_rate": 3000},
+        (("ip", "10.0.0.1"),): {"connection_creation_rate": 7},
+    }
+    assert quota_admin.describe(("user", EXACT, "alice")).keys() == {alice, alice_app}
+    assert quota_admin.describe(("user", EXACT, "alice"), strict=True).keys() == {alice}
+    assert quota_admin.describe(("user", DEFAULT, None)).keys() == {(("user", None),)}
+    assert quota_admin.describe(("user", ANY, None)).keys() == {alice, alice_app, (("user", None),)}
+    assert quota_admin.describe(("user", ANY, None), ("client-id", ANY, None)).keys() == {alice_app}
+    assert quota_admin.describe(("client-id", DEFAULT, None), strict=True).keys() == {(("client-id", None),)}
+    assert quota_admin.describe(("ip", EXACT, "10.0.0.1")).keys() == {(("ip", "10.0.0.1"),)}
+
+    # validate_only changes nothing; a removal takes the key, the last one the entity
+    assert quota_admin.alter((entity(user="bob"), [op("producer_byte_rate", 1)]), validate_only=True) == [(0, None)]
+    assert quota_admin.alter((entity(user="alice"), [op("request_percentage", remove=True)]),
+                             (entity(ip="10.0.0.1"), [op("connection_creation_rate", remove=True)])) == [(0, None)] * 2
+    after = quota_admin.describe()
+    assert after[alice] == {"producer_byte_rate": 1000}
+    assert (("user", "bob"),) not in after and (("ip", "10.0.0.1"),) not in after
+
+
+@pytest.mark.parametrize(("names", "ops", "message"), [
+    ({"user": "u"}, [op("bogus", 1)], "Invalid configuration key bogus"),
+    ({"ip": None}, [op("producer_byte_rate", 1)], "Invalid configuration key producer_byte_rate"),
+    ({"user": "u"}, [op("connection_creation_rate", 1)], "Invalid configuration key connection_creation_rate"),
+    ({"user": "u"}, [op("producer_byte_rate", 1.5)], "producer_byte_rate cannot be a fractional value."),
+    ({"user": "u", "ip": "1.2.3.4"}, [op("producer_byte_rate", 1)],
+     "Invalid quota entity combination, IP quota should not be combined with User or ClientId"),
+    ({"group": "g"}, [op("producer_byte_rate", 1)], "Unhandled client quota entity type: group"),
+    ({}, [op("producer_byte_rate", 1)], "Invalid empty client quota entity"),
+])
+def test_invalid_alterations_are_refused_each_on_its_own(quota_admin, names, ops, message):
+    results = quota_admin.alter((entity(**names), ops), (entity(user="valid-neighbour"), [op("request_percentage", 1)]))
+    assert results == [(INVALID_REQUEST, message), (0, None)]
+
+
+def test_invalid_describe_filters(quota_admin):
+    assert quota_admin.describe(("user", EXACT, None))[0] == INVALID_REQUEST
+    assert quota_admin.describe(("user", ANY, None), ("user", EXACT, "a"))[0] == INVALID_REQUEST
+    assert quota_admin.describe(("ip", ANY, None), ("user", ANY, None))[0] == INVALID_REQUEST
+
+
+def test_quotas_survive_a_restart(gateway):
+    admin = QuotaAdmin(gateway.bootstrap)
+    try:
+        admin.alter((entity(client_id="kept"), [op("producer_byte_rate", 4096)]),
+                    (entity(user=None, client_id=None), [op("consumer_byte_rate", 8192)]))
+        admin.alter((entity(client_id="kept"), [op("consumer_byte_rate", 1024)]))
+    finally:
+        admin.close()
+    gateway.kill()
+    gateway.start()
+    admin = QuotaAdmin(gateway.bootstrap)
+    try:
+        assert admin.describe() == {
+            (("client-id", "kept"),): {"producer_byte_rate": 4096, "consumer_byte_rate": 1024},
+            (("client-id", None), ("user", None)): {"consumer_byte_rate": 8192},
+        }
+    finally:
+        admin.close()
+
+
+@pytest.fixture
+def windowed_gateway(tmp_path):
+    server = GatewayProcess(tmp_path / "gateway", *SHORT_WINDOWS).start()
+    yield server
+    server.stop()
+
+
+def produce(bootstrap: str, topic: str, client_id: str) -> tuple[float, list[float]]:
+    """Seconds to produce MESSAGES values as `client_id`, and the throttle times reported."""
+    throttles: list[float] = []
+    producer = Producer({"bootstrap.servers": bootstrap, "client.id": client_id, "batch.size": 2 * len(VALUE),
+                         "throttle_cb": lambda event: throttles.append(event.throttle_time)})
+    started = time.monotonic()
+    for _ in range(MESSAGES):
+        producer.produce(topic, VALUE)
+        producer.poll(0)
+    assert producer.flush(TIMEOUT_S * 3) == 0
+    return time.monotonic() - started, throttles
+
+
+def consume(bootstrap: str, topic: str, client_id: str) -> tuple[float, list[float]]:
+    throttles: list[float] = []
+    consumer = Consumer({"bootstrap.servers": bootstrap, "client.id": client_id, "group.id": client_id,
+                         "enable.auto.commit": False,
+                         "throttle_cb": lambda event: throttles.append(event.throttle_time)})
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        started, got = time.monotonic(), 0
+        deadline = started + TIMEOUT_S * 3
+        while got < MESSAGES and time.monotonic() < deadline:
+            got += sum(1 for m in consumer.consume(MESSAGES, 1.0) if m.error() is None)
+        assert got == MESSAGES
+        return time.monotonic() - started, throttles
+    finally:
+        consumer.close()
+
+
+def only_slow_throttled(run, bootstrap: str, topic: str, *, free: str, slow: str) -> None:
+    free_seconds, free_throttles = run(bootstrap, topic, free)
+    slow_seconds, slow_throttles = run(bootstrap, topic, slow)
+    assert free_throttles == []
+    assert slow_throttles and max(slow_throttles) > 0
+    assert slow_seconds >= AT_LEAST_S, (slow_seconds, free_seconds)
+
+
+def test_producer_byte_rate_throttles_only_its_client(windowed_gateway):
+    bootstrap = windowed_gateway.bootstrap
+    create_topic(bootstrap, "produced")
+    admin = QuotaAdmin(bootstrap)
+    try:
+        assert admin.alter((entity(client_id="slow-writer"), [op("producer_byte_rate", RATE)])) == [(0, None)]
+    finally:
+        admin.close()
+    only_slow_throttled(produce, bootstrap, "produced", free="free-writer", slow="slow-writer")
+
+
+def test_consumer_byte_rate_throttles_only_its_client(windowed_gateway):
+    bootstrap = windowed_gateway.bootstrap
+    create_topic(bootstrap, "consumed")
+    produce(bootstrap, "consumed", "writer")
+    admin = QuotaAdmin(bootstrap)
+    try:  # the default client's quota applies to every client id without one of its own
+        assert admin.alter((entity(client_id=None), [op("consumer_byte_rate", RATE)]),
+                           (entity(client_id="free-reader"), [op("consumer_byte_rate", 1e12)])) == [(0, None)] * 2
+    finally:
+        admin.close()
+    only_slow_throttled(consume, bootstrap, "consumed", free="free-reader", slow="slow-reader")
