@@ -4,17 +4,18 @@ Each change of an entity's quotas is journaled as the entity's whole set of
 values (none: the entity is gone), so replay keeps the last entry of each.
 A client's quota of a kind is the one of the first entity in Kafka's order
 of precedence that has it (user and client id, then the user's default
-client, the user, ... down to the default client id); its rate is measured
-per entity, the defaults standing for the client's own user and client id,
-as Kafka's quota sensors are.
+client, the user, ... down to the default client id); its rate (a token bucket
+for controller_mutation_rate) is measured per entity, the defaults standing
+for the client's own user and client id, as Kafka's quota sensors are.
 """
 
 from __future__ import annotations
 
 import trio
 
-from gateway.quotas.entities import CLIENT_ID, USER, Entity, matches
-from gateway.quotas.rate import Rate, throttle_ms
+from gateway.quotas.entities import CLIENT_ID, CONTROLLER_MUTATION_RATE, USER, Entity, matches
+from gateway.quotas.rate import Rate
+from gateway.quotas.token_bucket import TokenBucket
 from gateway.storage.journal import Journal
 
 ENTRY = "client_quota"
@@ -35,7 +36,7 @@ class ClientQuotas:
         self.journal = journal
         self.window_num, self.window_size_s = window_num, window_size_s
         self.values: dict[Entity, dict[str, float]] = {}
-        self._rates: dict[tuple[str, Entity], Rate] = {}
+        self._stats: dict[tuple[str, Entity], Rate | TokenBucket] = {}
         self._lock = trio.Lock()
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
@@ -92,18 +93,32 @@ class ClientQuotas:
         if found is None:
             return 0
         bound, measured = found
-        rate = self._rates.get((key, measured))
-        if rate is None:
-            rate = self._rates[(key, measured)] = Rate(self.window_num, self.window_size_s)
         now = trio.current_time()
-        rate.record(value, now)
-        return throttle_ms(rate, bound, now)
+        stat = self._stat(key, measured, now)
+        stat.record(value, bound, now)
+        return stat.throttle_ms(bound, now)
+
+    def throttle_ms(self, key: str, client_id: str | None, user: str = ANONYMOUS) -> int:
+        """How long the client is over its quota of `key` already, counting nothing."""
+        found = self.quota(key, user, client_id or "")
+        if found is None:
+            return 0
+        now = trio.current_time()
+        return self._stat(key, found[1], now).throttle_ms(found[0], now)
 
     def unrecord(self, key: str, client_id: str | None, value: float, user: str = ANONYMOUS) -> None:
         found = self.quota(key, user, client_id or "")
-        rate = found and self._rates.get((key, found[1]))
-        if rate:
-            rate.unrecord(value)
+        stat = found and self._stats.get((key, found[1]))
+        if isinstance(stat, Rate):
+            stat.unrecord(value)
+
+    def _stat(self, key: str, measured: Entity, now: float) -> Rate | TokenBucket:
+        stat = self._stats.get((key, measured))
+        if stat is None:  # a new client: first forget those that have nothing counted any more
+            self._stats = {k: s for k, s in self._stats.items() if not s.idle(now)}
+            kind = TokenBucket if key == CONTROLLER_MUTATION_RATE else Rate
+            stat = self._stats[(key, measured)] = kind(self.window_num, self.window_size_s)
+        return stat
 
     def window_bytes(self, key: str, client_id: str | None, user: str = ANONYMOUS) -> float:
         """The most the client's quota of `key` lets through in all but one window (Kafka bounds a

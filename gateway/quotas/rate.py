@@ -17,7 +17,8 @@ class Rate:
         self.window_s = window_s
         self._windows: deque[list[float]] = deque()  # [start, total] of each sample, oldest first
 
-    def record(self, value: float, now: float) -> None:
+    def record(self, value: float, bound: float, now: float) -> None:
+        """Count `value` (the bound plays no part in a rate: taken for a token bucket's sake)."""
         self._purge(now)
         if not self._windows or now >= self._windows[-1][0] + self.window_s:
             self._windows.append([now, 0.0])
@@ -39,19 +40,23 @@ class Rate:
     def per_second(self, now: float) -> float:
         return sum(total for _, total in self._windows) / self.span_s(now)
 
+    def throttle_ms(self, bound: float, now: float) -> int:
+        """How long a client whose rate is above `bound` must wait for it to fall back to it
+        (Kafka's QuotaUtils.throttleTime); 0 within the bound."""
+        value = self.per_second(now)
+        if value <= bound:
+            return 0
+        span_ms = self.span_s(now) * 1000
+        if bound <= 0:
+            return round(span_ms)
+        return round((value - bound) / bound * span_ms)
+
+    def idle(self, now: float) -> bool:
+        """Whether every sample has expired: the rate may be forgotten."""
+        self._purge(now)
+        return not self._windows
+
     def _purge(self, now: float) -> None:
         expired = now - self.samples * self.window_s
         while self._windows and self._windows[0][0] <= expired:
             self._windows.popleft()
-
-
-def throttle_ms(rate: Rate, bound: float, now: float) -> int:
-    """How long a client whose rate is above `bound` must wait for it to fall back to it
-    (Kafka's QuotaUtils.throttleTime); 0 within the bound."""
-    value = rate.per_second(now)
-    if value <= bound:
-        return 0
-    span_ms = rate.span_s(now) * 1000
-    if bound <= 0:
-        return round(span_ms)
-    return round((value - bound) / bound * span_ms)

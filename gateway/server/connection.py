@@ -85,11 +85,13 @@ class Connection:
         self._frame_reserved = 0  # reserved for the request being received
         self._unsent = HeldBytes()  # responses built, not yet sent
         self._muted_until = 0.0  # a client over its quota is throttled: no request of it handled before
+        self._unmuted = trio.Event()  # set at shutdown: a throttled client's last request is answered at once
 
     def stop_reading(self) -> None:
         """Read no more requests; those already read are still answered."""
         self._stopping = True
         self._receiving.cancel()
+        self._unmuted.set()
 
     async def serve(self) -> None:
         self.log.info("connection_opened")
@@ -214,7 +216,8 @@ class Connection:
         self._frame_reserved = 0
         await self._unsent.wait_until(self.response_room)
         if self._muted_until > trio.current_time():
-            await trio.sleep_until(self._muted_until)
+            with trio.move_on_at(self._muted_until):
+                await self._unmuted.wait()
         try:
             answer = await self.dispatcher.dispatch(payload, self)
         except CloseConnection as exc:

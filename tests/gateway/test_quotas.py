@@ -12,13 +12,16 @@ import time
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 from kafka.admin import KafkaAdminClient
 from kafka.protocol.admin.client_quotas import AlterClientQuotasRequest, DescribeClientQuotasRequest
+from kafka.protocol.admin.topics import CreateTopicsRequest
 
 from tests.gateway.admin import create_topic
 from tests.gateway.server import GatewayProcess
 
 INVALID_REQUEST = 42
+THROTTLING_QUOTA_EXCEEDED = 89
 EXACT, DEFAULT, ANY = 0, 1, 2
 Entry = AlterClientQuotasRequest.EntryData
 TIMEOUT_S = 30.0
@@ -41,8 +44,8 @@ def op(key: str, value: float = 0.0, remove: bool = False):
 
 
 class QuotaAdmin:
-    def __init__(self, bootstrap: str):
-        self.admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    def __init__(self, bootstrap: str, client_id: str = "quota-admin"):
+        self.admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id=client_id)
 
     def send(self, request):
         return self.admin._manager.run(self.admin._manager.send, request)
@@ -61,6 +64,12 @@ class QuotaAdmin:
             return response.error_code, response.error_message
         return {tuple((e.entity_type, e.entity_name) for e in entry.entity): {v.key: v.value for v in entry.values}
                 for entry in response.entries}
+
+    def create_topic(self, name: str, partitions: int):
+        """The CreateTopics response (kafka-python sends v5 or later: the strict mutation quota)."""
+        wanted = CreateTopicsRequest.CreatableTopic(name=name, num_partitions=partitions, replication_factor=1,
+                                                    assignments=[], configs=[])
+        return self.send(CreateTopicsRequest(topics=[wanted], timeout_ms=30000, validate_only=False))
 
     def close(self):
         self.admin.close()
@@ -215,3 +224,37 @@ def test_consumer_byte_rate_throttles_only_its_client(windowed_gateway):
     finally:
         admin.close()
     only_slow_throttled(consume, bootstrap, "consumed", free="free-reader", slow="slow-reader")
+
+
+def test_request_percentage_throttles_a_busy_client(shared_gateway, quota_admin):
+    throttles: list[float] = []
+    busy = AdminClient({"bootstrap.servers": shared_gateway.bootstrap, "client.id": "busy-client",
+                        "throttle_cb": lambda event: throttles.append(event.throttle_time)})
+    busy.list_topics(timeout=TIMEOUT_S)
+    # a thousandth of a percent: the first request of a millisecond or less puts the client over it
+    assert quota_admin.alter((entity(client_id="busy-client"), [op("request_percentage", 1e-3)])) == [(0, None)]
+    try:
+        deadline = time.monotonic() + TIMEOUT_S
+        while not throttles and time.monotonic() < deadline:
+            busy.list_topics(timeout=TIMEOUT_S)
+            busy.poll(0.1)
+        assert throttles and max(throttles) > 0
+        assert quota_admin.send(DescribeClientQuotasRequest(components=[], strict=False)).throttle_time_ms == 0
+    finally:
+        quota_admin.alter((entity(client_id="busy-client"), [op("request_percentage", remove=True)]))
+
+
+def test_controller_mutation_rate_is_strict_from_create_topics_v6(shared_gateway, quota_admin):
+    # one partition a second: the bucket holds 11 (Kafka's eleven one-second windows)
+    assert quota_admin.alter((entity(client_id="mutator"), [op("controller_mutation_rate", 1)])) == [(0, None)]
+    mutator = QuotaAdmin(shared_gateway.bootstrap, "mutator")
+    try:
+        first = mutator.create_topic("mutated-1", 20)  # allowed while the bucket is not empty
+        assert (first.topics[0].error_code, first.throttle_time_ms) == (0, 0)
+        second = mutator.create_topic("mutated-2", 1)
+        assert second.topics[0].error_code == THROTTLING_QUOTA_EXCEEDED
+        assert second.throttle_time_ms > 0
+    finally:
+        mutator.close()
+    other = quota_admin.create_topic("mutated-3", 20)
+    assert (other.topics[0].error_code, other.throttle_time_ms) == (0, 0)
