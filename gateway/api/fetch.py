@@ -10,6 +10,8 @@ A response is built when it can be sent: within the room its connection has
 for unsent responses (less than max_bytes is always allowed), and a long poll
 waits in its connection's response order, from a deadline fixed on arrival: a
 client that pipelines fetches and reads no answer gets no more of them built.
+A client with a consumer_byte_rate quota gets no more than it lets through in
+its window, and an empty response while it is throttled, as from Kafka.
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ async def fetch(request: Request, services: Services):
 def _within_quota(request: Request, services: Services, response):
     """The response, or, when its bytes put the client over its consumer_byte_rate quota, an empty
     one with the time the client is throttled for (its connection muted as long), as Kafka
-    answers; the bytes not sent are not counted."""
+    answers; the bytes not sent are not counted. (A session still counts the high watermarks
+    of the response not sent as told: the partitions come again with their records.)"""
     size = _size(response)
     throttle_ms = services.quotas.record(CONSUMER_BYTE_RATE, request.client_id, size)
     if not throttle_ms:

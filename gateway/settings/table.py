@@ -132,7 +132,7 @@ class BrokerSettings:
                                                               "no more than the room left (Kafka has no such "
                                                               "setting)", G)
     journal_compaction_entries: int = setting(POSITIVE, 10000, "entries written since its last snapshot that "
-                                                               "compact a journal (metadata, groups, "
+                                                               "compact a journal (metadata, groups, quotas, "
                                                                "transactions)", G)
     journal_compaction_bytes: int = setting(BYTES, 67108864, "bytes written since its last snapshot that "
                                                              "compact a journal", G)
