@@ -27,11 +27,12 @@ class MutationQuota:
         self.quotas, self.client_id = services.quotas, request.client_id
         self.connection = request.connection
         self.strict = request.version >= strict_from
+        self.counting = not getattr(request.body, "validate_only", False)  # as Kafka: a validation is free
         self.throttle_ms = 0
 
     def check(self) -> None:
         """Before a mutation: THROTTLING_QUOTA_EXCEEDED if strict and the client is over its quota."""
-        if not self.strict:
+        if not (self.strict and self.counting):
             return
         over_ms = self.quotas.throttle_ms(CONTROLLER_MUTATION_RATE, self.client_id)
         if over_ms:
@@ -40,6 +41,8 @@ class MutationQuota:
 
     def count(self, partitions: int) -> None:
         """After a mutation of `partitions` partitions."""
+        if not self.counting:
+            return
         throttle_ms = self.quotas.record(CONTROLLER_MUTATION_RATE, self.client_id, partitions)
         if not self.strict:
             self.throttle_ms = max(self.throttle_ms, throttle_ms)

@@ -80,6 +80,8 @@ class ClientQuotas:
 
     def quota(self, key: str, user: str, client_id: str) -> tuple[float, Entity] | None:
         """The bound of `key` for the client and the entity its rate is measured for, if any."""
+        if not self.values:  # as mostly: no request pays for the search
+            return None
         for entity in _precedence(user, client_id):
             bound = self.values.get(entity, {}).get(key)
             if bound is not None:

@@ -65,11 +65,12 @@ class QuotaAdmin:
         return {tuple((e.entity_type, e.entity_name) for e in entry.entity): {v.key: v.value for v in entry.values}
                 for entry in response.entries}
 
-    def create_topic(self, name: str, partitions: int):
-        """The CreateTopics response (kafka-python sends v5 or later: the strict mutation quota)."""
+    def create_topic(self, name: str, partitions: int, version: int | None = None):
+        """The CreateTopics response (of the newest version both sides know, unless told)."""
         wanted = CreateTopicsRequest.CreatableTopic(name=name, num_partitions=partitions, replication_factor=1,
                                                     assignments=[], configs=[])
-        return self.send(CreateTopicsRequest(topics=[wanted], timeout_ms=30000, validate_only=False))
+        return self.send(CreateTopicsRequest(topics=[wanted], timeout_ms=30000, validate_only=False,
+                                             version=version))
 
     def close(self):
         self.admin.close()
@@ -259,3 +260,14 @@ def test_controller_mutation_rate_is_strict_from_create_topics_v6(shared_gateway
         mutator.close()
     other = quota_admin.create_topic("mutated-3", 20)
     assert (other.topics[0].error_code, other.throttle_time_ms) == (0, 0)
+
+
+def test_controller_mutation_rate_is_permissive_before_create_topics_v6(shared_gateway, quota_admin):
+    assert quota_admin.alter((entity(client_id="old-mutator"), [op("controller_mutation_rate", 1)])) == [(0, None)]
+    mutator = QuotaAdmin(shared_gateway.bootstrap, "old-mutator")
+    try:  # 20 partitions from a bucket of 11: done, and 9 s to wait
+        created = mutator.create_topic("old-mutated", 20, version=5)
+        assert (created.version, created.topics[0].error_code) == (5, 0)
+        assert created.throttle_time_ms > 0
+    finally:
+        mutator.close()
