@@ -20,6 +20,7 @@ from gateway.cluster.broker_configs import BrokerConfigs
 from gateway.cluster.cluster_view import ClusterView
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.partitions.fetch_sessions import FetchSessions
+from gateway.quotas.quota_store import ClientQuotas
 from gateway.settings.table import BrokerSettings, Settings
 from gateway.state_metrics import BrokerStateCollector
 from gateway.storage.discard_directives import DiscardDirectives
@@ -37,7 +38,8 @@ async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshS
     broker = settings.broker
     await wait_for_stores(broker, storage)
     discards = DiscardDirectives(storage, broker.cluster_id)
-    journals = {kind: Journal(storage, broker, kind, discards) for kind in ("metadata", "groups", "transactions")}
+    journals = {kind: Journal(storage, broker, kind, discards)
+                for kind in ("metadata", "groups", "transactions", "quotas")}
     await storage.prefetch_heads(*(journal.subject for journal in journals.values()), DISCARD_SUBJECT)
     await discards.open()  # each journal sends directives for its older generations at replay
     topics = TopicRegistry(broker, storage, journals["metadata"], discards)
@@ -47,12 +49,15 @@ async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshS
     transactions = TransactionCoordinator(broker, journals["transactions"], topics.producer_ids, groups,
                                           topics.partition)
     await nursery.start(transactions.run)
+    quotas = ClientQuotas(journals["quotas"], broker.quota_window_num, broker.quota_window_size_seconds)
+    await nursery.start(quotas.run)
     cluster = ClusterView(broker)
     REGISTRY.register(BrokerStateCollector(topics, groups, journals, storage.live_stores))
     log.info("broker_ready", topics=len(topics.topics))
     return Services(cluster=cluster, topics=topics, groups=groups, transactions=transactions,
                     producer_ids=topics.producer_ids, fetch_sessions=FetchSessions(),
-                    broker_configs=BrokerConfigs(settings, cluster), log_dir=broker.log_dirs)
+                    broker_configs=BrokerConfigs(settings, cluster), log_dir=broker.log_dirs,
+                    quotas=quotas)
 
 
 async def wait_for_stores(broker: BrokerSettings, storage: MeshStorage) -> None:

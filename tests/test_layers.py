@@ -26,6 +26,7 @@ LAYERS = {  # layer: the module prefixes it holds
     "topics": ("gateway.topics",),
     "group": ("gateway.group",),
     "txn": ("gateway.txn",),
+    "quotas": ("gateway.quotas",),
     "server": ("gateway.server",),
     "api": ("gateway.api",),
     "testing": ("gateway.testing",),
@@ -45,8 +46,9 @@ MAY_IMPORT = {
     "topics": FOUNDATION | {"storage", "partitions"},
     "group": FOUNDATION | {"storage"},
     "txn": FOUNDATION | {"storage"},
+    "quotas": FOUNDATION | {"storage"},
     "server": FOUNDATION,
-    "api": FOUNDATION | {"server", "cluster", "topics", "partitions", "group", "txn"},
+    "api": FOUNDATION | {"server", "cluster", "topics", "partitions", "group", "txn", "quotas"},
     "testing": FOUNDATION,
     "assembly": set(LAYERS),
 }

@@ -10,6 +10,8 @@ A response is built when it can be sent: within the room its connection has
 for unsent responses (less than max_bytes is always allowed), and a long poll
 waits in its connection's response order, from a deadline fixed on arrival: a
 client that pipelines fetches and reads no answer gets no more of them built.
+A client with a consumer_byte_rate quota gets no more than it lets through in
+its window, and an empty response while it is throttled, as from Kafka.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from gateway.api.services import Services, Topics
 from gateway.kafka_error import KafkaError
 from gateway.observability.broker_metrics import BYTES_OUT, RECORDS_OUT
 from gateway.partitions.fetch_sessions import FINAL_EPOCH, INITIAL_EPOCH, SessionPartition
+from gateway.quotas.entities import CONSUMER_BYTE_RATE
 from gateway.server.answers import Deferred
 from gateway.server.dispatch import Request
 from protocol.errors import DecodeError, EncodeError
@@ -45,16 +48,33 @@ async def fetch(request: Request, services: Services):
         session, wanted = _session_and_partitions(services, body, request.version)
     except KafkaError as exc:
         return API.Response(error_code=exc.code, session_id=body.session_id)
-    answer = await _answer(request, services.topics, session, wanted)
-    if body.max_wait_ms <= 0 or _enough(request, answer) or _has_error(answer):
-        return _counted(answer)
+    # Kafka's bound: no more than the consumer_byte_rate quota lets through in its window
+    max_bytes = int(min(body.max_bytes, services.quotas.window_bytes(CONSUMER_BYTE_RATE, request.client_id)))
+    answer = await _answer(request, services.topics, session, wanted, max_bytes)
+    if body.max_wait_ms <= 0 or _enough(request, answer, max_bytes) or _has_error(answer):
+        return _counted(_within_quota(request, services, answer))
     deadline = trio.current_time() + body.max_wait_ms / 1000
-    return Deferred(lambda: _answer_later(request, services.topics, session, wanted, deadline),
+    return Deferred(lambda: _answer_later(request, services, session, wanted, max_bytes, deadline),
                     ready=lambda: False)  # awaited in its turn: never sent along with earlier responses
 
 
-async def _answer_later(request: Request, topics: Topics, session, wanted, deadline: float):
+def _within_quota(request: Request, services: Services, response):
+    """The response, or, when its bytes put the client over its consumer_byte_rate quota, an empty
+    one with the time the client is throttled for (its connection muted as long), as Kafka
+    answers; the bytes not sent are not counted. (A session still counts the high watermarks
+    of the response not sent as told: the partitions come again with their records.)"""
+    size = _size(response)
+    throttle_ms = services.quotas.record(CONSUMER_BYTE_RATE, request.client_id, size)
+    if not throttle_ms:
+        return response
+    services.quotas.unrecord(CONSUMER_BYTE_RATE, request.client_id, size)
+    request.connection.throttle(throttle_ms)
+    return API.Response(throttle_time_ms=throttle_ms, session_id=response.session_id, responses=[])
+
+
+async def _answer_later(request: Request, services: Services, session, wanted, max_bytes: int, deadline: float):
     """Wait for new data in any wanted partition, up to `deadline`, then answer."""
+    topics = services.topics
     logs = [p for p in (topics.partition(w.topic, w.partition) for w in wanted) if p is not None]
     with trio.move_on_at(deadline):
         while True:
@@ -66,10 +86,10 @@ async def _answer_later(request: Request, topics: Topics, session, wanted, deadl
             finally:
                 for log_ in logs:
                     log_.forget_waiter(waiter)
-            answer = await _answer(request, topics, session, wanted, commit=False)
-            if _enough(request, answer):
+            answer = await _answer(request, topics, session, wanted, max_bytes, commit=False)
+            if _enough(request, answer, max_bytes):
                 break
-    return _counted(await _answer(request, topics, session, wanted))
+    return _counted(_within_quota(request, services, await _answer(request, topics, session, wanted, max_bytes)))
 
 
 def _session_and_partitions(services: Services, body, version: int):
@@ -107,10 +127,10 @@ def _topic_name(topics: Topics, topic_id) -> str | None:
     return topic.name if topic else None
 
 
-async def _answer(request: Request, topics: Topics, session, wanted, *, commit: bool = True):
-    """The response for `wanted` now; `commit` records what a session was told."""
+async def _answer(request: Request, topics: Topics, session, wanted, max_bytes: int, *, commit: bool = True):
+    """The response for `wanted` now, within `max_bytes`; `commit` records what a session was told."""
     body, version = request.body, request.version
-    budget = whole = min(body.max_bytes, request.connection.response_room())
+    budget = whole = min(max_bytes, request.connection.response_room())
     answered: dict = {}
     for entry in wanted:
         partition = await _read_partition(request, topics, entry, budget, first=budget == whole)
@@ -199,9 +219,9 @@ def _record_count(records) -> int:
     return 0  # down-converted message sets of Fetch v0-3 are not counted
 
 
-def _enough(request: Request, response) -> bool:
-    """Whether the response holds min_bytes, or as much as its connection has room for."""
-    wanted = min(request.body.min_bytes, request.connection.response_room())
+def _enough(request: Request, response, max_bytes: int) -> bool:
+    """Whether the response holds min_bytes, or as much as its connection has room for or may get."""
+    wanted = min(request.body.min_bytes, max_bytes, request.connection.response_room())
     return _size(response) >= max(wanted, 1)
 
 

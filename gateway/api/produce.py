@@ -11,6 +11,8 @@ Published batches whose stores drop out of sync while the answer waits
 (a store that exits or falls behind) get NOT_ENOUGH_REPLICAS_AFTER_APPEND
 at once, as in Kafka: the batch may still become durable, which librdkafka
 notes of this code (not of KAFKA_STORAGE_ERROR); every client retries both.
+A client over its producer_byte_rate quota is answered with the time it is
+throttled for, and its connection muted as long.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from gateway.api.services import Services
 from gateway.kafka_error import KafkaError
 from gateway.observability.broker_metrics import BYTES_IN, RECORDS_IN, STORE_WAIT_SECONDS
 from gateway.partitions.batch_checks import checked_batch, topic_codec
+from gateway.quotas.entities import PRODUCER_BYTE_RATE
 from gateway.server.answers import NO_RESPONSE, CloseConnection, Deferred
 from gateway.server.dispatch import Request
 from protocol.kafka.apis import by_name
@@ -56,7 +59,7 @@ async def produce(request: Request, services: Services):
                 log.info("produce_refused", topic=topic_data.name, partition=data.index,
                          error=exc.code.name, reason=exc.message)
         responses.append(API.Response.Responses(name=topic_data.name, partition_responses=answers))
-    response = API.Response(responses=responses)
+    response = API.Response(responses=responses, throttle_time_ms=_throttle(request, services))
     if body.acks == 0:
         if any(a.error_code for r in responses for a in r.partition_responses):
             raise CloseConnection("an acks=0 produce failed")
@@ -67,6 +70,15 @@ async def produce(request: Request, services: Services):
     deadline = published + max(body.timeout_ms, 0) / 1000
     return Deferred(lambda: _when_stored(response, appended, published, deadline),
                     lambda: all(partition.is_stored(sequence, stores) for _, partition, sequence, stores in appended))
+
+
+def _throttle(request: Request, services: Services) -> int:
+    """The request's bytes counted against the client's producer_byte_rate: the time the
+    client is throttled for (its connection muted), as Kafka answers once the batches are appended."""
+    throttle_ms = services.quotas.record(PRODUCER_BYTE_RATE, request.client_id, request.size)
+    if throttle_ms:
+        request.connection.throttle(throttle_ms)
+    return throttle_ms
 
 
 async def _append(request: Request, services: Services, topic_name: str, data, answer):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gateway.api.request_quota import measured
 from gateway.server.dispatch import Route
 from protocol.kafka.apis import by_name
 from protocol.kafka.schema import Versions
@@ -22,7 +23,7 @@ def handles(api_name: str, versions: str | None = None):
         served = Versions.parse(versions) if versions else api.version_range
         if served.low < api.version_range.low or served.high > api.version_range.high:
             raise ValueError(f"{api_name}: {versions} outside the schema's {api.versions}")
-        ROUTES[api.key] = Route(api, served, handler)
+        ROUTES[api.key] = Route(api, served, measured(handler))
         return handler
 
     return register

@@ -32,6 +32,7 @@ from gateway.partitions.fetch_sessions import FetchSession
 from gateway.partitions.partition_log import StoredBatch
 from gateway.partitions.producer_state import ActiveProducer
 from gateway.partitions.transaction_index import AbortedTransaction
+from gateway.quotas.entities import Entity
 from gateway.topics.topic import Topic
 from gateway.txn.txn_metadata import PendingOffset, TransactionMetadata
 from protocol.kafka.error_codes import ErrorCode
@@ -212,6 +213,23 @@ class FetchSessions(Protocol):
     def resume(self, session_id: int, epoch: int) -> FetchSession: ...
 
 
+class Quotas(Protocol):
+    """The client quotas (KIP-546) and the rates they bound."""
+
+    async def alter(self, entity: Entity, changes: dict[str, float | None]) -> None: ...
+
+    def describe(self, exact: dict[str, str | None], any_name: set[str], strict: bool
+                 ) -> list[tuple[Entity, dict[str, float]]]: ...
+
+    def record(self, key: str, client_id: str | None, value: float) -> int: ...
+
+    def throttle_ms(self, key: str, client_id: str | None) -> int: ...
+
+    def unrecord(self, key: str, client_id: str | None, value: float) -> None: ...
+
+    def window_bytes(self, key: str, client_id: str | None) -> float: ...
+
+
 class BrokerConfigs(Protocol):
     def entries(self) -> list[BrokerConfig]: ...
 
@@ -228,3 +246,4 @@ class Services:
     fetch_sessions: FetchSessions
     broker_configs: BrokerConfigs
     log_dir: Path  # this broker's one log directory, as DescribeLogDirs reports it
+    quotas: Quotas

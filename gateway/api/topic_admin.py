@@ -1,7 +1,8 @@
 """CreateTopics, DeleteTopics and CreatePartitions.
 
 This gateway is the only broker a client sees, so a manual replica
-assignment may name this node alone, once per partition.
+assignment may name this node alone, once per partition. Partitions created and deleted count against the client's
+controller_mutation_rate (mutation_quota.py).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from collections import Counter
 
 from gateway.api.configs import repeated, topic_entries
 from gateway.api.internal_topics import is_internal
+from gateway.api.mutation_quota import MutationQuota
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.kafka_error import KafkaError
@@ -66,14 +68,16 @@ def layout(wanted, node: int) -> tuple[int, int]:
     return len(indexes), replication
 
 
-async def create_topic(services: Services, wanted, validate_only: bool):
+async def create_topic(services: Services, wanted, validate_only: bool, quota: MutationQuota):
     Result = CREATE.Response.Topics
     try:
         if is_internal(wanted.name):  # described whenever named, so it exists
             raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{wanted.name}' already exists.")
         partitions, replication = layout(wanted, services.cluster.node_id)
+        quota.check()
         topic = await services.topics.create(wanted.name, partitions, replication,
                                           {c.name: c.value for c in wanted.configs}, validate_only=validate_only)
+        quota.count(len(topic.partition_states))
     except KafkaError as exc:
         return Result(name=wanted.name, error_code=exc.code, error_message=exc.message)
     configs = [Result.Configs(name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
@@ -88,11 +92,12 @@ async def create_topic(services: Services, wanted, validate_only: bool):
 async def create_topics(request: Request, services: Services):
     body = request.body
     twice = repeated(t.name for t in body.topics)
-    results = [await create_topic(services, t, body.validate_only)
+    quota = MutationQuota(request, services, strict_from=6)
+    results = [await create_topic(services, t, body.validate_only, quota)
                for t in body.topics if t.name not in twice]
     results += [CREATE.Response.Topics(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message=DUPLICATE_NAME)
                 for name in sorted(twice)]
-    return CREATE.Response(topics=results)
+    return quota.throttled(CREATE.Response(topics=results))
 
 
 def by_name_or_id(wanted) -> tuple[list, Counter, Counter]:
@@ -139,14 +144,17 @@ async def delete_topics(request: Request, services: Services):
             (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition."), results, found)
     resolve(ids, services.topics.by_id, numbered, "Duplicate topic ID.",
             (ErrorCode.UNKNOWN_TOPIC_ID, "This server does not host this topic ID."), results, found)
+    quota = MutationQuota(request, services, strict_from=5)
     for topic in found.values():
         result = Result(name=topic.name, topic_id=topic.topic_id)
         try:
+            quota.check()
             await services.topics.delete(topic.name)
+            quota.count(len(topic.partitions))
         except KafkaError as exc:
             result.error_code, result.error_message = exc.code, exc.message
         results.append(result)
-    return DELETE.Response(responses=results)
+    return quota.throttled(DELETE.Response(responses=results))
 
 
 def check_added(wanted, topic, node: int) -> None:
@@ -159,13 +167,16 @@ def check_added(wanted, topic, node: int) -> None:
     replication_of([a.broker_ids for a in wanted.assignments], node, topic.replication_factor)
 
 
-async def add_partitions(services: Services, wanted, validate_only: bool):
+async def add_partitions(services: Services, wanted, validate_only: bool, quota: MutationQuota):
     Result = CREATE_PARTITIONS.Response.Results
     try:
         topic = services.topics.get(wanted.name)
         if topic is not None and wanted.assignments is not None and wanted.count > len(topic.partition_states):
             check_added(wanted, topic, services.cluster.node_id)
+        quota.check()
+        before = len(topic.partition_states) if topic is not None else 0
         await services.topics.add_partitions(wanted.name, wanted.count, validate_only=validate_only)
+        quota.count(wanted.count - before)
     except KafkaError as exc:
         return Result(name=wanted.name, error_code=exc.code, error_message=exc.message)
     return Result(name=wanted.name)
@@ -175,9 +186,10 @@ async def add_partitions(services: Services, wanted, validate_only: bool):
 async def create_partitions(request: Request, services: Services):
     body = request.body
     twice = repeated(t.name for t in body.topics)
-    results = [await add_partitions(services, t, body.validate_only)
+    quota = MutationQuota(request, services, strict_from=3)
+    results = [await add_partitions(services, t, body.validate_only, quota)
                for t in body.topics if t.name not in twice]
     results += [CREATE_PARTITIONS.Response.Results(name=name, error_code=ErrorCode.INVALID_REQUEST,
                                                    error_message=DUPLICATE_NAME)
                 for name in sorted(twice)]
-    return CREATE_PARTITIONS.Response(results=results)
+    return quota.throttled(CREATE_PARTITIONS.Response(results=results))

@@ -12,7 +12,8 @@ gateway's request memory (queued.max.request.bytes) from its size prefix until
 its response is sent or dropped; a connection whose responses built but not yet
 sent reach unsent.response.max.bytes is muted (not read, no further request of
 it handled) until the client reads them, as Kafka mutes channels; and a Fetch
-answers at most what the connection has room for.
+answers at most what the connection has room for. A client over its quota is
+muted likewise for its throttle time.
 """
 
 from __future__ import annotations
@@ -83,11 +84,14 @@ class Connection:
         self._requests_held = 0  # of this connection's requests, in the request memory
         self._frame_reserved = 0  # reserved for the request being received
         self._unsent = HeldBytes()  # responses built, not yet sent
+        self._muted_until = 0.0  # a client over its quota is throttled: no request of it handled before
+        self._unmuted = trio.Event()  # set at shutdown: a throttled client's last request is answered at once
 
     def stop_reading(self) -> None:
         """Read no more requests; those already read are still answered."""
         self._stopping = True
         self._receiving.cancel()
+        self._unmuted.set()
 
     async def serve(self) -> None:
         self.log.info("connection_opened")
@@ -196,6 +200,11 @@ class Connection:
         self._requests_held += size
         return size
 
+    def throttle(self, throttle_ms: int) -> None:
+        """Handle no further request of this client for `throttle_ms` (KIP-219: its response
+        carries the time and goes out at once, the connection is muted meanwhile)."""
+        self._muted_until = max(self._muted_until, trio.current_time() + throttle_ms / 1000)
+
     def response_room(self) -> int:
         """Bytes of response this connection may still build before it is muted."""
         return max(self.limits.max_unsent_response_bytes - self._unsent.held, 0)
@@ -206,6 +215,9 @@ class Connection:
         slot.request_bytes = self._frame_reserved or await self._reserve(SIZE_PREFIX_BYTES + len(payload))
         self._frame_reserved = 0
         await self._unsent.wait_until(self.response_room)
+        if self._muted_until > trio.current_time():
+            with trio.move_on_at(self._muted_until):
+                await self._unmuted.wait()
         try:
             answer = await self.dispatcher.dispatch(payload, self)
         except CloseConnection as exc:

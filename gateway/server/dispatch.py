@@ -38,6 +38,7 @@ class Request:
     body: Any
     version: int
     connection: Any  # the Connection: its peer and the listener it came through
+    size: int = 0  # bytes of the request frame, as client quotas count them
 
     @property
     def client_id(self) -> str | None:
@@ -94,7 +95,7 @@ class Dispatcher:
             header, body = decode_request(payload)
         except DecodeError as exc:
             raise CloseConnection(f"malformed {route.api.name} v{version}: {exc}") from None
-        request = Request(header, body, version, connection)
+        request = Request(header, body, version, connection, len(payload))
         started = time.perf_counter()
         with _handler_failures(route, version):
             answer = await route.handler(request, self.services)

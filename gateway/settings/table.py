@@ -140,10 +140,12 @@ class BrokerSettings:
                                                               "no more than the room left (Kafka has no such "
                                                               "setting)", G)
     journal_compaction_entries: int = setting(POSITIVE, 10000, "entries written since its last snapshot that "
-                                                               "compact a journal (metadata, groups, "
+                                                               "compact a journal (metadata, groups, quotas, "
                                                                "transactions)", G)
     journal_compaction_bytes: int = setting(BYTES, 67108864, "bytes written since its last snapshot that "
                                                              "compact a journal", G)
+    quota_window_num: int = kafka(POSITIVE, 11, "samples a client quota's rate is measured over")
+    quota_window_size_seconds: int = kafka(POSITIVE, 1, "time span of each sample of a client quota's rate")
 
     def __post_init__(self):
         check_values(self)
