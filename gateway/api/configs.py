@@ -17,7 +17,7 @@ from gateway.api.registry import handles
 from gateway.api.services import BrokerConfigs, Services, Topics
 from gateway.server.dispatch import Request
 from gateway.topics.topic import KafkaError, check_topic_name
-from gateway.topics.topic_configs import TOPIC_CONFIGS
+from gateway.topics.topic_configs import TOPIC_CONFIGS, InvalidConfig, topic_config
 from protocol.kafka.apis import by_name
 from protocol.kafka.config_values import ConfigSource, ConfigType
 from protocol.kafka.error_codes import ErrorCode
@@ -78,7 +78,9 @@ def topic_entries(overrides: dict[str, str], services: Services) -> list[ConfigE
             synonyms = (Synonym(config.name, overrides[config.name], ConfigSource.DYNAMIC_TOPIC_CONFIG), *synonyms)
             value, source = overrides[config.name], ConfigSource.DYNAMIC_TOPIC_CONFIG
         else:
-            value, source = services.topics.inherited(config.name), synonyms[0].source
+            # A config without a broker setting has Kafka's default.
+            source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
+            value = services.topics.inherited(config.name)
         entries.append(ConfigEntry(config.name, value, source, ConfigType[config.value_kind.config_type],
                                    config.doc, synonyms=synonyms))
     return entries
@@ -247,9 +249,10 @@ def applied(overrides: dict[str, str], operations, topics: Topics) -> dict[str, 
 
 def changed_list(overrides: dict[str, str], op, topics: Topics) -> list[str]:
     """A LIST config's items after APPEND or SUBTRACT; the current value may be inherited."""
-    config = TOPIC_CONFIGS.get(op.name)
-    if config is None:
-        raise KafkaError(ErrorCode.INVALID_CONFIG, f"unknown or unsupported topic config {op.name!r}")
+    try:
+        config = topic_config(op.name)
+    except InvalidConfig as exc:
+        raise KafkaError(ErrorCode.INVALID_CONFIG, str(exc)) from None
     verb = Operation(op.config_operation).name
     if config.value_kind.config_type != "LIST":
         raise KafkaError(ErrorCode.INVALID_CONFIG, f"Can't {verb} to key {op.name} because its type is not LIST.")

@@ -260,3 +260,50 @@ class HostCounts(Kind):
 
     def allowed(self) -> str:
         return "a list of HOST:COUNT"
+
+
+@dataclass(frozen=True)
+class Real(Kind):
+    """A number from low to high, as Kafka's DOUBLE configs (min.cleanable.dirty.ratio)."""
+
+    low: float = 0.0
+    high: float = 1.0
+    config_type: ClassVar[str] = "DOUBLE"
+    metavar: ClassVar[str] = "X"
+
+    def parse(self, text: str) -> float:
+        try:
+            return self.check(float(text.strip()))
+        except ValueError:
+            raise NotAllowed(f"{text.strip()!r} is not a number; allowed: {self.allowed()}") from None
+
+    def check(self, value) -> float:
+        if type(value) not in (int, float) or not self.low <= value <= self.high:
+            raise self.refused(value)
+        return float(value)
+
+    def allowed(self) -> str:
+        return f"a number from {self.low} to {self.high}"
+
+
+REPLICA = re.compile(r"\d+:\d+")
+
+
+@dataclass(frozen=True)
+class ReplicaList(Kind):
+    """Kafka's throttled replicas: PARTITION:BROKER,... or the wildcard *, or empty for none."""
+
+    config_type: ClassVar[str] = "LIST"
+    metavar: ClassVar[str] = "PARTITION:BROKER,..."
+
+    def parse(self, text: str) -> str:
+        return self.check(",".join(item.strip() for item in text.split(",") if item.strip()))
+
+    def check(self, value) -> str:
+        if not isinstance(value, str) or not (value == "*" or all(
+                REPLICA.fullmatch(item) for item in value.split(",") if value)):
+            raise self.refused(value)
+        return value
+
+    def allowed(self) -> str:
+        return "the wildcard * or a list of PARTITION:BROKER"

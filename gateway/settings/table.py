@@ -22,6 +22,7 @@ from gateway.settings.kinds import (
     Integer,
     IntegerOr,
     Nullable,
+    Real,
     Text,
     long,
 )
@@ -93,6 +94,42 @@ class BrokerSettings:
     log_flush_offset_checkpoint_interval_ms: int = kafka(long(1), 60000, "how often each partition's offset "
                                                          "index and producer state are checkpointed in log.dirs, "
                                                          "so that start-up reads only the batches after")
+    # Defaults of topic configs that have no effect here (see the README's inert topic configs).
+    log_segment_bytes: int = kafka(Integer(1048576), 1073741824, "segment.bytes of topics (inert: the stores' "
+                                                                  "segments are store.segment.bytes)")
+    log_roll_ms: int | None = kafka(Nullable(inner=long(1)), None, "segment.ms of topics; wins over log.roll.hours "
+                                                                   "(inert)")
+    log_roll_hours: int = kafka(POSITIVE, 168, "segment.ms of topics, in hours (inert)")
+    log_roll_jitter_ms: int | None = kafka(Nullable(inner=long(0)), None, "segment.jitter.ms of topics; wins over "
+                                                                          "log.roll.jitter.hours (inert)")
+    log_roll_jitter_hours: int = kafka(Integer(0), 0, "segment.jitter.ms of topics, in hours (inert)")
+    log_index_size_max_bytes: int = kafka(Integer(4), 10485760, "segment.index.bytes of topics (inert)")
+    log_index_interval_bytes: int = kafka(Integer(0), 4096, "index.interval.bytes of topics (inert)")
+    log_flush_interval_messages: int = kafka(long(1), 2**63 - 1, "flush.messages of topics (inert: store.fsync "
+                                                                  "decides)")
+    log_flush_interval_ms: int | None = kafka(Nullable(inner=long(0)), None, "flush.ms of topics; wins over "
+                                                                             "log.flush.scheduler.interval.ms "
+                                                                             "(inert)")
+    log_flush_scheduler_interval_ms: int = kafka(long(0), 2**63 - 1, "flush.ms of topics (inert: store.fsync "
+                                                                      "decides)")
+    log_segment_delete_delay_ms: int = kafka(long(0), 60000, "file.delete.delay.ms of topics (inert)")
+    log_cleaner_delete_retention_ms: int = kafka(long(0), 86400000, "delete.retention.ms of topics (inert: no "
+                                                                     "compaction)")
+    log_cleaner_min_compaction_lag_ms: int = kafka(long(0), 0, "min.compaction.lag.ms of topics (inert)")
+    log_cleaner_max_compaction_lag_ms: int = kafka(long(1), 2**63 - 1, "max.compaction.lag.ms of topics (inert)")
+    log_cleaner_min_cleanable_ratio: float = kafka(Real(0.0, 1.0), 0.5, "min.cleanable.dirty.ratio of topics "
+                                                                        "(inert)")
+    log_preallocate: bool = kafka(Boolean(), False, "preallocate of topics (inert)")
+    unclean_leader_election_enable: bool = kafka(Boolean(), False, "unclean.leader.election.enable of topics "
+                                                                   "(inert: every store is a replica)")
+    log_message_timestamp_before_max_ms: int = kafka(long(0), 2**63 - 1, "message.timestamp.before.max.ms of "
+                                                                          "topics (inert: not checked)")
+    log_message_timestamp_after_max_ms: int = kafka(long(0), 3600000, "message.timestamp.after.max.ms of topics "
+                                                                      "(inert: not checked)")
+    log_message_downconversion_enable: bool = kafka(Boolean(), True, "message.downconversion.enable of topics "
+                                                                     "(inert, as in Kafka 4)")
+    log_local_retention_ms: int = kafka(long(-2), -2, "local.retention.ms of topics (inert: no tiered storage)")
+    log_local_retention_bytes: int = kafka(long(-2), -2, "local.retention.bytes of topics (inert)")
     log_message_timestamp_type: str = kafka(Choice(choices=("CreateTime", "LogAppendTime")), "CreateTime",
                                             "whether records keep the producer's timestamp or get the append time")
     log_cleanup_policy: str = kafka(ChoiceList(choices=("delete",)), "delete",
@@ -169,6 +206,25 @@ class BrokerSettings:
         if self.log_retention_minutes is not None:
             return _unlimited_or(self.log_retention_minutes, 60_000)
         return _unlimited_or(self.log_retention_hours, 3_600_000)
+
+    @property
+    def segment_ms(self) -> int:
+        """Kafka's log.roll.ms, else .hours, as milliseconds."""
+        return self.log_roll_ms if self.log_roll_ms is not None else self.log_roll_hours * 3_600_000
+
+    @property
+    def segment_jitter_ms(self) -> int:
+        """Kafka's log.roll.jitter.ms, else .hours, as milliseconds."""
+        if self.log_roll_jitter_ms is not None:
+            return self.log_roll_jitter_ms
+        return self.log_roll_jitter_hours * 3_600_000
+
+    @property
+    def flush_ms(self) -> int:
+        """Kafka's log.flush.interval.ms, else log.flush.scheduler.interval.ms."""
+        if self.log_flush_interval_ms is not None:
+            return self.log_flush_interval_ms
+        return self.log_flush_scheduler_interval_ms
 
 
 def _unlimited_or(value: int, unit_ms: int) -> int:
