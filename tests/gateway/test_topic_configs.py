@@ -1,0 +1,168 @@
+"""Every topic config of Kafka 4, driven by real admin clients against the real gateway.
+
+Configs the gateway honours keep only the values it honours; the others are
+inert: accepted with Kafka's type, range and default, reported and changed
+like any other. One gateway serves the module; each test has its own topics.
+"""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    NewTopic,
+    ResourceType,
+)
+
+from gateway.topics.topic_configs import TOPIC_CONFIGS
+from tests.gateway.admin import create_topic
+
+TIMEOUT_S = 30.0
+THROTTLED = "leader.replication.throttled.replicas"
+KAFKA_4_TOPIC_CONFIGS = {
+    "cleanup.policy", "compression.type", "compression.gzip.level", "compression.lz4.level",
+    "compression.zstd.level", "delete.retention.ms", "file.delete.delay.ms", "flush.messages", "flush.ms",
+    "follower.replication.throttled.replicas", "index.interval.bytes", THROTTLED, "local.retention.bytes",
+    "local.retention.ms", "max.compaction.lag.ms", "max.message.bytes", "message.downconversion.enable",
+    "message.timestamp.after.max.ms", "message.timestamp.before.max.ms", "message.timestamp.type",
+    "min.cleanable.dirty.ratio", "min.compaction.lag.ms", "min.insync.replicas", "preallocate",
+    "remote.log.copy.disable", "remote.log.delete.on.disable", "remote.storage.enable", "retention.bytes",
+    "retention.ms", "segment.bytes", "segment.index.bytes", "segment.jitter.ms", "segment.ms",
+    "unclean.leader.election.enable",
+}
+
+
+@pytest.fixture(scope="module")
+def admin(shared_gateway):
+    return AdminClient({"bootstrap.servers": shared_gateway.bootstrap})
+
+
+def described(admin, name: str) -> dict:
+    resource = ConfigResource(ResourceType.TOPIC, name)
+    return admin.describe_configs([resource])[resource].result(TIMEOUT_S)  # librdkafka asks for synonyms
+
+
+def refusal(future) -> tuple[int, str] | None:
+    """None on success, else the error code and message the broker answered."""
+    try:
+        future.result(TIMEOUT_S)
+    except KafkaException as exc:
+        return exc.args[0].code(), exc.args[0].str()
+    return None
+
+
+def incremental(admin, name: str, *changes: tuple[str, str | None, AlterConfigOpType]):
+    resource = ConfigResource(ResourceType.TOPIC, name, incremental_configs=[
+        ConfigEntry(key, value, incremental_operation=op) for key, value, op in changes])
+    return refusal(admin.incremental_alter_configs([resource])[resource])
+
+
+def test_every_kafka_4_topic_config_is_known_and_inert_ones_say_so():
+    assert set(TOPIC_CONFIGS) == KAFKA_4_TOPIC_CONFIGS
+    assert "has no effect here because" in TOPIC_CONFIGS["segment.bytes"].doc
+    assert "no effect" not in TOPIC_CONFIGS["retention.ms"].doc
+
+
+def test_inert_configs_are_created_and_described(admin, shared_gateway):
+    create_topic(shared_gateway.bootstrap, "tc-inert", configs={
+        "segment.bytes": "1048576", "flush.ms": "1000", "min.cleanable.dirty.ratio": "0.25",
+        "preallocate": "TRUE", THROTTLED: "0:0, 1:0", "remote.storage.enable": "false"})
+    configs = described(admin, "tc-inert")
+    assert KAFKA_4_TOPIC_CONFIGS <= set(configs)
+    own = {name: configs[name].value for name in (
+        "segment.bytes", "flush.ms", "min.cleanable.dirty.ratio", "preallocate", THROTTLED)}
+    assert own == {"segment.bytes": "1048576", "flush.ms": "1000", "min.cleanable.dirty.ratio": "0.25",
+                   "preallocate": "true", THROTTLED: "0:0,1:0"}
+    assert configs["segment.bytes"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+    assert [(s.name, s.value) for s in configs["segment.bytes"].synonyms.values()] == [
+        ("segment.bytes", "1048576"), ("log.segment.bytes", "1073741824")]
+
+    segment_ms = configs["segment.ms"]  # log.roll.ms is unset, so log.roll.hours says
+    assert (segment_ms.value, segment_ms.source) == (str(7 * 24 * 3600 * 1000), ConfigSource.DEFAULT_CONFIG.value)
+    assert [(s.name, s.value) for s in segment_ms.synonyms.values()] == [("log.roll.hours", "168")]
+    defaults = {name: configs[name].value for name in (
+        "delete.retention.ms", "file.delete.delay.ms", "index.interval.bytes", "segment.index.bytes",
+        "message.timestamp.after.max.ms", "local.retention.ms", "unclean.leader.election.enable",
+        "follower.replication.throttled.replicas", "remote.log.copy.disable", "flush.messages")}
+    assert defaults == {"delete.retention.ms": "86400000", "file.delete.delay.ms": "60000",
+                        "index.interval.bytes": "4096", "segment.index.bytes": "10485760",
+                        "message.timestamp.after.max.ms": "3600000", "local.retention.ms": "-2",
+                        "unclean.leader.election.enable": "false",
+                        "follower.replication.throttled.replicas": "", "remote.log.copy.disable": "false",
+                        "flush.messages": str(2**63 - 1)}
+    no_broker_setting = configs["follower.replication.throttled.replicas"]
+    assert (no_broker_setting.source, no_broker_setting.is_default) == (ConfigSource.DEFAULT_CONFIG.value, True)
+
+
+def test_list_configs_take_append_subtract_and_delete(admin, shared_gateway):
+    create_topic(shared_gateway.bootstrap, "tc-lists")
+    assert incremental(admin, "tc-lists", (THROTTLED, "0:1,2:1", AlterConfigOpType.APPEND)) is None
+    assert incremental(admin, "tc-lists", (THROTTLED, "0:1,3:1", AlterConfigOpType.APPEND),
+                       ("flush.messages", "10", AlterConfigOpType.SET)) is None
+    configs = described(admin, "tc-lists")
+    assert (configs[THROTTLED].value, configs["flush.messages"].value) == ("0:1,2:1,3:1", "10")
+    assert incremental(admin, "tc-lists", (THROTTLED, "2:1", AlterConfigOpType.SUBTRACT),
+                       ("flush.messages", None, AlterConfigOpType.DELETE)) is None
+    configs = described(admin, "tc-lists")
+    assert configs[THROTTLED].value == "0:1,3:1"
+    assert (configs["flush.messages"].value, configs["flush.messages"].source) == (
+        str(2**63 - 1), ConfigSource.DEFAULT_CONFIG.value)
+    assert incremental(admin, "tc-lists", (THROTTLED, None, AlterConfigOpType.DELETE)) is None
+    assert described(admin, "tc-lists")[THROTTLED].value == ""
+    assert incremental(admin, "tc-lists", ("cleanup.policy", "delete", AlterConfigOpType.APPEND)) is None
+    code, _ = incremental(admin, "tc-lists", ("cleanup.policy", "compact", AlterConfigOpType.APPEND))
+    assert code == KafkaError.INVALID_CONFIG  # compaction is not built
+    code, _ = incremental(admin, "tc-lists", ("preallocate", "true", AlterConfigOpType.APPEND))
+    assert code == KafkaError.INVALID_CONFIG  # not a list
+
+
+INVALID = [
+    ("segment.ms", "0"), ("segment.bytes", "1000"), ("min.cleanable.dirty.ratio", "1.5"),
+    ("min.cleanable.dirty.ratio", "half"), ("preallocate", "yes"), ("local.retention.ms", "-3"),
+    (THROTTLED, "0-1"), (THROTTLED, "*,0:1"), ("max.compaction.lag.ms", "0"), ("cleanup.policy", "compact"),
+    ("segment.index.bytes", "2147483648"),
+]
+
+
+@pytest.mark.parametrize(("number", "name", "value"), [(n, *case) for n, case in enumerate(INVALID)])
+def test_invalid_values_get_invalid_config(admin, shared_gateway, number, name, value):
+    topic = f"tc-invalid-{number}"
+    created = admin.create_topics([NewTopic(topic, 1, 1, config={name: value})], operation_timeout=TIMEOUT_S)
+    code, message = refusal(created[topic])
+    assert code == KafkaError.INVALID_CONFIG
+    assert message.startswith(f"Invalid value {value} for configuration {name}: ")
+    create_topic(shared_gateway.bootstrap, topic)
+    code, message = incremental(admin, topic, (name, value, AlterConfigOpType.SET))
+    assert code == KafkaError.INVALID_CONFIG
+    assert message.startswith(f"Invalid value {value} for configuration {name}: ")
+
+
+def test_unknown_config_name(admin, shared_gateway):
+    create_topic(shared_gateway.bootstrap, "tc-unknown")
+    assert incremental(admin, "tc-unknown", ("no.such.config", "1", AlterConfigOpType.SET)) == (
+        KafkaError.INVALID_CONFIG, "Unknown topic config name: no.such.config")
+
+
+def test_kafka_python_alters_and_describes_inert_configs(shared_gateway):
+    from kafka.admin import ConfigResource as KafkaPythonResource
+    from kafka.admin import KafkaAdminClient
+
+    client = KafkaAdminClient(bootstrap_servers=shared_gateway.bootstrap)
+    try:
+        client.create_topics({"tc-kafka-python": {"configs": {"segment.jitter.ms": "5"}}})
+        client.alter_configs([KafkaPythonResource("topic", "tc-kafka-python", configs={
+            "follower.replication.throttled.replicas": ("APPEND", "*"),
+            "message.timestamp.before.max.ms": ("SET", "60000"),
+            "segment.jitter.ms": ("DELETE", None)})])
+        described = client.describe_configs([KafkaPythonResource("topic", "tc-kafka-python")],
+                                            include_synonyms=True)
+        modified = described["topic"]["tc-kafka-python"]
+        assert {name: entry["value"] for name, entry in modified.items()} == {
+            "follower.replication.throttled.replicas": "*", "message.timestamp.before.max.ms": "60000"}
+    finally:
+        client.close()
