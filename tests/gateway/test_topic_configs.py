@@ -20,7 +20,10 @@ from confluent_kafka.admin import (
 )
 
 from gateway.topics.topic_configs import TOPIC_CONFIGS
+from protocol.kafka.apis import by_name
+from protocol.kafka.config_values import ConfigType
 from tests.gateway.admin import create_topic
+from tests.gateway.test_admin_apis import exchange
 
 TIMEOUT_S = 30.0
 THROTTLED = "leader.replication.throttled.replicas"
@@ -166,3 +169,17 @@ def test_kafka_python_alters_and_describes_inert_configs(shared_gateway):
             "follower.replication.throttled.replicas": "*", "message.timestamp.before.max.ms": "60000"}
     finally:
         client.close()
+
+
+def test_documentation_and_types_on_the_wire(shared_gateway):
+    create_topic(shared_gateway.bootstrap, "tc-wire")
+    describe = by_name("DescribeConfigs")
+    asked = describe.Request(resources=[describe.Request.Resources(
+        resource_type=2, resource_name="tc-wire", configuration_keys=["preallocate", "min.cleanable.dirty.ratio",
+                                                                     THROTTLED])],
+        include_synonyms=False, include_documentation=True)
+    (result,) = exchange(shared_gateway, "DescribeConfigs", 4, asked).results
+    configs = {c.name: c for c in result.configs}
+    assert {name: (c.value, ConfigType(c.config_type).name) for name, c in configs.items()} == {
+        "preallocate": ("false", "BOOLEAN"), "min.cleanable.dirty.ratio": ("0.5", "DOUBLE"), THROTTLED: ("", "LIST")}
+    assert all("has no effect here because" in c.documentation for c in configs.values())
