@@ -27,6 +27,7 @@ LAYERS = {  # layer: the module prefixes it holds
     "group": ("gateway.group",),
     "txn": ("gateway.txn",),
     "quotas": ("gateway.quotas",),
+    "acls": ("gateway.acls",),
     "server": ("gateway.server",),
     "api": ("gateway.api",),
     "testing": ("gateway.testing",),
@@ -47,8 +48,9 @@ MAY_IMPORT = {
     "group": FOUNDATION | {"storage"},
     "txn": FOUNDATION | {"storage"},
     "quotas": FOUNDATION | {"storage"},
+    "acls": FOUNDATION | {"storage"},
     "server": FOUNDATION,
-    "api": FOUNDATION | {"server", "cluster", "topics", "partitions", "group", "txn", "quotas"},
+    "api": FOUNDATION | {"server", "cluster", "topics", "partitions", "group", "txn", "quotas", "acls"},
     "testing": FOUNDATION,
     "assembly": set(LAYERS),
 }

@@ -19,6 +19,8 @@ from typing import Protocol
 
 import trio
 
+from gateway.acls.authorizer import Who
+from gateway.acls.model import AclBinding, AclFilter, Operation, ResourceType
 from gateway.cluster.broker_configs import BrokerConfig
 from gateway.cluster.cluster_view import BrokerEndpoint
 from gateway.group.classic import ClassicGroup, JoinResult, SyncResult
@@ -230,6 +232,22 @@ class Quotas(Protocol):
     def window_bytes(self, key: str, client_id: str | None) -> float: ...
 
 
+class Acls(Protocol):
+    """The ACLs and the authorizer's decisions over them; `enabled` once an authorizer is configured."""
+
+    enabled: bool
+
+    def authorize(self, who: Who, operation: Operation, resource_type: ResourceType, name: str) -> bool: ...
+
+    def authorize_any(self, who: Who, operation: Operation, resource_type: ResourceType) -> bool: ...
+
+    def describe(self, selected: AclFilter) -> list[AclBinding]: ...
+
+    async def create(self, binding: AclBinding) -> None: ...
+
+    async def delete(self, filters: list[AclFilter]) -> list[list[AclBinding]]: ...
+
+
 class BrokerConfigs(Protocol):
     def entries(self) -> list[BrokerConfig]: ...
 
@@ -247,3 +265,4 @@ class Services:
     broker_configs: BrokerConfigs
     log_dir: Path  # this broker's one log directory, as DescribeLogDirs reports it
     quotas: Quotas
+    acls: Acls

@@ -28,6 +28,7 @@ import trio
 
 from gateway.observability.broker_metrics import UNSENT_RESPONSE_BYTES
 from gateway.server.answers import CloseConnection, Deferred
+from gateway.server.principal import ANONYMOUS
 from gateway.server.request_memory import HeldBytes, RequestMemory
 from protocol.errors import DecodeError
 from protocol.kafka.framing import SIZE_PREFIX_BYTES, FrameReader
@@ -75,6 +76,7 @@ class Connection:
         self.stream = stream
         self.peer = peer
         self.listener = listener  # the name of the listener it came through
+        self.principal = ANONYMOUS  # who the connection acts for, once authenticated
         self.dispatcher = dispatcher
         self.limits = limits
         self.log = log.bind(peer=peer)

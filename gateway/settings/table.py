@@ -37,6 +37,9 @@ UNLIMITED_OR = long(-1)  # -1: no limit
 KAFKA_PROTOCOL_MAP = (("PLAINTEXT", "PLAINTEXT"), ("SSL", "SSL"), ("SASL_PLAINTEXT", "SASL_PLAINTEXT"),
                       ("SASL_SSL", "SASL_SSL"))
 
+# Kafka's authorizer classes (KRaft's and the older ZooKeeper one): both mean the gateway's own.
+AUTHORIZERS = ("org.apache.kafka.metadata.authorizer.StandardAuthorizer", "kafka.security.authorizer.AclAuthorizer")
+
 
 def kafka(kind, default, help: str, commands: Command = G, **more):
     """A setting with Kafka's broker config name."""
@@ -183,6 +186,12 @@ class BrokerSettings:
                                                              "compact a journal", G)
     quota_window_num: int = kafka(POSITIVE, 11, "samples a client quota's rate is measured over")
     quota_window_size_seconds: int = kafka(POSITIVE, 1, "time span of each sample of a client quota's rate")
+    authorizer_class_name: str = kafka(
+        Choice(("", *AUTHORIZERS)), "", "the authorizer that checks every request against the ACLs: either of "
+                                        "Kafka's names turns on the gateway's; empty: none, everything allowed")
+    super_users: str = kafka(Text(), "", "principals the authorizer allows everything, User:NAME;User:NAME...")
+    allow_everyone_if_no_acl_found: bool = kafka(Boolean(), False, "with an authorizer, whether a resource no "
+                                                                   "ACL applies to is open to everyone")
 
     def __post_init__(self):
         check_values(self)

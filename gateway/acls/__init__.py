@@ -1,0 +1,1 @@
+"""ACLs with Kafka's semantics: the bindings, the authorizer's decisions, their journal."""

@@ -1,0 +1,80 @@
+"""The ACLs of the cluster, durable in the gateway's `acls` journal, and the authorizer over them.
+
+Each change is journaled as one binding added or removed, so replay applies
+them in order; a compaction writes the bindings there are. Without an
+authorizer (`authorizer.class.name` empty) nothing is refused and the ACL
+APIs answer SECURITY_DISABLED, as Kafka's do.
+"""
+
+from __future__ import annotations
+
+import structlog
+import trio
+
+from gateway.acls.authorizer import AclSet, Policy, Who, authorize, authorize_any
+from gateway.acls.model import AclBinding, AclFilter, Operation, ResourceType
+from gateway.settings.table import BrokerSettings
+from gateway.storage.journal import Journal
+
+log = structlog.get_logger()
+ENTRY = "acl"
+
+
+def policy_of(settings: BrokerSettings) -> Policy:
+    super_users = frozenset(user.strip() for user in settings.super_users.split(";") if user.strip())
+    return Policy(super_users, settings.allow_everyone_if_no_acl_found)
+
+
+class Acls:
+    def __init__(self, journal: Journal, settings: BrokerSettings):
+        self.journal = journal
+        self.enabled = bool(settings.authorizer_class_name)
+        self.policy = policy_of(settings)
+        self.bindings = AclSet()
+        self._lock = trio.Lock()
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        for entry in await self.journal.replay():
+            if entry["type"] == ENTRY:
+                self._apply(AclBinding.from_list(entry["binding"]), entry["present"])
+        async with trio.open_nursery() as nursery:
+            self.journal.compact_with(nursery, lambda: [_entry(b, True) for b in self.bindings])
+            task_status.started()
+            await trio.sleep_forever()
+
+    def _apply(self, binding: AclBinding, present: bool) -> None:
+        if present:
+            self.bindings.add(binding)
+        else:
+            self.bindings.discard(binding)
+
+    def authorize(self, who: Who, operation: Operation, resource_type: ResourceType, name: str) -> bool:
+        return not self.enabled or authorize(self.bindings, self.policy, who, operation, resource_type, name)
+
+    def authorize_any(self, who: Who, operation: Operation, resource_type: ResourceType) -> bool:
+        return not self.enabled or authorize_any(self.bindings, self.policy, who, operation, resource_type)
+
+    def describe(self, selected: AclFilter) -> list[AclBinding]:
+        return sorted(b for b in self.bindings if selected.matches(b))
+
+    async def create(self, binding: AclBinding) -> None:
+        """Add a binding once journaled (one already there: nothing to do, as in Kafka)."""
+        async with self._lock:
+            if binding not in self.bindings:
+                await self.journal.write(_entry(binding, True))
+                self._apply(binding, True)
+                log.info("acl_created", binding=binding.as_list())
+
+    async def delete(self, filters: list[AclFilter]) -> list[list[AclBinding]]:
+        """The bindings each filter matched, all of them removed once journaled."""
+        async with self._lock:
+            matched = [self.describe(selected) for selected in filters]
+            for binding in sorted({b for found in matched for b in found}):
+                await self.journal.write(_entry(binding, False))
+                self._apply(binding, False)
+                log.info("acl_deleted", binding=binding.as_list())
+            return matched
+
+
+def _entry(binding: AclBinding, present: bool) -> dict:
+    return {"type": ENTRY, "binding": binding.as_list(), "present": present}
