@@ -22,7 +22,7 @@ from gateway.acls.model import (
     coded,
     invalid_binding,
 )
-from gateway.api.authorization import Cluster, require
+from gateway.api.authorization import require
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.kafka_error import KafkaError
@@ -56,7 +56,7 @@ async def describe_acls(request: Request, services: Services):
     body = request.body
     try:
         _check_enabled(services, DESCRIBE_MESSAGE)
-        require(request, services, Operation.DESCRIBE, Cluster)
+        require(request, services, Operation.DESCRIBE, ResourceType.CLUSTER)
         found = services.acls.describe(_filter(
             body.resource_type_filter, body.resource_name_filter, body.pattern_type_filter, body.principal_filter,
             body.host_filter, body.operation, body.permission_type))
@@ -85,7 +85,7 @@ async def create_acls(request: Request, services: Services):
 
 async def _create(request: Request, services: Services, creation) -> None:
     _check_enabled(services, CHANGE_MESSAGE)
-    require(request, services, Operation.ALTER, Cluster)
+    require(request, services, Operation.ALTER, ResourceType.CLUSTER)
     binding = AclBinding(coded(ResourceType, creation.resource_type), creation.resource_name,
                          coded(PatternType, creation.resource_pattern_type), creation.principal, creation.host,
                          coded(Operation, creation.operation), coded(Permission, creation.permission_type))
@@ -115,7 +115,7 @@ async def delete_acls(request: Request, services: Services):
 def _delete_filter(request: Request, services: Services, wire) -> AclFilter | KafkaError:
     try:
         _check_enabled(services, CHANGE_MESSAGE)
-        require(request, services, Operation.ALTER, Cluster)
+        require(request, services, Operation.ALTER, ResourceType.CLUSTER)
         return _filter(wire.resource_type_filter, wire.resource_name_filter, wire.pattern_type_filter,
                        wire.principal_filter, wire.host_filter, wire.operation, wire.permission_type)
     except KafkaError as exc:

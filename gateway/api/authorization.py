@@ -7,13 +7,16 @@ question is answered yes at once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from gateway.acls.authorizer import Who
 from gateway.acls.model import CLUSTER_NAME, Operation, ResourceType
 from gateway.api.services import Services
 from gateway.kafka_error import KafkaError
 from gateway.server.dispatch import Request
+from protocol.kafka.apis import ALL
 from protocol.kafka.error_codes import ErrorCode
 
 FAILURES = {  # Kafka's error, and its default message, for a refused operation on a resource of a type
@@ -25,8 +28,6 @@ FAILURES = {  # Kafka's error, and its default message, for a refused operation 
     ResourceType.DELEGATION_TOKEN: (ErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED,
                                     "Delegation Token authorization failed."),
 }
-Topic, Group, Cluster, TransactionalId = (ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER,
-                                          ResourceType.TRANSACTIONAL_ID)
 
 
 def who(request: Request) -> Who:
@@ -63,3 +64,47 @@ def allowed_any(request: Request, services: Services, operation: Operation, reso
     """Whether the request may do `operation` to some resource of the type."""
     acls = services.acls
     return not acls.enabled or acls.authorize_any(who(request), operation, resource_type)
+
+
+def may_create(request: Request, services: Services, topic: str) -> bool:
+    """Whether the request may create the topic: CREATE on the cluster or on the topic, as Kafka asks."""
+    return (allowed(request, services, Operation.CREATE, ResourceType.CLUSTER)
+            or allowed(request, services, Operation.CREATE, ResourceType.TOPIC, topic))
+
+
+def authorized_operations(request: Request, services: Services, resource_type: ResourceType, name: str,
+                          operations: Iterable[Operation]) -> int:
+    """Kafka's bit field of those of `operations` the request may do to the resource."""
+    return sum(1 << op for op in operations if allowed(request, services, op, resource_type, name))
+
+
+def requires(operation: Operation, resource_type: ResourceType, name_of: Callable[[Any], str] | None = None):
+    """What a handler authorizes, declared on it: unless the request may do `operation` to the resource
+    named `name_of(body)` (the cluster without it), the handler is not called and the answer is its API's
+    response with Kafka's error at the top, every other field left empty."""
+    def declare(handler):
+        @functools.wraps(handler)
+        async def checked(request: Request, services: Services):
+            name = CLUSTER_NAME if name_of is None else name_of(request.body)
+            if allowed(request, services, operation, resource_type, name):
+                return await handler(request, services)
+            return refused(request, resource_type)
+        return checked
+    return declare
+
+
+def refused(request: Request, resource_type: ResourceType):
+    """The request's API's response with nothing but Kafka's error for the resource's type."""
+    code, message = FAILURES[resource_type]
+    response = ALL[request.header.api_key].Response(error_code=code)
+    if hasattr(response, "error_message"):
+        response.error_message = message
+    return response
+
+
+def group_id(body) -> str:
+    return body.group_id
+
+
+def transactional_id(body) -> str:
+    return body.transactional_id

@@ -6,6 +6,8 @@ anything of it changes; each entry succeeds or fails on its own.
 
 from __future__ import annotations
 
+from gateway.acls.model import Operation, ResourceType
+from gateway.api.authorization import require, requires
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.kafka_error import KafkaError
@@ -17,6 +19,7 @@ DESCRIBE, ALTER = by_name("DescribeClientQuotas"), by_name("AlterClientQuotas")
 
 
 @handles("DescribeClientQuotas")
+@requires(Operation.DESCRIBE_CONFIGS, ResourceType.CLUSTER)
 async def describe_client_quotas(request: Request, services: Services):
     body = request.body
     try:
@@ -38,6 +41,7 @@ async def alter_client_quotas(request: Request, services: Services):
         result = ALTER.Response.Entries(entity=[ALTER.Response.Entries.Entity(entity_type=t, entity_name=n)
                                                 for t, n in pairs])
         try:
+            require(request, services, Operation.ALTER_CONFIGS, ResourceType.CLUSTER)
             await _alter(services, pairs, entry.ops, request.body.validate_only)
         except KafkaError as exc:
             result.error_code, result.error_message = exc.code, exc.message

@@ -7,6 +7,8 @@ eligible-leader lists (KIP-966) are empty.
 
 from __future__ import annotations
 
+from gateway.acls.model import CLUSTER_NAME, Operation, ResourceType
+from gateway.api.authorization import allowed, authorized_operations
 from gateway.api.internal_topics import internal_topic, is_internal, listed_internal_topics
 from gateway.api.metadata import NO_OPERATIONS, TOPIC_OPERATIONS
 from gateway.api.registry import handles
@@ -20,8 +22,8 @@ CLUSTER = by_name("DescribeCluster")
 PARTITIONS = by_name("DescribeTopicPartitions")
 
 BROKER_ENDPOINT, CONTROLLER_ENDPOINT = 1, 2
-# CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE
-CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
+CLUSTER_OPERATIONS = (Operation.CREATE, Operation.ALTER, Operation.DESCRIBE, Operation.CLUSTER_ACTION,
+                      Operation.DESCRIBE_CONFIGS, Operation.ALTER_CONFIGS, Operation.IDEMPOTENT_WRITE)
 # Kafka's max.request.partition.size.limit default: the most partitions one answer holds.
 MAX_PARTITIONS = 2000
 
@@ -31,7 +33,9 @@ async def describe_cluster(request: Request, services: Services):
     body, cluster = request.body, services.cluster
     if body.endpoint_type != BROKER_ENDPOINT:
         return wrong_endpoint(body.endpoint_type, request.version)
-    operations = CLUSTER_OPERATIONS if body.include_cluster_authorized_operations else NO_OPERATIONS
+    operations = NO_OPERATIONS
+    if body.include_cluster_authorized_operations:
+        operations = authorized_operations(request, services, ResourceType.CLUSTER, CLUSTER_NAME, CLUSTER_OPERATIONS)
     return CLUSTER.Response(
         cluster_id=cluster.cluster_id, controller_id=cluster.controller_id, endpoint_type=BROKER_ENDPOINT,
         brokers=[CLUSTER.Response.Brokers(broker_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
@@ -66,19 +70,25 @@ async def describe_topic_partitions(request: Request, services: Services):
     def start_of(name: str) -> int:
         return cursor.partition_index if cursor and name == cursor.topic_name else 0
 
-    topics, next_cursor = page(services, names, start_of, min(MAX_PARTITIONS, body.response_partition_limit),
+    topics, next_cursor = page(request, services, names, start_of, min(MAX_PARTITIONS, body.response_partition_limit),
                                every_topic)
     return PARTITIONS.Response(topics=topics, next_cursor=next_cursor)
 
 
-def page(services: Services, names: list[str], start_of, limit: int, every_topic: bool):
-    """Topics from `names` until `limit` partitions are described, and where the next page starts."""
+def page(request: Request, services: Services, names: list[str], start_of, limit: int, every_topic: bool):
+    """Topics from `names` until `limit` partitions are described, and where the next page starts; those
+    the request may not describe are left out of every topic, refused when named."""
     Cursor = PARTITIONS.Response.NextCursor
     topics, remaining = [], limit
     for name in names:
         if remaining <= 0:
             # The cursor names the next topic, whether or not it exists.
             return topics, Cursor(topic_name=name, partition_index=0) if remaining == 0 else None
+        if not allowed(request, services, Operation.DESCRIBE, ResourceType.TOPIC, name):
+            if not every_topic:
+                topics.append(PARTITIONS.Response.Topics(name=name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                                         topic_authorized_operations=NO_OPERATIONS))
+            continue
         topic = services.topics.get(name) or internal_topic(name)
         if topic is None:
             if not every_topic:
@@ -86,7 +96,8 @@ def page(services: Services, names: list[str], start_of, limit: int, every_topic
             continue
         start = start_of(name)
         end = min(len(topic.partitions), start + remaining)
-        topics.append(described(topic, range(start, end), services.cluster.node_id))
+        operations = authorized_operations(request, services, ResourceType.TOPIC, name, TOPIC_OPERATIONS)
+        topics.append(described(topic, range(start, end), services.cluster.node_id, operations))
         if end < len(topic.partitions):
             return topics, Cursor(topic_name=name, partition_index=end)
         remaining -= max(0, end - start)
@@ -99,10 +110,10 @@ def missing(name: str):
         code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     except KafkaError as exc:
         code = exc.code
-    return PARTITIONS.Response.Topics(name=name, error_code=code, topic_authorized_operations=TOPIC_OPERATIONS)
+    return PARTITIONS.Response.Topics(name=name, error_code=code, topic_authorized_operations=NO_OPERATIONS)
 
 
-def described(topic, numbers: range, node: int):
+def described(topic, numbers: range, node: int, operations: int):
     Topic = PARTITIONS.Response.Topics
     partitions = [
         Topic.Partitions(partition_index=n, leader_id=node, leader_epoch=topic.partitions[n].leader_epoch,
@@ -110,4 +121,4 @@ def described(topic, numbers: range, node: int):
         for n in numbers
     ]
     return Topic(name=topic.name, topic_id=topic.topic_id, partitions=partitions, is_internal=is_internal(topic.name),
-                 topic_authorized_operations=TOPIC_OPERATIONS)
+                 topic_authorized_operations=operations)

@@ -13,6 +13,8 @@ from enum import IntEnum
 
 import structlog
 
+from gateway.acls import model as acl
+from gateway.api.authorization import require
 from gateway.api.registry import handles
 from gateway.api.services import BrokerConfigs, Services, Topics
 from gateway.server.dispatch import Request
@@ -151,6 +153,7 @@ async def describe_configs(request: Request, services: Services):
         result = Result(resource_type=resource.resource_type, resource_name=resource.resource_name,
                         error_message=None)
         try:
+            require_on_resource(request, services, acl.Operation.DESCRIBE_CONFIGS, resource)
             entries = resource_entries(services, resource.resource_type, resource.resource_name)
         except KafkaError as exc:
             result.error_code, result.error_message = exc.code, exc.message or None
@@ -178,7 +181,16 @@ def refuse_broker_change(configs) -> None:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: {names}")
 
 
-async def alter_resources(request: Request, api, alter_one):
+def require_on_resource(request: Request, services: Services, operation: acl.Operation, resource) -> None:
+    """Kafka's check of a config resource: the operation on the topic, or on the cluster for a broker
+    and its loggers."""
+    if resource.resource_type == ResourceType.TOPIC:
+        require(request, services, operation, acl.ResourceType.TOPIC, resource.resource_name)
+    elif resource.resource_type in (ResourceType.BROKER, ResourceType.BROKER_LOGGER):
+        require(request, services, operation, acl.ResourceType.CLUSTER)
+
+
+async def alter_resources(request: Request, services: Services, api, alter_one):
     """Apply `alter_one` to each resource named once; one response per resource."""
     twice = repeated((r.resource_type, r.resource_name) for r in request.body.resources)
     responses = []
@@ -188,6 +200,7 @@ async def alter_resources(request: Request, api, alter_one):
         try:
             if (resource.resource_type, resource.resource_name) in twice:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+            require_on_resource(request, services, acl.Operation.ALTER_CONFIGS, resource)
             await alter_one(resource, request.body.validate_only)
         except KafkaError as exc:
             response.error_code, response.error_message = exc.code, exc.message
@@ -208,7 +221,7 @@ async def alter_configs(request: Request, services: Services):
         else:  # the legacy API never took BROKER_LOGGER
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
 
-    return await alter_resources(request, ALTER, replace)
+    return await alter_resources(request, services, ALTER, replace)
 
 
 @handles("IncrementalAlterConfigs")
@@ -229,7 +242,7 @@ async def incremental_alter_configs(request: Request, services: Services):
         else:
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
 
-    return await alter_resources(request, INCREMENTAL, change)
+    return await alter_resources(request, services, INCREMENTAL, change)
 
 
 def applied(overrides: dict[str, str], operations, topics: Topics) -> dict[str, str]:

@@ -9,6 +9,8 @@ where a leader is missing or not preferred, so nothing here.
 
 from __future__ import annotations
 
+from gateway.acls.model import Operation, ResourceType
+from gateway.api.authorization import requires
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.server.dispatch import Request
@@ -23,6 +25,7 @@ MESSAGES = {ErrorCode.ELECTION_NOT_NEEDED: "Leader election not needed for topic
 
 
 @handles("ElectLeaders")
+@requires(Operation.ALTER, ResourceType.CLUSTER)
 async def elect_leaders(request: Request, services: Services):
     asked = request.body.topic_partitions or []
     return API.Response(replica_election_results=[

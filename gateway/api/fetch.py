@@ -19,6 +19,8 @@ from __future__ import annotations
 import structlog
 import trio
 
+from gateway.acls.model import Operation, ResourceType
+from gateway.api.authorization import allowed_names
 from gateway.api.registry import handles
 from gateway.api.services import Services, Topics
 from gateway.kafka_error import KafkaError
@@ -50,11 +52,13 @@ async def fetch(request: Request, services: Services):
         return API.Response(error_code=exc.code, session_id=body.session_id)
     # Kafka's bound: no more than the consumer_byte_rate quota lets through in its window
     max_bytes = int(min(body.max_bytes, services.quotas.window_bytes(CONSUMER_BYTE_RATE, request.client_id)))
-    answer = await _answer(request, services.topics, session, wanted, max_bytes)
+    names = {entry.topic for entry in wanted if entry.topic is not None}
+    refused = names - allowed_names(request, services, Operation.READ, ResourceType.TOPIC, names)
+    answer = await _answer(request, services.topics, session, wanted, max_bytes, refused)
     if body.max_wait_ms <= 0 or _enough(request, answer, max_bytes) or _has_error(answer):
         return _counted(_within_quota(request, services, answer))
     deadline = trio.current_time() + body.max_wait_ms / 1000
-    return Deferred(lambda: _answer_later(request, services, session, wanted, max_bytes, deadline),
+    return Deferred(lambda: _answer_later(request, services, session, wanted, max_bytes, deadline, refused),
                     ready=lambda: False)  # awaited in its turn: never sent along with earlier responses
 
 
@@ -72,7 +76,8 @@ def _within_quota(request: Request, services: Services, response):
     return API.Response(throttle_time_ms=throttle_ms, session_id=response.session_id, responses=[])
 
 
-async def _answer_later(request: Request, services: Services, session, wanted, max_bytes: int, deadline: float):
+async def _answer_later(request: Request, services: Services, session, wanted, max_bytes: int, deadline: float,
+                        refused: set[str]):
     """Wait for new data in any wanted partition, up to `deadline`, then answer."""
     topics = services.topics
     logs = [p for p in (topics.partition(w.topic, w.partition) for w in wanted) if p is not None]
@@ -86,10 +91,11 @@ async def _answer_later(request: Request, services: Services, session, wanted, m
             finally:
                 for log_ in logs:
                     log_.forget_waiter(waiter)
-            answer = await _answer(request, topics, session, wanted, max_bytes, commit=False)
+            answer = await _answer(request, topics, session, wanted, max_bytes, refused, commit=False)
             if _enough(request, answer, max_bytes):
                 break
-    return _counted(_within_quota(request, services, await _answer(request, topics, session, wanted, max_bytes)))
+    answer = await _answer(request, topics, session, wanted, max_bytes, refused)
+    return _counted(_within_quota(request, services, answer))
 
 
 def _session_and_partitions(services: Services, body, version: int):
@@ -127,13 +133,19 @@ def _topic_name(topics: Topics, topic_id) -> str | None:
     return topic.name if topic else None
 
 
-async def _answer(request: Request, topics: Topics, session, wanted, max_bytes: int, *, commit: bool = True):
-    """The response for `wanted` now, within `max_bytes`; `commit` records what a session was told."""
+async def _answer(request: Request, topics: Topics, session, wanted, max_bytes: int, refused: set[str], *,
+                  commit: bool = True):
+    """The response for `wanted` now, within `max_bytes`, the topics `refused` refused (the request may not
+    READ them); `commit` records what a session was told."""
     body, version = request.body, request.version
     budget = whole = min(max_bytes, request.connection.response_room())
     answered: dict = {}
     for entry in wanted:
-        partition = await _read_partition(request, topics, entry, budget, first=budget == whole)
+        if entry.topic in refused:
+            partition = Partition(partition_index=entry.partition, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                  high_watermark=-1, records=b"")
+        else:
+            partition = await _read_partition(request, topics, entry, budget, first=budget == whole)
         budget -= len(partition.records or b"")
         if session is not None and not _news(entry, partition, full=body.session_epoch == INITIAL_EPOCH):
             continue

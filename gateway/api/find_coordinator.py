@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from gateway.acls.model import Operation, ResourceType
+from gateway.api.authorization import FAILURES, allowed
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.server.dispatch import Request
@@ -11,6 +13,8 @@ from protocol.kafka.error_codes import ErrorCode
 API = by_name("FindCoordinator")
 GROUP, TRANSACTION, SHARE = 0, 1, 2
 FIRST_BATCHED_VERSION = 4
+KEY_RESOURCES = {GROUP: ResourceType.GROUP, TRANSACTION: ResourceType.TRANSACTIONAL_ID}
+FOUND = ("error_code", "error_message", "node_id", "host", "port")
 
 
 @handles("FindCoordinator")
@@ -23,8 +27,18 @@ async def find_coordinator(request: Request, services: Services):
     else:
         code, message = ErrorCode.NONE, None
     if request.version < FIRST_BATCHED_VERSION:
-        return API.Response(error_code=code, error_message=message, node_id=node, host=host, port=port)
+        found = _refused(request, services, body.key) or (code, message, node, host, port)
+        return API.Response(**dict(zip(FOUND, found, strict=True)))
     return API.Response(coordinators=[
-        API.Response.Coordinators(key=key, node_id=node, host=host, port=port, error_code=code, error_message=message)
+        API.Response.Coordinators(key=key, **dict(zip(FOUND, _refused(request, services, key)
+                                                      or (code, message, node, host, port), strict=True)))
         for key in body.coordinator_keys
     ])
+
+
+def _refused(request: Request, services: Services, key: str) -> tuple | None:
+    """The answer for a key the request may not DESCRIBE (its group or transactional id), None if it may."""
+    resource_type = KEY_RESOURCES.get(request.body.key_type)
+    if resource_type is None or allowed(request, services, Operation.DESCRIBE, resource_type, key):
+        return None
+    return *FAILURES[resource_type], -1, "", -1

@@ -6,6 +6,8 @@ shows KIP-848 consumer groups; ListGroups and DeleteGroups take both.
 
 from __future__ import annotations
 
+from gateway.acls.model import Operation, ResourceType
+from gateway.api.authorization import allowed, allowed_names, authorized_operations
 from gateway.api.metadata import NO_OPERATIONS
 from gateway.api.registry import handles
 from gateway.api.services import Services
@@ -18,17 +20,27 @@ from protocol.kafka.error_codes import ErrorCode
 DESCRIBE = by_name("DescribeGroups")
 LIST = by_name("ListGroups")
 DELETE = by_name("DeleteGroups")
-# READ, DELETE, DESCRIBE: what Kafka reports of a group to an authorized client.
-GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8))
+GROUP_OPERATIONS = (Operation.READ, Operation.DELETE, Operation.DESCRIBE)  # what Kafka reports of a group
 FIRST_NOT_FOUND_VERSION = 6
 
 
 @handles("DescribeGroups")
 async def describe_groups(request: Request, services: Services):
     body, version = request.body, request.version
-    operations = GROUP_OPERATIONS if body.include_authorized_operations else NO_OPERATIONS
     return DESCRIBE.Response(groups=[
-        described(services.groups.group(group_id), group_id, version, operations) for group_id in body.groups])
+        described(services.groups.group(group_id), group_id, version,
+                  group_operations(request, services, group_id, body.include_authorized_operations))
+        if allowed(request, services, Operation.DESCRIBE, ResourceType.GROUP, group_id) else
+        DESCRIBE.Response.Groups(group_id=group_id, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                                 authorized_operations=NO_OPERATIONS)
+        for group_id in body.groups])
+
+
+def group_operations(request: Request, services: Services, group_id: str, wanted: bool) -> int:
+    """The group's operations the request may do, as Kafka's bit field, if asked for."""
+    if not wanted:
+        return NO_OPERATIONS
+    return authorized_operations(request, services, ResourceType.GROUP, group_id, GROUP_OPERATIONS)
 
 
 def described(group, group_id: str, version: int, operations: int):
@@ -59,7 +71,10 @@ async def list_groups(request: Request, services: Services):
     states = {s.lower() for s in body.states_filter}
     types = {t.lower() for t in body.types_filter}
     listed = []
+    every_group = allowed(request, services, Operation.DESCRIBE, ResourceType.CLUSTER)
     for group_id in services.groups.group_ids():
+        if not every_group and not allowed(request, services, Operation.DESCRIBE, ResourceType.GROUP, group_id):
+            continue  # Kafka lists the groups the client may describe, or all for DESCRIBE on the cluster
         group = services.groups.group(group_id)
         state = group.state.value
         if (states and state.lower() not in states) or (types and group.group_type not in types):
@@ -76,6 +91,9 @@ async def list_groups(request: Request, services: Services):
 @handles("DeleteGroups")
 async def delete_groups(request: Request, services: Services):
     names = request.body.groups_names
-    errors = await services.groups.delete_groups(names)
+    deletable = allowed_names(request, services, Operation.DELETE, ResourceType.GROUP, names)
+    wanted = [name for name in names if name in deletable]
+    errors = dict(zip(wanted, await services.groups.delete_groups(wanted), strict=True))
     return DELETE.Response(results=[
-        DELETE.Response.Results(group_id=name, error_code=error) for name, error in zip(names, errors, strict=True)])
+        DELETE.Response.Results(group_id=name, error_code=errors.get(name, ErrorCode.GROUP_AUTHORIZATION_FAILED))
+        for name in names])

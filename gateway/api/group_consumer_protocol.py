@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from gateway.api.group_admin import GROUP_OPERATIONS
+from gateway.acls.model import Operation, ResourceType
+from gateway.api.authorization import FAILURES, allowed, group_id, requires
+from gateway.api.group_admin import group_operations
 from gateway.api.group_membership import client_host
-from gateway.api.metadata import NO_OPERATIONS
 from gateway.api.registry import handles
 from gateway.api.services import Services, Topics
 from gateway.group.assignors import DEFAULT_ASSIGNOR
@@ -23,6 +24,7 @@ FIRST_MEMBER_TYPE_VERSION = 1
 
 
 @handles("ConsumerGroupHeartbeat")
+@requires(Operation.READ, ResourceType.GROUP, group_id)
 async def consumer_group_heartbeat(request: Request, services: Services):
     body = request.body
     owned = None
@@ -53,9 +55,13 @@ def heartbeat_response(result: HeartbeatResult):
 @handles("ConsumerGroupDescribe")
 async def consumer_group_describe(request: Request, services: Services):
     body = request.body
-    operations = GROUP_OPERATIONS if body.include_authorized_operations else NO_OPERATIONS
     return DESCRIBE.Response(groups=[
-        described(services, group_id, request.version, operations) for group_id in body.group_ids])
+        described(services, group_id, request.version,
+                  group_operations(request, services, group_id, body.include_authorized_operations))
+        if allowed(request, services, Operation.DESCRIBE, ResourceType.GROUP, group_id) else
+        DESCRIBE.Response.Groups(group_id=group_id, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                                 error_message=FAILURES[ResourceType.GROUP][1])
+        for group_id in body.group_ids])
 
 
 def described(services: Services, group_id: str, version: int, operations: int):

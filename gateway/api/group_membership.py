@@ -1,7 +1,9 @@
-"""JoinGroup, SyncGroup, Heartbeat and LeaveGroup: membership of classic groups."""
+"""JoinGroup, SyncGroup, Heartbeat and LeaveGroup: membership of classic groups, for who may READ the group."""
 
 from __future__ import annotations
 
+from gateway.acls.model import Operation, ResourceType
+from gateway.api.authorization import group_id, requires
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.group.classic import JoinResult, SyncResult
@@ -35,6 +37,7 @@ def when_ready(reply, answer):
 
 
 @handles("JoinGroup")
+@requires(Operation.READ, ResourceType.GROUP, group_id)
 async def join_group(request: Request, services: Services):
     body, version = request.body, request.version
     join = JoinRequest(
@@ -64,6 +67,7 @@ def join_response(result: JoinResult, version: int):
 
 
 @handles("SyncGroup")
+@requires(Operation.READ, ResourceType.GROUP, group_id)
 async def sync_group(request: Request, services: Services):
     body, version = request.body, request.version
     reply = await services.groups.sync(
@@ -80,6 +84,7 @@ def sync_response(result: SyncResult, version: int):
 
 
 @handles("Heartbeat")
+@requires(Operation.READ, ResourceType.GROUP, group_id)
 async def heartbeat(request: Request, services: Services):
     body = request.body
     code = services.groups.heartbeat(body.group_id, body.member_id, body.group_instance_id, body.generation_id)
@@ -87,6 +92,7 @@ async def heartbeat(request: Request, services: Services):
 
 
 @handles("LeaveGroup")
+@requires(Operation.READ, ResourceType.GROUP, group_id)
 async def leave_group(request: Request, services: Services):
     body, version = request.body, request.version
     if version >= FIRST_BATCHED_LEAVE:

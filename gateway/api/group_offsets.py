@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from gateway.acls.model import Operation, ResourceType
+from gateway.api.authorization import allowed, allowed_names, group_id, requires
 from gateway.api.registry import handles
 from gateway.api.services import Services, Topics
 from gateway.group.classic import now_ms
@@ -32,8 +34,13 @@ async def offset_commit(request: Request, services: Services):
     now = now_ms()
     errors: dict[tuple[int, int], ErrorCode] = {}  # (topic index, partition index) -> error
     commits: dict[tuple[str, int], Committed] = {}
+    group_readable = allowed(request, services, Operation.READ, ResourceType.GROUP, body.group_id)
     for t, topic in enumerate(body.topics):
         name, error = topic_of(services.topics, topic.name, topic.topic_id, version)
+        if not group_readable:
+            error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+        elif name is not None and not allowed(request, services, Operation.READ, ResourceType.TOPIC, name):
+            error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
         for p, wanted in enumerate(topic.partitions):
             metadata = wanted.committed_metadata or ""
             if error == ErrorCode.NONE and len(metadata) > MAX_METADATA_CHARS:
@@ -46,8 +53,9 @@ async def offset_commit(request: Request, services: Services):
                 commits[name, wanted.partition_index] = Committed(
                     wanted.committed_offset, wanted.committed_leader_epoch, metadata, stamp, expire)
     try:
-        await services.groups.commit_offsets(body.group_id, body.member_id, body.group_instance_id,
-                                           body.generation_id_or_member_epoch, version, commits)
+        if group_readable:
+            await services.groups.commit_offsets(body.group_id, body.member_id, body.group_instance_id,
+                                               body.generation_id_or_member_epoch, version, commits)
     except KafkaError as exc:
         errors = {key: exc.code if error == ErrorCode.NONE else error for key, error in errors.items()}
     Topic = COMMIT.Response.Topics
@@ -82,15 +90,21 @@ async def offset_fetch(request: Request, services: Services):
 
 
 def fetch_group(request: Request, services: Services, group_id: str, wanted_topics):
-    """(group error, response topics) for one group, in the shape of the request's version."""
+    """(group error, response topics) for one group, in the shape of the request's version: without
+    DESCRIBE on the group GROUP_AUTHORIZATION_FAILED; topics the request may not DESCRIBE are left out
+    of all, refused when named."""
     version = request.version
     batched = version >= FIRST_BATCHED_FETCH
     Topic = FETCH.Response.Groups.Topics if batched else FETCH.Response.Topics
+    if not allowed(request, services, Operation.DESCRIBE, ResourceType.GROUP, group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED, []
     offsets = services.groups.fetch_offsets(group_id)
+    described = allowed_names(request, services, Operation.DESCRIBE, ResourceType.TOPIC, {t for t, _ in offsets})
     if wanted_topics is None:
         asked: dict[str, list[int]] = {}
         for topic, partition in sorted(offsets):
-            asked.setdefault(topic, []).append(partition)
+            if topic in described:
+                asked.setdefault(topic, []).append(partition)
         wanted_topics = [(name, _topic_id(services.topics, name), parts)
                          for name, parts in asked.items()]
     else:
@@ -98,18 +112,28 @@ def fetch_group(request: Request, services: Services, group_id: str, wanted_topi
     topics = []
     for name, topic_id, partitions in wanted_topics:
         answers = []
+        refused = name is not None and not allowed(request, services, Operation.DESCRIBE, ResourceType.TOPIC, name)
         for number in partitions:
-            committed = offsets.get((name, number))
+            committed = None if refused else offsets.get((name, number))
             answers.append(Topic.Partitions(
                 partition_index=number, committed_offset=committed.offset if committed else -1,
                 committed_leader_epoch=committed.leader_epoch if committed and version >= 5 else -1,
                 metadata=committed.metadata if committed else "",
-                error_code=ErrorCode.UNKNOWN_TOPIC_ID if name is None else _stability(request, services, group_id, name, number)))
+                error_code=_partition_error(request, services, group_id, name, number, refused)))
         topic = Topic(name=name or "", partitions=answers)
         if version >= FIRST_TOPIC_ID_VERSION:
             topic.topic_id = topic_id
         topics.append(topic)
     return ErrorCode.NONE, topics
+
+
+def _partition_error(request: Request, services: Services, group_id: str, name: str | None, number: int,
+                     refused: bool) -> ErrorCode:
+    if name is None:
+        return ErrorCode.UNKNOWN_TOPIC_ID
+    if refused:
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    return _stability(request, services, group_id, name, number)
 
 
 def _stability(request: Request, services: Services, group_id: str, topic: str, partition: int) -> ErrorCode:
@@ -134,9 +158,12 @@ def _fetched_topic(topics: Topics, wanted, version: int):
 
 
 @handles("OffsetDelete")
+@requires(Operation.DELETE, ResourceType.GROUP, group_id)
 async def offset_delete(request: Request, services: Services):
     body = request.body
-    known = [(t.name, p.partition_index) for t in body.topics for p in t.partitions if services.topics.get(t.name)]
+    readable = allowed_names(request, services, Operation.READ, ResourceType.TOPIC, (t.name for t in body.topics))
+    known = [(t.name, p.partition_index) for t in body.topics for p in t.partitions
+             if t.name in readable and services.topics.get(t.name)]
     try:
         errors = await services.groups.delete_offsets(body.group_id, known)
     except KafkaError as exc:
@@ -145,6 +172,7 @@ async def offset_delete(request: Request, services: Services):
     return DELETE.Response(topics=[
         Topic(name=t.name, partitions=[
             Topic.Partitions(partition_index=p.partition_index,
-                             error_code=errors.get((t.name, p.partition_index), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                             error_code=errors.get((t.name, p.partition_index), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                             if t.name in readable else ErrorCode.TOPIC_AUTHORIZATION_FAILED)
             for p in t.partitions])
         for t in body.topics])

@@ -5,6 +5,10 @@ on every call, whatever id the request names. With one, the transaction
 coordinator bumps the id's epoch, fencing its previous producer.
 """
 
+from __future__ import annotations
+
+from gateway.acls.model import Operation, ResourceType
+from gateway.api.authorization import allowed, allowed_any
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.api.transactions import for_version
@@ -21,6 +25,9 @@ NO_PRODUCER_ID = NO_EPOCH = -1
 @handles("InitProducerId", "0-5")
 async def init_producer_id(request: Request, services: Services):
     body = request.body
+    refusal = _refusal(request, services)
+    if refusal is not None:
+        return API.Response(error_code=refusal, producer_epoch=NO_EPOCH)
     if body.transactional_id is None:
         producer_id = await services.producer_ids.allocate()
         return API.Response(producer_id=producer_id, producer_epoch=0)
@@ -34,3 +41,17 @@ async def init_producer_id(request: Request, services: Services):
         code = for_version(exc.code, request.version, FIRST_PRODUCER_FENCED)
         return API.Response(error_code=code, producer_epoch=NO_EPOCH)
     return API.Response(producer_id=txn.producer_id, producer_epoch=txn.producer_epoch)
+
+
+def _refusal(request: Request, services: Services) -> ErrorCode | None:
+    """Kafka's check: WRITE on the transactional id; for an idempotent producer IDEMPOTENT_WRITE on the
+    cluster or WRITE on some topic (KIP-679)."""
+    transactional_id = request.body.transactional_id
+    if transactional_id is not None:
+        if allowed(request, services, Operation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+            return None
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    if (allowed(request, services, Operation.IDEMPOTENT_WRITE, ResourceType.CLUSTER)
+            or allowed_any(request, services, Operation.WRITE, ResourceType.TOPIC)):
+        return None
+    return ErrorCode.CLUSTER_AUTHORIZATION_FAILED

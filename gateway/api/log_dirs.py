@@ -18,6 +18,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from gateway.acls.model import Operation, ResourceType
+from gateway.api.authorization import allowed, requires
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.server.dispatch import Request
@@ -33,6 +35,7 @@ MoveResult = ALTER.Response.Results
 
 
 @handles("DescribeLogDirs")
+@requires(Operation.DESCRIBE, ResourceType.CLUSTER)
 async def describe_log_dirs(request: Request, services: Services):
     asked = request.body.topics
     wanted = None if asked is None else {t.topic: set(t.partitions) for t in asked}
@@ -56,12 +59,14 @@ async def describe_log_dirs(request: Request, services: Services):
 @handles("AlterReplicaLogDirs")
 async def alter_replica_log_dirs(request: Request, services: Services):
     here = services.log_dir.resolve()
+    permitted = allowed(request, services, Operation.ALTER, ResourceType.CLUSTER)
     results: dict[str, list] = {}
     for directory in request.body.dirs:
         found = Path(directory.path).resolve() == here
         for topic in directory.topics:
             results.setdefault(topic.name, []).extend(
-                MoveResult.Partitions(partition_index=index, error_code=_move_error(services, topic.name, index, found))
+                MoveResult.Partitions(partition_index=index, error_code=_move_error(services, topic.name, index, found)
+                                      if permitted else ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
                 for index in topic.partitions)
     return ALTER.Response(results=[MoveResult(topic_name=name, partitions=partitions)
                                    for name, partitions in results.items()])

@@ -7,9 +7,11 @@ topic is described as Kafka describes __consumer_offsets (internal_topics).
 
 from __future__ import annotations
 
+from gateway.acls.model import Operation, ResourceType
+from gateway.api.authorization import allowed, authorized_operations, failure, may_create
 from gateway.api.internal_topics import internal_topic, internal_topic_by_id, listed_internal_topics
 from gateway.api.registry import handles
-from gateway.api.services import Services, Topics
+from gateway.api.services import Services
 from gateway.kafka_error import KafkaError
 from gateway.server.dispatch import Request
 from protocol.kafka.apis import by_name
@@ -17,18 +19,24 @@ from protocol.kafka.error_codes import ErrorCode
 
 API = by_name("Metadata")
 NO_OPERATIONS = -2147483648  # Kafka's "authorized operations not requested"
-# READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS
-TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
+TOPIC_OPERATIONS = (Operation.READ, Operation.WRITE, Operation.CREATE, Operation.DELETE, Operation.ALTER,
+                    Operation.DESCRIBE, Operation.DESCRIBE_CONFIGS, Operation.ALTER_CONFIGS)
 
 
 @handles("Metadata")
 async def metadata(request: Request, services: Services):
-    body, cluster, topics = request.body, services.cluster, services.topics
+    body, cluster = request.body, services.cluster
     auto_create = request.version < 4 or body.allow_auto_topic_creation
-    described = [
-        await describe_topic(topics, cluster.node_id, wanted, auto_create, body.include_topic_authorized_operations)
-        for wanted in requested_topics(body, request.version, services)
-    ]
+    every_topic = lists_every_topic(body, request.version)
+    described = []
+    for wanted in requested_topics(body, request.version, services):
+        name = wanted if isinstance(wanted, str) else _name_of(services, wanted)
+        if name is None or allowed(request, services, Operation.DESCRIBE, ResourceType.TOPIC, name):
+            described.append(await describe_topic(request, services, wanted, auto_create))
+        elif not every_topic:  # one it may not describe is left out of a list of all, refused when named
+            described.append(API.Response.Topics(
+                error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=wanted if isinstance(wanted, str) else None,
+                topic_authorized_operations=NO_OPERATIONS))
     return API.Response(
         brokers=[API.Response.Brokers(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
                  for b in cluster.brokers(request.connection.listener)],
@@ -38,31 +46,57 @@ async def metadata(request: Request, services: Services):
     )
 
 
+def lists_every_topic(body, version: int) -> bool:
+    return body.topics is None or (version == 0 and not body.topics)
+
+
 def requested_topics(body, version: int, services: Services) -> list:
     """The requested topics (name or id), or every topic when the request says all."""
-    if body.topics is None or (version == 0 and not body.topics):
+    if lists_every_topic(body, version):
         return services.topics.names() + listed_internal_topics(services)
     return [t.name if t.name is not None else t.topic_id for t in body.topics]
 
 
-async def describe_topic(topics: Topics, node: int, wanted, auto_create: bool, with_operations: bool):
-    operations = TOPIC_OPERATIONS if with_operations else NO_OPERATIONS
+def _name_of(services: Services, topic_id) -> str | None:
+    topic = services.topics.by_id(topic_id) or internal_topic_by_id(topic_id)
+    return None if topic is None else topic.name
+
+
+async def describe_topic(request: Request, services: Services, wanted, auto_create: bool):
+    topics, node = services.topics, services.cluster.node_id
+    with_operations = request.body.include_topic_authorized_operations
     internal = internal_topic(wanted) if isinstance(wanted, str) else internal_topic_by_id(wanted)
     if internal is not None:
-        return _described(internal, node, operations, is_internal=True)
+        return _described(internal, node, topic_operations(request, services, internal.name, with_operations),
+                          is_internal=True)
     if isinstance(wanted, str):
         try:
-            topic = await topics.auto_create(wanted) if auto_create else topics.get(wanted)
+            topic = topics.get(wanted)
+            if topic is None and auto_create and _auto_creating(services):
+                if not may_create(request, services, wanted):
+                    raise failure(ResourceType.TOPIC)
+                topic = await topics.auto_create(wanted)
         except KafkaError as exc:
-            return API.Response.Topics(error_code=exc.code, name=wanted,
-                                       topic_authorized_operations=operations)
+            return API.Response.Topics(error_code=exc.code, name=wanted, topic_authorized_operations=NO_OPERATIONS)
     else:
         topic = topics.by_id(wanted)
     if topic is None:
         missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if isinstance(wanted, str) else ErrorCode.UNKNOWN_TOPIC_ID
         name = wanted if isinstance(wanted, str) else None
-        return API.Response.Topics(error_code=missing, name=name, topic_authorized_operations=operations)
-    return _described(topic, node, operations, is_internal=False)
+        return API.Response.Topics(error_code=missing, name=name, topic_authorized_operations=NO_OPERATIONS)
+    return _described(topic, node, topic_operations(request, services, topic.name, with_operations),
+                      is_internal=False)
+
+
+def _auto_creating(services: Services) -> bool:
+    return services.broker_configs.get("auto.create.topics.enable").value == "true"
+
+
+def topic_operations(request: Request, services: Services, name: str, wanted: bool) -> int:
+    """The topic's operations the request may do, as Kafka's bit field, if asked for."""
+    if not wanted:
+        return NO_OPERATIONS
+    return authorized_operations(request, services, ResourceType.TOPIC, name, TOPIC_OPERATIONS)
 
 
 def _described(topic, node: int, operations: int, *, is_internal: bool):

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import structlog
 
+from gateway.acls.model import Operation, ResourceType
+from gateway.api.authorization import allowed_names
 from gateway.api.fetch import READ_COMMITTED
 from gateway.api.registry import handles
-from gateway.api.services import Services, Topics
+from gateway.api.services import Services
 from gateway.server.dispatch import Request
 from protocol.errors import DecodeError
 from protocol.kafka.apis import by_name
@@ -26,15 +28,21 @@ LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4,
 log = structlog.get_logger()
 
 
-async def for_each_partition(partitions: Topics, topics, name_of, partitions_of, number_of, answer, missing):
-    """[(topic name, [answer or missing(number) per partition])] in request order."""
+async def for_each_partition(request: Request, services: Services, operation: Operation, name_of, partitions_of,
+                             number_of, answer, missing):
+    """[(topic name, [answer or missing(number) per partition])] in request order; the partitions of a
+    topic the request may not do `operation` to are missing with TOPIC_AUTHORIZATION_FAILED."""
+    topics = request.body.topics
+    permitted = allowed_names(request, services, operation, ResourceType.TOPIC, (name_of(t) for t in topics))
     result = []
     for topic in topics:
         name = name_of(topic)
         answers = []
         for wanted in partitions_of(topic):
-            partition = partitions.partition(name, number_of(wanted))
+            partition = services.topics.partition(name, number_of(wanted)) if name in permitted else None
             answers.append(await answer(partition, wanted) if partition else missing(number_of(wanted)))
+            if name not in permitted:
+                answers[-1].error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
         result.append((name, answers))
     return result
 
@@ -67,7 +75,7 @@ async def list_offsets(request: Request, services: Services):
         return response
 
     topics = await for_each_partition(
-        services.topics, request.body.topics, lambda t: t.name, lambda t: t.partitions,
+        request, services, Operation.DESCRIBE, lambda t: t.name, lambda t: t.partitions,
         lambda p: p.partition_index, answer,
         lambda n: Partition(partition_index=n, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
     return LIST_OFFSETS.Response(topics=[
@@ -111,7 +119,7 @@ async def offset_for_leader_epoch(request: Request, services: Services):
         return response
 
     topics = await for_each_partition(
-        services.topics, request.body.topics, lambda t: t.topic, lambda t: t.partitions,
+        request, services, Operation.DESCRIBE, lambda t: t.topic, lambda t: t.partitions,
         lambda p: p.partition, answer,
         lambda n: Partition(partition=n, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
     return LEADER_EPOCH.Response(topics=[
@@ -135,7 +143,7 @@ async def delete_records(request: Request, services: Services):
         return response
 
     topics = await for_each_partition(
-        services.topics, request.body.topics, lambda t: t.name, lambda t: t.partitions,
+        request, services, Operation.DELETE, lambda t: t.name, lambda t: t.partitions,
         lambda p: p.partition_index, answer,
         lambda n: Partition(partition_index=n, low_watermark=-1,
                             error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))

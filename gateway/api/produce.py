@@ -22,6 +22,8 @@ import time
 import structlog
 import trio
 
+from gateway.acls.model import Operation, ResourceType
+from gateway.api.authorization import FAILURES, allowed, allowed_names, failure, may_create
 from gateway.api.internal_topics import is_internal
 from gateway.api.registry import handles
 from gateway.api.services import Services
@@ -44,6 +46,12 @@ async def produce(request: Request, services: Services):
     body = request.body
     if body.acks not in (-1, 0, 1):
         return _refuse_all(body, ErrorCode.INVALID_REQUIRED_ACKS, "acks must be -1, 0 or 1")
+    transactional_id = body.transactional_id
+    if transactional_id is not None and not allowed(request, services, Operation.WRITE,
+                                                    ResourceType.TRANSACTIONAL_ID, transactional_id):
+        return _refuse_all(body, *FAILURES[ResourceType.TRANSACTIONAL_ID])
+    writable = allowed_names(request, services, Operation.WRITE, ResourceType.TOPIC,
+                             (t.name for t in body.topic_data))
     appended = []  # (response, partition, last sequence, stores that must hold it)
     responses = []
     for topic_data in body.topic_data:
@@ -52,6 +60,8 @@ async def produce(request: Request, services: Services):
             answer = PartitionResponse(index=data.index)
             answers.append(answer)
             try:
+                if topic_data.name not in writable:
+                    raise failure(ResourceType.TOPIC)
                 appended.append(await _append(request, services, topic_data.name, data, answer))
             except KafkaError as exc:
                 answer.error_code, answer.error_message = exc.code, exc.message
@@ -85,7 +95,8 @@ async def _append(request: Request, services: Services, topic_name: str, data, a
     topics = services.topics
     if is_internal(topic_name):
         raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Cannot append to internal topic {topic_name}")
-    topic = await topics.auto_create(topic_name)
+    creating = may_create(request, services, topic_name)
+    topic = await topics.auto_create(topic_name) if creating else topics.get(topic_name)
     if topic is None or not 0 <= data.index < len(topic.partitions):
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                          f"{topic_name}/{data.index} is not a partition of this cluster")

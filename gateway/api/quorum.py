@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import time
 
+from gateway.acls.model import Operation, ResourceType
+from gateway.api.authorization import requires
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.server.dispatch import Request
@@ -31,6 +33,7 @@ FIRST_VERSION_WITH_NODES = 2
 
 
 @handles("DescribeQuorum")
+@requires(Operation.DESCRIBE, ResourceType.CLUSTER)
 async def describe_quorum(request: Request, services: Services):
     asked = [(topic.topic_name, partition.partition_index)
              for topic in request.body.topics for partition in topic.partitions]

@@ -11,6 +11,8 @@ other replica to move to.
 
 from __future__ import annotations
 
+from gateway.acls.model import Operation, ResourceType
+from gateway.api.authorization import requires
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.server.dispatch import Request
@@ -24,11 +26,13 @@ PartitionResult = TopicResult.Partitions
 
 
 @handles("ListPartitionReassignments")
+@requires(Operation.DESCRIBE, ResourceType.CLUSTER)
 async def list_partition_reassignments(request: Request, services: Services):
     return LIST.Response(topics=[])
 
 
 @handles("AlterPartitionReassignments")
+@requires(Operation.ALTER, ResourceType.CLUSTER)
 async def alter_partition_reassignments(request: Request, services: Services):
     return ALTER.Response(
         allow_replication_factor_change=request.body.allow_replication_factor_change,

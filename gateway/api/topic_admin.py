@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from gateway.acls.model import Operation, ResourceType
+from gateway.api.authorization import FAILURES, allowed, may_create, require
 from gateway.api.configs import repeated, topic_entries
 from gateway.api.internal_topics import is_internal
 from gateway.api.mutation_quota import MutationQuota
@@ -93,8 +95,8 @@ async def create_topics(request: Request, services: Services):
     body = request.body
     twice = repeated(t.name for t in body.topics)
     quota = MutationQuota(request, services, strict_from=6)
-    results = [await create_topic(services, t, body.validate_only, quota)
-               for t in body.topics if t.name not in twice]
+    results = [await create_topic(services, t, body.validate_only, quota) if may_create(request, services, t.name)
+               else _refused(CREATE.Response.Topics, t.name) for t in body.topics if t.name not in twice]
     results += [CREATE.Response.Topics(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message=DUPLICATE_NAME)
                 for name in sorted(twice)]
     return quota.throttled(CREATE.Response(topics=results))
@@ -148,6 +150,7 @@ async def delete_topics(request: Request, services: Services):
     for topic in found.values():
         result = Result(name=topic.name, topic_id=topic.topic_id)
         try:
+            require(request, services, Operation.DELETE, ResourceType.TOPIC, topic.name)
             quota.check()
             await services.topics.delete(topic.name)
             quota.count(len(topic.partitions))
@@ -188,8 +191,15 @@ async def create_partitions(request: Request, services: Services):
     twice = repeated(t.name for t in body.topics)
     quota = MutationQuota(request, services, strict_from=3)
     results = [await add_partitions(services, t, body.validate_only, quota)
-               for t in body.topics if t.name not in twice]
+               if allowed(request, services, Operation.ALTER, ResourceType.TOPIC, t.name)
+               else _refused(CREATE_PARTITIONS.Response.Results, t.name) for t in body.topics if t.name not in twice]
     results += [CREATE_PARTITIONS.Response.Results(name=name, error_code=ErrorCode.INVALID_REQUEST,
                                                    error_message=DUPLICATE_NAME)
                 for name in sorted(twice)]
     return quota.throttled(CREATE_PARTITIONS.Response(results=results))
+
+
+def _refused(result, name: str):
+    """The result of a topic the request may not change."""
+    return result(name=name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                  error_message=FAILURES[ResourceType.TOPIC][1])

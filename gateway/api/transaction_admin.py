@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from gateway.acls.model import Operation, ResourceType
+from gateway.api.authorization import allowed, allowed_names
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.server.dispatch import Request
@@ -20,15 +22,19 @@ LIST = by_name("ListTransactions")
 @handles("DescribeProducers")
 async def describe_producers(request: Request, services: Services):
     Topic = PRODUCERS.Response.Topics
+    readable = allowed_names(request, services, Operation.READ, ResourceType.TOPIC,
+                             (t.name for t in request.body.topics))
     return PRODUCERS.Response(topics=[
-        Topic(name=t.name, partitions=[_producers_of(services.topics.partition(t.name, n), n)
+        Topic(name=t.name, partitions=[_producers_of(services.topics.partition(t.name, n), n, t.name in readable)
                                        for n in t.partition_indexes])
         for t in request.body.topics
     ])
 
 
-def _producers_of(partition, number: int):
+def _producers_of(partition, number: int, readable: bool):
     Partition = PRODUCERS.Response.Topics.Partitions
+    if not readable:
+        return Partition(partition_index=number, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     if partition is None:
         return Partition(partition_index=number, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     return Partition(partition_index=number, active_producers=[
@@ -45,6 +51,10 @@ async def describe_transactions(request: Request, services: Services):
     State = DESCRIBE.Response.TransactionStates
     answers = []
     for transactional_id in request.body.transactional_ids:
+        if not allowed(request, services, Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+            answers.append(State(transactional_id=transactional_id,
+                                 error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
+            continue
         txn = services.transactions.transaction(transactional_id)
         if txn is None:
             answers.append(State(transactional_id=transactional_id, error_code=ErrorCode.TRANSACTIONAL_ID_NOT_FOUND))
@@ -76,7 +86,9 @@ async def list_transactions(request: Request, services: Services):
                 and (not body.state_filters or txn.state.value in states)
                 and (not body.producer_id_filters or txn.producer_id in body.producer_id_filters)
                 and (body.duration_filter < 0 or now - txn.start_ms > body.duration_filter)
-                and (pattern is None or pattern.fullmatch(txn.transactional_id) is not None))
+                and (pattern is None or pattern.fullmatch(txn.transactional_id) is not None)
+                and allowed(request, services, Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID,
+                            txn.transactional_id))
 
     State = LIST.Response.TransactionStates
     return LIST.Response(

@@ -9,6 +9,8 @@ not offer.
 
 from __future__ import annotations
 
+from gateway.acls.model import Operation, ResourceType
+from gateway.api.authorization import allowed, allowed_names, group_id, requires, transactional_id
 from gateway.api.registry import handles
 from gateway.api.services import Services, Topics
 from gateway.group.committed_offsets import MAX_METADATA_CHARS
@@ -58,14 +60,19 @@ async def add_partitions_to_txn(request: Request, services: Services):
 
 async def _add_partitions(request: Request, services: Services, transactional_id, producer_id, epoch, topics,
                           verify_only: bool):
-    """Per-topic results: unknown partitions fail, and then nothing is attempted."""
+    """Per-topic results: without WRITE on the transactional id all fail; partitions of topics the request
+    may not WRITE and unknown ones fail, and then nothing is attempted."""
     coordinator = services.transactions
     wanted = {(t.name, p) for t in topics for p in t.partitions}
-    unknown = {(t, p) for t, p in wanted if services.topics.partition(t, p) is None}
+    writable = allowed_names(request, services, Operation.WRITE, ResourceType.TOPIC, (t for t, _ in wanted))
+    failed = {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED for tp in wanted if tp[0] not in writable}
+    failed.update((tp, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) for tp in wanted
+                  if tp not in failed and services.topics.partition(*tp) is None)
     errors: dict[tuple[str, int], ErrorCode] = {}
-    if unknown:
-        errors = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
-                  for tp in wanted}
+    if not allowed(request, services, Operation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+        errors = dict.fromkeys(wanted, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    elif failed:
+        errors = {tp: failed.get(tp, ErrorCode.OPERATION_NOT_ATTEMPTED) for tp in wanted}
     elif verify_only:
         errors = {tp: _verified(coordinator, transactional_id, producer_id, epoch, tp) for tp in wanted}
     else:
@@ -91,6 +98,8 @@ def _verified(coordinator, transactional_id, producer_id, epoch, partition) -> E
 
 
 @handles("AddOffsetsToTxn")
+@requires(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id)
+@requires(Operation.READ, ResourceType.GROUP, group_id)
 async def add_offsets_to_txn(request: Request, services: Services):
     body = request.body
     code = await _outcome(services.transactions.add_offsets(
@@ -101,13 +110,16 @@ async def add_offsets_to_txn(request: Request, services: Services):
 @handles("TxnOffsetCommit", "0-4")
 async def txn_offset_commit(request: Request, services: Services):
     body = request.body
-    errors = {(t.name, p.partition_index): _offset_error(services.topics, t.name, p)
+    code = _refused_commit(request, services)
+    readable = allowed_names(request, services, Operation.READ, ResourceType.TOPIC, (t.name for t in body.topics))
+    errors = {(t.name, p.partition_index): code or _offset_error(services.topics, t.name, p, t.name in readable)
               for t in body.topics for p in t.partitions}
     offsets = {
         (t.name, p.partition_index): PendingOffset(p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
         for t in body.topics for p in t.partitions if errors[(t.name, p.partition_index)] == ErrorCode.NONE
     }
-    code = await _outcome(_commit_offsets(services, body, offsets), request.version, 3)
+    if not code:
+        code = await _outcome(_commit_offsets(services, body, offsets), request.version, 3)
     Topic = OFFSET_COMMIT.Response.Topics
     return OFFSET_COMMIT.Response(topics=[
         Topic(name=t.name, partitions=[
@@ -119,7 +131,19 @@ async def txn_offset_commit(request: Request, services: Services):
     ])
 
 
-def _offset_error(topics: Topics, topic: str, partition) -> ErrorCode:
+def _refused_commit(request: Request, services: Services) -> ErrorCode:
+    """Kafka's error for every partition without WRITE on the transactional id or READ on the group."""
+    body = request.body
+    if not allowed(request, services, Operation.WRITE, ResourceType.TRANSACTIONAL_ID, body.transactional_id):
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    if not allowed(request, services, Operation.READ, ResourceType.GROUP, body.group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED
+    return ErrorCode.NONE
+
+
+def _offset_error(topics: Topics, topic: str, partition, readable: bool) -> ErrorCode:
+    if not readable:
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED
     if topics.partition(topic, partition.partition_index) is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     if len(partition.committed_metadata or "") > MAX_METADATA_CHARS:
@@ -135,6 +159,7 @@ async def _commit_offsets(services: Services, body, offsets) -> None:
 
 
 @handles("EndTxn", "0-4")
+@requires(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id)
 async def end_txn(request: Request, services: Services):
     body = request.body
     code = await _outcome(services.transactions.end_transaction(

@@ -13,6 +13,8 @@ from __future__ import annotations
 import structlog
 import trio
 
+from gateway.acls.model import Operation, ResourceType
+from gateway.api.authorization import allowed
 from gateway.api.registry import handles
 from gateway.api.services import Services, Topics
 from gateway.kafka_error import KafkaError
@@ -28,15 +30,24 @@ log = structlog.get_logger()
 
 @handles("WriteTxnMarkers")
 async def write_txn_markers(request: Request, services: Services):
-    return API.Response(markers=[await _write(services.topics, marker) for marker in request.body.markers])
+    permitted = allowed(request, services, Operation.CLUSTER_ACTION, ResourceType.CLUSTER)  # brokers' own API
+    return API.Response(markers=[await _write(services.topics, marker, permitted) for marker in request.body.markers])
 
 
-async def _write(topics: Topics, marker):
+async def _write(topics: Topics, marker, permitted: bool):
+    if not permitted:
+        outcomes = {(t.name, index): ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+                    for t in marker.topics for index in t.partition_indexes}
+        return _answer(marker, outcomes)
     outcomes: dict[tuple[str, int], ErrorCode] = {}
     async with trio.open_nursery() as nursery:
         for topic in marker.topics:
             for index in topic.partition_indexes:
                 nursery.start_soon(_write_one, topics, marker, topic.name, index, outcomes)
+    return _answer(marker, outcomes)
+
+
+def _answer(marker, outcomes: dict[tuple[str, int], ErrorCode]):
     return Marker(producer_id=marker.producer_id, topics=[
         Topic(name=topic.name, partitions=[
             Topic.Partitions(partition_index=index, error_code=outcomes[topic.name, index])
