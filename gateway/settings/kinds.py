@@ -142,7 +142,7 @@ class Choice(Kind):
         return value
 
     def allowed(self) -> str:
-        return "one of " + ", ".join(self.choices)
+        return "one of " + ", ".join(choice or "empty" for choice in self.choices)
 
 
 @dataclass(frozen=True)
