@@ -15,13 +15,14 @@ import uuid
 import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import TopicAuthorizationFailedError as AioTopicAuthorizationFailed
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import (
     AclBinding,
     AclBindingFilter,
     AclOperation,
     AclPermissionType,
     AdminClient,
+    ConfigResource,
     NewTopic,
     ResourcePatternType,
     ResourceType,
@@ -40,6 +41,8 @@ from kafka.admin import (
     ResourcePatternFilter,
 )
 from kafka.admin import ResourceType as KpResourceType
+from kafka.protocol.admin.client_quotas import DescribeClientQuotasRequest
+from kafka.structs import OffsetAndMetadata
 
 from tests.gateway.admin import create_topic
 from tests.gateway.server import GatewayProcess
@@ -259,11 +262,18 @@ def test_transactions_refused_without_write_on_the_transactional_id(open_gateway
 
 
 @pytest.fixture
-def closed_gateway(tmp_path):
+def gateway_factory(tmp_path):
+    """A gateway of the test's own, started with the options given."""
+    def start(*options: str) -> GatewayProcess:
+        return GatewayProcess(tmp_path / "gateway", *options).start()
+    return start
+
+
+@pytest.fixture
+def closed_gateway(gateway_factory):
     """An authorizer that allows nothing but what ACLs grant; ANONYMOUS a super user to set them up."""
-    server = GatewayProcess(tmp_path / "gateway", "--authorizer-class-name", "kafka.security.authorizer.AclAuthorizer",
-                            "--super-users", f"User:admin;{ANONYMOUS}")
-    return server.start()
+    return gateway_factory("--authorizer-class-name", "kafka.security.authorizer.AclAuthorizer",
+                           "--super-users", f"User:admin;{ANONYMOUS}")
 
 
 def test_acls_survive_a_restart_and_alone_grant_access(closed_gateway):
@@ -291,6 +301,10 @@ def test_acls_survive_a_restart_and_alone_grant_access(closed_gateway):
     producer.flush(TIMEOUT_S)
     assert {name: err.code() if err else None for name, err in reports} == {
         granted: None, other: KafkaError.TOPIC_AUTHORIZATION_FAILED}
+    # an idempotent producer's InitProducerId: WRITE on some topic is enough (KIP-679)
+    idempotent = Producer({"bootstrap.servers": restarted.bootstrap, "enable.idempotence": True})
+    idempotent.produce(granted, b"y", on_delivery=lambda err, msg: reports.append((msg.topic(), err)))
+    assert idempotent.flush(TIMEOUT_S) == 0 and reports[-1] == (granted, None)
 
     # auto-creation needs CREATE (here on the topic, as none has it on the cluster)
     refused = client.list_topics(topic=f"{prefix}-refused", timeout=TIMEOUT_S).topics[f"{prefix}-refused"]
@@ -313,3 +327,60 @@ def test_acls_survive_a_restart_and_alone_grant_access(closed_gateway):
     finally:
         kp.close()
     restarted.stop()
+
+
+def commit_offset(server, group: str, topic: str) -> None:
+    """A group with a committed offset (kafka-python commits for an assigned partition without joining)."""
+    consumer = KafkaConsumer(bootstrap_servers=server.bootstrap, group_id=group, enable_auto_commit=False)
+    try:
+        consumer.assign([KpTopicPartition(topic, 0)])
+        consumer.commit({KpTopicPartition(topic, 0): OffsetAndMetadata(0, "", -1)})
+    finally:
+        consumer.close()
+
+
+def test_cluster_and_group_admin_refused(gateway_factory):
+    """With ALLOW ALL on the cluster for everyone but DESCRIBE and DESCRIBE_CONFIGS denied to ANONYMOUS:
+    the cluster's describing APIs fail, ListGroups lists only what may be described, and groups refuse
+    what their ACLs deny."""
+    server = gateway_factory("--authorizer-class-name", STANDARD, "--allow-everyone-if-no-acl-found", "true")
+    topic, visible, hidden = unique("t"), unique("visible"), unique("hidden")
+    create_topic(server.bootstrap, topic)
+    for group in (visible, hidden):
+        commit_offset(server, group, topic)
+    cluster = [AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL, "User:*", "*",
+                          AclOperation.ALL, AclPermissionType.ALLOW)]
+    cluster += [AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL, ANONYMOUS, "*",
+                           operation, AclPermissionType.DENY)
+                for operation in (AclOperation.DESCRIBE, AclOperation.DESCRIBE_CONFIGS)]
+    create_acls(server, *cluster)
+    deny(server, ResourceType.GROUP, hidden, AclOperation.DESCRIBE, describable=False)
+    deny(server, ResourceType.GROUP, visible, AclOperation.DELETE)
+
+    client = admin(server)
+    listed = {g.group_id for g in client.list_consumer_groups(request_timeout=TIMEOUT_S).result(TIMEOUT_S).valid}
+    assert visible in listed and hidden not in listed
+    [described] = client.describe_consumer_groups([hidden], request_timeout=TIMEOUT_S).values()
+    assert error_code(described) == KafkaError.GROUP_AUTHORIZATION_FAILED
+    [offsets] = client.list_consumer_group_offsets([ConsumerGroupTopicPartitions(hidden)],
+                                                   request_timeout=TIMEOUT_S).values()
+    assert error_code(offsets) == KafkaError.GROUP_AUTHORIZATION_FAILED
+    [deleted] = client.delete_consumer_groups([visible], request_timeout=TIMEOUT_S).values()
+    assert error_code(deleted) == KafkaError.GROUP_AUTHORIZATION_FAILED
+
+    configs = client.describe_configs([ConfigResource(ConfigResource.Type.BROKER, "0"),
+                                       ConfigResource(ConfigResource.Type.TOPIC, topic)],
+                                      request_timeout=TIMEOUT_S)
+    broker, topic_configs = configs.values()
+    assert error_code(broker) == KafkaError.CLUSTER_AUTHORIZATION_FAILED
+    assert "retention.ms" in topic_configs.result(TIMEOUT_S)
+
+    kp = KafkaAdminClient(bootstrap_servers=server.bootstrap)
+    try:
+        with pytest.raises(kafka_errors.ClusterAuthorizationFailedError):
+            kp.describe_acls(ACLFilter(None, None, ACLOperation.ANY, ACLPermissionType.ANY,
+                                       ResourcePatternFilter(KpResourceType.ANY, None, ACLResourcePatternType.ANY)))
+        quotas = kp._manager.run(kp._manager.send, DescribeClientQuotasRequest(components=[], strict=False))
+        assert quotas.error_code == KafkaError.CLUSTER_AUTHORIZATION_FAILED
+    finally:
+        kp.close()
