@@ -71,6 +71,11 @@ async def offset_fetch(request: Request, services: Services):
     body, version = request.body, request.version
     if version < FIRST_BATCHED_FETCH:
         error, topics = fetch_group(request, services, body.group_id, body.topics)
+        if version < 2 and error:  # no group error before v2: each partition asked for carries it
+            Topic = FETCH.Response.Topics
+            topics = [Topic(name=t.name, partitions=[Topic.Partitions(partition_index=n, committed_offset=-1,
+                                                                      metadata="", error_code=error)
+                                                     for n in t.partition_indexes]) for t in body.topics or []]
         response = FETCH.Response(topics=topics)
         if version >= 2:
             response.error_code = error

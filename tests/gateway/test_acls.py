@@ -252,6 +252,18 @@ def test_group_refused_without_read(open_gateway):
         kp.close()
 
 
+def test_offset_commit_refused_without_read_on_the_group_or_the_topic(open_gateway):
+    topic, closed_topic, group = unique("committed"), unique("closed"), unique("no-commit")
+    for name in (topic, closed_topic):
+        create_topic(open_gateway.bootstrap, name)
+    deny(open_gateway, ResourceType.GROUP, group, AclOperation.READ)
+    deny(open_gateway, ResourceType.TOPIC, closed_topic, AclOperation.READ)
+    with pytest.raises(kafka_errors.GroupAuthorizationFailedError):
+        commit_offset(open_gateway, group, topic)
+    with pytest.raises(kafka_errors.TopicAuthorizationFailedError):
+        commit_offset(open_gateway, unique("open-group"), closed_topic)
+
+
 def test_transactions_refused_without_write_on_the_transactional_id(open_gateway):
     transactional_id = unique("txn")
     deny(open_gateway, ResourceType.TRANSACTIONAL_ID, transactional_id, AclOperation.WRITE)
