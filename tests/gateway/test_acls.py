@@ -50,6 +50,7 @@ from tests.gateway.server import GatewayProcess
 TIMEOUT_S = 30.0
 STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 ANONYMOUS = "User:ANONYMOUS"
+COMPACTING = ("--journal-compaction-entries", "2")  # the ACL journal compacts while ACLs are set up
 
 
 def unique(prefix: str) -> str:
@@ -285,7 +286,12 @@ def gateway_factory(tmp_path):
 def closed_gateway(gateway_factory):
     """An authorizer that allows nothing but what ACLs grant; ANONYMOUS a super user to set them up."""
     return gateway_factory("--authorizer-class-name", "kafka.security.authorizer.AclAuthorizer",
-                           "--super-users", f"User:admin;{ANONYMOUS}")
+                           "--super-users", f"User:admin;{ANONYMOUS}", *COMPACTING)
+
+
+def revoked_fields(binding: AclBinding) -> tuple:
+    return (binding.restype, binding.name, binding.resource_pattern_type, binding.principal, binding.host,
+            binding.operation, binding.permission_type)
 
 
 def test_acls_survive_a_restart_and_alone_grant_access(closed_gateway):
@@ -299,8 +305,14 @@ def test_acls_survive_a_restart_and_alone_grant_access(closed_gateway):
                    AclPermissionType.ALLOW),
         AclBinding(ResourceType.TOPIC, f"{prefix}-creatable", ResourcePatternType.LITERAL, ANONYMOUS, "*",
                    AclOperation.CREATE, AclPermissionType.ALLOW))
+    revoked = AclBinding(ResourceType.TOPIC, other, ResourcePatternType.LITERAL, "User:*", "*", AclOperation.WRITE,
+                         AclPermissionType.ALLOW)
+    create_acls(closed_gateway, revoked)
+    client = admin(closed_gateway)
+    deleted = client.delete_acls([AclBindingFilter(*revoked_fields(revoked))], request_timeout=TIMEOUT_S)
+    assert [f.result(TIMEOUT_S) for f in deleted.values()] == [[revoked]]
     closed_gateway.stop()
-    closed_gateway.options = ("--authorizer-class-name", STANDARD)  # no super user any more
+    closed_gateway.options = ("--authorizer-class-name", STANDARD, *COMPACTING)  # no super user any more
     restarted = closed_gateway.start()
     client = admin(restarted)
     listed = client.list_topics(timeout=TIMEOUT_S).topics
