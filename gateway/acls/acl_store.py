@@ -49,7 +49,11 @@ class Acls:
             self.bindings.discard(binding)
 
     def authorize(self, who: Who, operation: Operation, resource_type: ResourceType, name: str) -> bool:
-        return not self.enabled or authorize(self.bindings, self.policy, who, operation, resource_type, name)
+        if not self.enabled or authorize(self.bindings, self.policy, who, operation, resource_type, name):
+            return True
+        log.debug("authorization_denied", principal=who.principal, host=who.host, operation=operation.name,
+                  resource_type=resource_type.name, resource=name)
+        return False
 
     def authorize_any(self, who: Who, operation: Operation, resource_type: ResourceType) -> bool:
         return not self.enabled or authorize_any(self.bindings, self.policy, who, operation, resource_type)

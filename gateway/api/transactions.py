@@ -10,7 +10,7 @@ not offer.
 from __future__ import annotations
 
 from gateway.acls.model import Operation, ResourceType
-from gateway.api.authorization import allowed, allowed_names, group_id, requires, transactional_id
+from gateway.api.authorization import allowed, allowed_names, group_id, refused, requires, transactional_id
 from gateway.api.registry import handles
 from gateway.api.services import Services, Topics
 from gateway.group.committed_offsets import MAX_METADATA_CHARS
@@ -50,6 +50,8 @@ async def add_partitions_to_txn(request: Request, services: Services):
                                         body.v3_and_below_producer_id, body.v3_and_below_producer_epoch,
                                         body.v3_and_below_topics, False)
         return ADD_PARTITIONS.Response(results_by_topic_v3_and_below=results)
+    if not allowed(request, services, Operation.CLUSTER_ACTION, ResourceType.CLUSTER):  # brokers' batched form
+        return refused(request, ResourceType.CLUSTER)
     Result = ADD_PARTITIONS.Response.ResultsByTransaction
     return ADD_PARTITIONS.Response(results_by_transaction=[
         Result(transactional_id=t.transactional_id, topic_results=await _add_partitions(
