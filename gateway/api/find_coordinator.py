@@ -14,7 +14,6 @@ API = by_name("FindCoordinator")
 GROUP, TRANSACTION, SHARE = 0, 1, 2
 FIRST_BATCHED_VERSION = 4
 KEY_RESOURCES = {GROUP: ResourceType.GROUP, TRANSACTION: ResourceType.TRANSACTIONAL_ID}
-FOUND = ("error_code", "error_message", "node_id", "host", "port")
 
 
 @handles("FindCoordinator")
@@ -26,19 +25,19 @@ async def find_coordinator(request: Request, services: Services):
         code, message, node, host, port = ErrorCode.INVALID_REQUEST, f"unknown key type {body.key_type}", -1, "", -1
     else:
         code, message = ErrorCode.NONE, None
+    found = {"error_code": code, "error_message": message, "node_id": node, "host": host, "port": port}
     if request.version < FIRST_BATCHED_VERSION:
-        found = _refused(request, services, body.key) or (code, message, node, host, port)
-        return API.Response(**dict(zip(FOUND, found, strict=True)))
+        return API.Response(**_answer_for(request, services, body.key, found))
     return API.Response(coordinators=[
-        API.Response.Coordinators(key=key, **dict(zip(FOUND, _refused(request, services, key)
-                                                      or (code, message, node, host, port), strict=True)))
+        API.Response.Coordinators(key=key, **_answer_for(request, services, key, found))
         for key in body.coordinator_keys
     ])
 
 
-def _refused(request: Request, services: Services, key: str) -> tuple | None:
-    """The answer for a key the request may not DESCRIBE (its group or transactional id), None if it may."""
+def _answer_for(request: Request, services: Services, key: str, found: dict) -> dict:
+    """`found`, or Kafka's error for a key the request may not DESCRIBE (its group or transactional id)."""
     resource_type = KEY_RESOURCES.get(request.body.key_type)
     if resource_type is None or allowed(request, services, Operation.DESCRIBE, resource_type, key):
-        return None
-    return *FAILURES[resource_type], -1, "", -1
+        return found
+    code, message = FAILURES[resource_type]
+    return {"error_code": code, "error_message": message, "node_id": -1, "host": "", "port": -1}
