@@ -15,7 +15,15 @@ import uuid
 import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import TopicAuthorizationFailedError as AioTopicAuthorizationFailed
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicCollection,
+    TopicPartition,
+)
 from confluent_kafka.admin import (
     AclBinding,
     AclBindingFilter,
@@ -231,6 +239,16 @@ def test_metadata_leaves_out_topics_the_principal_may_not_describe(open_gateway)
     assert shown in listed and hidden not in listed
     named = client.list_topics(topic=hidden, timeout=TIMEOUT_S).topics[hidden]
     assert named.error is not None and named.error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+
+
+def test_authorized_operations_of_a_topic(open_gateway):
+    topic = unique("ops")
+    create_topic(open_gateway.bootstrap, topic)
+    deny(open_gateway, ResourceType.TOPIC, topic, AclOperation.WRITE)  # and ALLOW DESCRIBE to everyone
+    client = admin(open_gateway)
+    described = client.describe_topics(TopicCollection([topic]), include_authorized_operations=True,
+                                       request_timeout=TIMEOUT_S)[topic].result(TIMEOUT_S)
+    assert set(described.authorized_operations) == {AclOperation.DESCRIBE}
 
 
 def test_group_refused_without_read(open_gateway):
