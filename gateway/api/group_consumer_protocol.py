@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gateway.acls.model import Operation, ResourceType
-from gateway.api.authorization import FAILURES, allowed, group_id, requires
+from gateway.api.authorization import FAILURES, allowed, allowed_names, group_id, requires
 from gateway.api.group_admin import group_operations
 from gateway.api.group_membership import client_host
 from gateway.api.registry import handles
@@ -27,6 +27,12 @@ FIRST_MEMBER_TYPE_VERSION = 1
 @requires(Operation.READ, ResourceType.GROUP, group_id)
 async def consumer_group_heartbeat(request: Request, services: Services):
     body = request.body
+    subscribed = body.subscribed_topic_names or []
+    hidden = sorted(set(subscribed) - allowed_names(request, services, Operation.DESCRIBE, ResourceType.TOPIC,
+                                                    subscribed))
+    if hidden:  # Kafka's check: every topic subscribed to by name may be described
+        return HEARTBEAT.Response(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, error_message=(
+            f"The group has subscribed to topics which are not authorized: {', '.join(hidden)}"))
     owned = None
     if body.topic_partitions is not None:
         owned = {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from gateway.acls.model import Operation, ResourceType
-from gateway.api.authorization import FAILURES, allowed, may_create, require
+from gateway.api.authorization import FAILURES, allowed, allowed_names, may_create, require
 from gateway.api.configs import repeated, topic_entries
 from gateway.api.internal_topics import is_internal
 from gateway.api.mutation_quota import MutationQuota
@@ -135,6 +135,9 @@ async def delete_topics(request: Request, services: Services):
     wanted = ([(name, ZERO_UUID) for name in request.body.topic_names] if request.version < 6
               else [(t.name, t.topic_id) for t in request.body.topics])
     results, names, ids = by_name_or_id(wanted)
+    hidden = set(names) - allowed_names(request, services, Operation.DESCRIBE, ResourceType.TOPIC, names)
+    results += [_refused(Result, name) for name in sorted(hidden)]  # whether or not they exist, as in Kafka
+    names = Counter({name: count for name, count in names.items() if name not in hidden})
     found = {}
     def named(name, code, message):
         return Result(name=name, error_code=code, error_message=message)
