@@ -2,7 +2,9 @@
 
 Each configured listener (Kafka's `listeners`) is bound on its own port; a
 connection remembers the listener it came through, so that answers name the
-endpoints advertised for that listener.
+endpoints advertised for that listener, and its security protocol. An SSL
+listener's connections begin with the TLS handshake, in their own task; a
+PLAINTEXT listener's get the socket itself, with nothing in between.
 
 Connections are counted, in all and per IP address, from the moment they are
 accepted; one over a limit is closed at once, as Kafka does. When the process
@@ -21,6 +23,8 @@ import trio
 
 from gateway.observability.broker_metrics import CONNECTIONS
 from gateway.server.connection import Connection, ConnectionLimits
+from gateway.server.principal import ANONYMOUS
+from gateway.server.tls import TlsAcceptor
 from gateway.settings.listeners import Listener
 
 log = structlog.get_logger()
@@ -45,9 +49,12 @@ class KafkaListener:
     """Serves Kafka connections on every listener with one dispatcher until shut down."""
 
     def __init__(self, dispatcher, listeners: tuple[Listener, ...], limits: ListenerLimits | None = None,
-                 connection_limits: ConnectionLimits | None = None):
+                 connection_limits: ConnectionLimits | None = None, protocols: dict[str, str] | None = None,
+                 tls: TlsAcceptor | None = None):
         self.dispatcher = dispatcher
         self.listeners = listeners
+        self.protocols = protocols or {}  # security protocol by listener name; PLAINTEXT if not named
+        self.tls = tls  # for SSL listeners
         self.limits = limits or ListenerLimits()
         self.connection_limits = connection_limits or ConnectionLimits()
         self.connections: set[Connection] = set()
@@ -82,7 +89,8 @@ class KafkaListener:
         """Accept on the bound sockets until `shutdown()`, then drain within the grace period."""
         for listener in self.listeners:
             port = self._sockets[listener.name][0].socket.getsockname()[1]
-            log.info("listening", listener=listener.name, host=listener.host or "*", port=port)
+            log.info("listening", listener=listener.name, host=listener.host or "*", port=port,
+                     security_protocol=self.protocols.get(listener.name, "PLAINTEXT"))
         async with trio.open_nursery() as connections:
             async with trio.open_nursery() as accepting:
                 for name, found in self._sockets.items():
@@ -133,13 +141,25 @@ class KafkaListener:
         return False
 
     async def _serve(self, listener: str, stream: trio.SocketStream, address: str, port: int) -> None:
-        connection = Connection(stream, f"{address}:{port}", listener, self.dispatcher, self.connection_limits)
-        self.connections.add(connection)
+        peer, protocol = f"{address}:{port}", self.protocols.get(listener, "PLAINTEXT")
+        connection = None  # once the stream is ready to carry requests
         CONNECTIONS.labels(listener).inc()
         try:
+            principal = ANONYMOUS
+            if protocol == "SSL":
+                secured = await self.tls.handshake(stream, peer, listener)
+                if secured is None:
+                    return
+                stream, principal = secured
+                if self._stopping.is_set():  # shutdown began during the handshake
+                    await trio.aclose_forcefully(stream)
+                    return
+            connection = Connection(stream, peer, listener, self.dispatcher, self.connection_limits,
+                                    security_protocol=protocol, principal=principal)
+            self.connections.add(connection)
             await connection.serve()
         except Exception:  # a bug met by one client must not stop the broker for all
-            log.exception("connection_failed", peer=connection.peer)
+            log.exception("connection_failed", peer=peer)
         finally:
             self.connections.discard(connection)
             self._accepted[address] -= 1

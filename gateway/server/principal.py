@@ -1,0 +1,26 @@
+"""Who a connection is: Kafka's principal, `User:ANONYMOUS` until something says more.
+
+A TLS client certificate names its user (`ssl.principal.mapping.rules` over
+its subject); authentication on the connection may name another. Whatever
+decides what a client may do reads `connection.principal`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KafkaPrincipal:
+    type: str  # Kafka's principal type, "User" for every principal the gateway makes
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.type}:{self.name}"
+
+
+def user(name: str) -> KafkaPrincipal:
+    return KafkaPrincipal("User", name)
+
+
+ANONYMOUS = user("ANONYMOUS")
