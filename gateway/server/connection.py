@@ -186,9 +186,8 @@ class Connection:
         return count
 
     async def _send(self, pieces: list) -> None:
-        if not isinstance(self.stream, trio.SocketStream):  # e.g. TLS: no gathered writes
-            for piece in pieces:
-                await self.stream.send_all(piece)
+        if not isinstance(self.stream, trio.SocketStream):  # TLS: one write, not a record per small piece
+            await self.stream.send_all(b"".join(pieces))
             return
         with _broken_on_os_error():  # record data goes out from where it lies: one sendmsg for many buffers
             await send_gathered(self.stream.socket, pieces)

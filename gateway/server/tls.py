@@ -13,6 +13,7 @@ import os
 import re
 import ssl
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import structlog
@@ -44,15 +45,26 @@ class TlsSettingsError(Exception):
 def server_context(settings: SslSettings) -> ssl.SSLContext:
     """The context every SSL listener serves with; TlsSettingsError says what is wrong."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    try:
-        _versions(context, settings)
-        _ciphers(context, settings.ssl_cipher_suites)
+    _versions(context, settings)
+    _ciphers(context, settings.ssl_cipher_suites)
+    keystore = settings.ssl_keystore_location or "ssl.keystore.key and ssl.keystore.certificate.chain"
+    with _failing_as(f"cannot load the private key and certificate chain of {keystore} (a PEM key that "
+                     f"ssl.key.password opens if it is encrypted, then its certificates)"):
         _keystore(context, settings)
-        context.verify_mode = CLIENT_AUTH[settings.ssl_client_auth]
+    context.verify_mode = CLIENT_AUTH[settings.ssl_client_auth]
+    truststore = settings.ssl_truststore_location or "ssl.truststore.certificates"
+    with _failing_as(f"cannot load the CA certificates of {truststore}"):
         _truststore(context, settings)
-    except (OSError, ssl.SSLError) as exc:
-        raise TlsSettingsError(f"SSL settings: {exc}") from None
     return context
+
+
+@contextmanager
+def _failing_as(what: str):
+    try:
+        yield
+    except (OSError, ssl.SSLError) as exc:  # an SSLError is an OSError without a file name
+        detail = exc.reason if isinstance(exc, ssl.SSLError) else exc.strerror
+        raise TlsSettingsError(f"{what}: {detail or exc}") from None
 
 
 def _versions(context: ssl.SSLContext, settings: SslSettings) -> None:
@@ -77,7 +89,8 @@ def _ciphers(context: ssl.SSLContext, names: tuple[str, ...]) -> None:
 
 
 def _keystore(context: ssl.SSLContext, settings: SslSettings) -> None:
-    password = settings.ssl_key_password.value if settings.ssl_key_password else None
+    # never None: OpenSSL would ask for an encrypted key's password on the terminal
+    password = settings.ssl_key_password.value if settings.ssl_key_password else ""
     if settings.ssl_keystore_location is not None:
         context.load_cert_chain(settings.ssl_keystore_location, password=password)
         return

@@ -16,6 +16,7 @@ from tests.gateway.certificates import CLIENT_SUBJECT, KEY_PASSWORD, make_certif
 from tests.gateway.clients import CLIENTS, TIMEOUT_S, Sent, confluent_produce, same_records
 from tests.gateway.server import GatewayProcess
 from tests.gateway.test_connection_limits import wait_for
+from tests.gateway.test_startup_failures import failed_start
 
 API_VERSIONS = bytes.fromhex("0000000a00120000000000010000")  # a plaintext client's first request
 CLOSE_WITHIN_S = 1.0
@@ -204,3 +205,11 @@ def test_a_silent_client_is_closed_after_the_handshake_timeout_without_holding_o
         assert silent.recv(1) == b""
         assert time.monotonic() - began >= 2.0  # ssl.handshake.timeout.ms
     wait_for(lambda: log_lines(gateway, "tls_handshake_failed", "no TLS handshake within"), "the timeout logged")
+
+
+def test_a_key_that_cannot_be_read_stops_the_start_with_one_line(tmp_path, certificates):
+    server = with_ssl_listener(GatewayProcess(tmp_path / "gateway"), "--ssl-keystore-type", "PEM",
+                               "--ssl-keystore-location", str(certificates.server.keystore),
+                               "--ssl-key-password", "not the password")
+    line = failed_start(server)
+    assert "cannot load the private key and certificate chain" in line and "not the password" not in line
