@@ -35,7 +35,7 @@ def with_ssl_listener(server: GatewayProcess, *options: str) -> GatewayProcess:
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory, certificates):
+def tls_gateway(tmp_path_factory, certificates):
     """Client certificates requested (optional), files named in the settings."""
     server = with_ssl_listener(
         GatewayProcess(tmp_path_factory.mktemp("tls") / "gateway"),
@@ -101,35 +101,35 @@ def opened_as(server: GatewayProcess, principal: str) -> bool:
 
 @pytest.mark.parametrize("client", list(CLIENTS))
 @pytest.mark.parametrize("with_certificate", [False, True], ids=["tls", "mtls"])
-def test_each_client_produces_and_consumes_over_ssl(gateway, certificates, client, with_certificate):
+def test_each_client_produces_and_consumes_over_ssl(tls_gateway, certificates, client, with_certificate):
     produce, consume = CLIENTS[client]
     topic = f"tls-{client}-{with_certificate}"
     sent = [Sent(b"secret %d" % i, key=b"k") for i in range(20)]
-    bootstrap = f"localhost:{gateway.ssl_port}"  # the server certificate's name, checked by the clients
+    bootstrap = f"localhost:{tls_gateway.ssl_port}"  # the server certificate's name, checked by the clients
     produce(bootstrap, topic, sent, **ssl_config(client, certificates, with_certificate=with_certificate))
     got = consume(bootstrap, topic, [0], len(sent), **ssl_config(client, certificates,
                                                                   with_certificate=with_certificate))
     assert same_records(sent, got)
     principal = f"User:{CLIENT_SUBJECT}" if with_certificate else "User:ANONYMOUS"
-    wait_for(lambda: opened_as(gateway, principal), f"a connection opened as {principal}")
+    wait_for(lambda: opened_as(tls_gateway, principal), f"a connection opened as {principal}")
 
 
-def test_the_ssl_listener_advertises_itself_and_plaintext_goes_on_beside_it(gateway, certificates):
-    confluent_produce(gateway.bootstrap, "beside-tls", [Sent(b"plain")])
+def test_the_ssl_listener_advertises_itself_and_plaintext_goes_on_beside_it(tls_gateway, certificates):
+    confluent_produce(tls_gateway.bootstrap, "beside-tls", [Sent(b"plain")])
     admin = AdminClient(ssl_config("confluent-kafka", certificates, with_certificate=False)
-                        | {"bootstrap.servers": f"127.0.0.1:{gateway.ssl_port}"})
+                        | {"bootstrap.servers": f"127.0.0.1:{tls_gateway.ssl_port}"})
     brokers = admin.list_topics(timeout=TIMEOUT_S).brokers
-    assert {(b.host, b.port) for b in brokers.values()} == {("127.0.0.1", gateway.ssl_port)}
+    assert {(b.host, b.port) for b in brokers.values()} == {("127.0.0.1", tls_gateway.ssl_port)}
     broker = ConfigResource(ResourceType.BROKER, "0")
     configs = admin.describe_configs([broker])[broker].result(TIMEOUT_S)
     password = configs["ssl.key.password"]
     assert password.is_sensitive and password.value is None
     assert configs["ssl.client.auth"].value == "requested" and not configs["ssl.client.auth"].is_sensitive
-    assert KEY_PASSWORD.decode() not in gateway.log_path.read_text()
+    assert KEY_PASSWORD.decode() not in tls_gateway.log_path.read_text()
 
 
-def test_kcat_lists_and_produces_over_ssl(gateway, certificates):
-    common = ["kcat", "-b", f"localhost:{gateway.ssl_port}", "-X", "security.protocol=SSL",
+def test_kcat_lists_and_produces_over_ssl(tls_gateway, certificates):
+    common = ["kcat", "-b", f"localhost:{tls_gateway.ssl_port}", "-X", "security.protocol=SSL",
               "-X", f"ssl.ca.location={certificates.ca}"]
     subprocess.run([*common, "-P", "-t", "kcat-tls"], input=b"over tls\n", check=True, timeout=TIMEOUT_S)
     out = subprocess.run([*common, "-C", "-t", "kcat-tls", "-o", "beginning", "-e", "-q"], capture_output=True,
@@ -172,21 +172,21 @@ def client_context(certificates, issued=None) -> ssl.SSLContext:
     return context
 
 
-def test_a_plaintext_client_on_the_ssl_port_is_closed_at_once(gateway):
-    assert refused_within(gateway.ssl_port, send=API_VERSIONS) < CLOSE_WITHIN_S
-    wait_for(lambda: log_lines(gateway, "tls_handshake_failed", "listener='SSL'", "peer='127.0.0.1:",
+def test_a_plaintext_client_on_the_ssl_port_is_closed_at_once(tls_gateway):
+    assert refused_within(tls_gateway.ssl_port, send=API_VERSIONS) < CLOSE_WITHIN_S
+    wait_for(lambda: log_lines(tls_gateway, "tls_handshake_failed", "listener='SSL'", "peer='127.0.0.1:",
                                "does not speak TLS"), "the refusal logged")
 
 
-def test_a_tls_client_on_the_plaintext_port_is_closed_at_once(gateway, certificates):
-    assert refused_within(gateway.port, context=client_context(certificates)) < CLOSE_WITHIN_S
-    wait_for(lambda: log_lines(gateway, "wrong_protocol", "listener='PLAINTEXT'", "peer='127.0.0.1:",
+def test_a_tls_client_on_the_plaintext_port_is_closed_at_once(tls_gateway, certificates):
+    assert refused_within(tls_gateway.port, context=client_context(certificates)) < CLOSE_WITHIN_S
+    wait_for(lambda: log_lines(tls_gateway, "wrong_protocol", "listener='PLAINTEXT'", "peer='127.0.0.1:",
                                "a TLS handshake on a plaintext listener"), "the refusal logged")
 
 
-def test_a_certificate_from_an_unknown_ca_is_refused(gateway, certificates):
-    assert refused_within(gateway.ssl_port, context=client_context(certificates, certificates.stranger)) < CLOSE_WITHIN_S
-    wait_for(lambda: log_lines(gateway, "tls_handshake_failed", "listener='SSL'",
+def test_a_certificate_from_an_unknown_ca_is_refused(tls_gateway, certificates):
+    assert refused_within(tls_gateway.ssl_port, context=client_context(certificates, certificates.stranger)) < CLOSE_WITHIN_S
+    wait_for(lambda: log_lines(tls_gateway, "tls_handshake_failed", "listener='SSL'",
                                "client certificate refused"), "the refusal logged")
 
 
@@ -195,16 +195,16 @@ def test_no_certificate_where_one_is_required_is_refused(strict_gateway, certifi
     wait_for(lambda: log_lines(strict_gateway, "tls_handshake_failed", "sent no certificate"), "the refusal logged")
 
 
-def test_a_silent_client_is_closed_after_the_handshake_timeout_without_holding_others(gateway, certificates):
+def test_a_silent_client_is_closed_after_the_handshake_timeout_without_holding_others(tls_gateway, certificates):
     began = time.monotonic()
-    with socket.create_connection(("127.0.0.1", gateway.ssl_port)) as silent:
+    with socket.create_connection(("127.0.0.1", tls_gateway.ssl_port)) as silent:
         # Meanwhile another client is served: the handshake waits in the silent connection's own task.
         config = ssl_config("confluent-kafka", certificates, with_certificate=False)
-        confluent_produce(f"localhost:{gateway.ssl_port}", "beside-silent", [Sent(b"served")], **config)
+        confluent_produce(f"localhost:{tls_gateway.ssl_port}", "beside-silent", [Sent(b"served")], **config)
         silent.settimeout(TIMEOUT_S)
         assert silent.recv(1) == b""
         assert time.monotonic() - began >= 2.0  # ssl.handshake.timeout.ms
-    wait_for(lambda: log_lines(gateway, "tls_handshake_failed", "no TLS handshake within"), "the timeout logged")
+    wait_for(lambda: log_lines(tls_gateway, "tls_handshake_failed", "no TLS handshake within"), "the timeout logged")
 
 
 def test_a_key_that_cannot_be_read_stops_the_start_with_one_line(tmp_path, certificates):
