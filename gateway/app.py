@@ -32,6 +32,7 @@ from gateway.server.dispatch import Dispatcher
 from gateway.server.listener import KafkaListener, ListenerLimits
 from gateway.server.request_memory import RequestMemory
 from gateway.server.tls import TlsAcceptor, TlsSettingsError, server_context
+from gateway.settings.listeners import TLS_PROTOCOLS
 from gateway.settings.table import Settings
 from gateway.storage.mesh_storage import MeshStorage
 from gateway.zmq_trio import zmq_context
@@ -56,7 +57,7 @@ async def run_gateway(settings: Settings, *, task_status=trio.TASK_STATUS_IGNORE
     load_handlers()
     broker = settings.broker
     protocols = {listener.name: broker.security_protocol(listener.name) for listener in broker.bound_listeners()}
-    tls = _tls_acceptor(settings) if "SSL" in protocols.values() else None
+    tls = _tls_acceptor(settings) if TLS_PROTOCOLS & set(protocols.values()) else None
     lock = claim_data_directory(broker)
     _raise_open_files_limit()
     listener = KafkaListener(
@@ -107,7 +108,7 @@ async def _serve_until_stopped(settings: Settings, listener: KafkaListener, read
 
 
 def _tls_acceptor(settings: Settings) -> TlsAcceptor:
-    """The TLS of the SSL listeners; StartupError if their key, certificates or settings do not serve."""
+    """The TLS of the SSL (and SASL_SSL) listeners; StartupError if their key, certificates or settings do not serve."""
     ssl_settings = settings.ssl
     try:
         context = server_context(ssl_settings)

@@ -25,7 +25,7 @@ from gateway.observability.broker_metrics import CONNECTIONS
 from gateway.server.connection import Connection, ConnectionLimits
 from gateway.server.principal import ANONYMOUS
 from gateway.server.tls import TlsAcceptor
-from gateway.settings.listeners import Listener
+from gateway.settings.listeners import TLS_PROTOCOLS, Listener
 
 log = structlog.get_logger()
 
@@ -54,7 +54,7 @@ class KafkaListener:
         self.dispatcher = dispatcher
         self.listeners = listeners
         self.protocols = protocols or {}  # security protocol by listener name; PLAINTEXT if not named
-        self.tls = tls  # for SSL listeners
+        self.tls = tls  # for SSL and SASL_SSL listeners
         self.limits = limits or ListenerLimits()
         self.connection_limits = connection_limits or ConnectionLimits()
         self.connections: set[Connection] = set()
@@ -146,7 +146,7 @@ class KafkaListener:
         CONNECTIONS.labels(listener).inc()
         try:
             principal = ANONYMOUS
-            if protocol == "SSL":
+            if protocol in TLS_PROTOCOLS:
                 secured = await self.tls.handshake(stream, peer, listener)
                 if secured is None:
                     return

@@ -164,7 +164,9 @@ class TlsAcceptor:
     async def handshake(self, stream: trio.SocketStream, peer: str, listener: str
                         ) -> tuple[trio.SSLStream, KafkaPrincipal] | None:
         """The TLS stream and its principal; None, logged and closed, if the handshake fails."""
-        tls = trio.SSLStream(stream, self.context, server_side=True)
+        # Kafka clients close without TLS's close_notify: their end of stream is an end, not an attack,
+        # since a cut request or response is incomplete by its size prefix
+        tls = trio.SSLStream(stream, self.context, server_side=True, https_compatible=True)
         reason = None
         with trio.move_on_after(self.handshake_timeout_s) as timer:
             try:

@@ -21,6 +21,8 @@ WILDCARDS = ("0.0.0.0", "::", "")
 # Protocols a listener may use now; Kafka's others are recognised and refused.
 SERVED_PROTOCOLS = ("PLAINTEXT", "SSL")
 KAFKA_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+# Protocols whose connections begin with a TLS handshake.
+TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
 
 
 @dataclass(frozen=True)

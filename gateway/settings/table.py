@@ -30,7 +30,14 @@ from gateway.settings.kinds import (
     Text,
     long,
 )
-from gateway.settings.listeners import Listener, Listeners, ProtocolMap, advertised_listeners, bound_listeners
+from gateway.settings.listeners import (
+    TLS_PROTOCOLS,
+    Listener,
+    Listeners,
+    ProtocolMap,
+    advertised_listeners,
+    bound_listeners,
+)
 from gateway.settings.principal_rules import DEFAULT_RULES, PrincipalRule, PrincipalRules
 
 G, S = Command.GATEWAY, Command.STORE
@@ -282,16 +289,16 @@ class SslSettings:
     def __post_init__(self):
         check_values(self)
 
-    def check_served(self, listener: str) -> None:
-        """NotAllowed unless an SSL listener can be served with these settings."""
+    def check_served(self, listener: str, protocol: str) -> None:
+        """NotAllowed unless a listener of a TLS protocol can be served with these settings."""
         truststore = (self.ssl_truststore_location, self.ssl_truststore_certificates) != (None, None)
         for name, kind in (("ssl.keystore.type", self.ssl_keystore_type),
                            ("ssl.truststore.type", self.ssl_truststore_type if truststore else "PEM")):
             if kind != "PEM":
-                raise NotAllowed(f"listener {listener} uses SSL: {name} {kind} is not served; set it to PEM")
+                raise NotAllowed(f"listener {listener} uses {protocol}: {name} {kind} is not served; set it to PEM")
         inline = (self.ssl_keystore_key, self.ssl_keystore_certificate_chain)
         if (self.ssl_keystore_location is None) == (None in inline):
-            raise NotAllowed(f"listener {listener} uses SSL: give either ssl.keystore.location or both "
+            raise NotAllowed(f"listener {listener} uses {protocol}: give either ssl.keystore.location or both "
                              f"ssl.keystore.key and ssl.keystore.certificate.chain")
         if self.ssl_truststore_location is not None and self.ssl_truststore_certificates is not None:
             raise NotAllowed("give ssl.truststore.location or ssl.truststore.certificates, not both")
@@ -410,6 +417,7 @@ class Settings:
 
     def __post_init__(self):
         for listener in self.broker.bound_listeners():
-            if self.broker.security_protocol(listener.name) == "SSL":
-                self.ssl.check_served(listener.name)
+            protocol = self.broker.security_protocol(listener.name)
+            if protocol in TLS_PROTOCOLS:
+                self.ssl.check_served(listener.name, protocol)
 
