@@ -9,6 +9,7 @@ import subprocess
 import time
 
 import pytest
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from gateway.testing.ports import free_port
@@ -90,19 +91,34 @@ def ssl_config(client: str, certificates, *, with_certificate: bool) -> dict:
     return config
 
 
-def log_lines(server: GatewayProcess, *words: str) -> list[str]:
-    return [line for line in server.log_path.read_text(errors="replace").splitlines()
-            if all(word in line for word in words)]
+def log_lines(server: GatewayProcess, *words: str, since: int = 0) -> list[str]:
+    """The log's lines holding every one of `words`, from byte `since` on."""
+    with server.log_path.open("rb") as log:
+        log.seek(since)
+        text = log.read().decode(errors="replace")
+    return [line for line in text.splitlines() if all(word in line for word in words)]
 
 
-def opened_as(server: GatewayProcess, principal: str) -> bool:
-    return bool(log_lines(server, "connection_opened", "security_protocol='SSL'", f"principal='{principal}'"))
+def log_end(server: GatewayProcess) -> int:
+    return server.log_path.stat().st_size
+
+
+def wait_logged(server: GatewayProcess, since: int, *words: str) -> None:
+    """Until a line holding every one of `words` is logged after byte `since`."""
+    wait_for(lambda: log_lines(server, *words, since=since), f"a log line with {words}")
+
+
+def opened_as(server: GatewayProcess, principal: str, since: int) -> bool:
+    """Whether a connection over SSL opened as `principal` after byte `since` of the log."""
+    return bool(log_lines(server, "connection_opened", "security_protocol='SSL'", f"principal='{principal}'",
+                          since=since))
 
 
 @pytest.mark.parametrize("client", list(CLIENTS))
 @pytest.mark.parametrize("with_certificate", [False, True], ids=["tls", "mtls"])
 def test_each_client_produces_and_consumes_over_ssl(tls_gateway, certificates, client, with_certificate):
     produce, consume = CLIENTS[client]
+    since = log_end(tls_gateway)
     topic = f"tls-{client}-{with_certificate}"
     sent = [Sent(b"secret %d" % i, key=b"k") for i in range(20)]
     bootstrap = f"localhost:{tls_gateway.ssl_port}"  # the server certificate's name, checked by the clients
@@ -111,7 +127,7 @@ def test_each_client_produces_and_consumes_over_ssl(tls_gateway, certificates, c
                                                                   with_certificate=with_certificate))
     assert same_records(sent, got)
     principal = f"User:{CLIENT_SUBJECT}" if with_certificate else "User:ANONYMOUS"
-    wait_for(lambda: opened_as(tls_gateway, principal), f"a connection opened as {principal}")
+    wait_for(lambda: opened_as(tls_gateway, principal, since), f"a connection opened as {principal}")
 
 
 def test_the_ssl_listener_advertises_itself_and_plaintext_goes_on_beside_it(tls_gateway, certificates):
@@ -139,11 +155,12 @@ def test_kcat_lists_and_produces_over_ssl(tls_gateway, certificates):
 
 def test_a_required_certificate_names_the_principal_through_the_mapping_rules(strict_gateway, certificates):
     produce, consume = CLIENTS["confluent-kafka"]
+    since = log_end(strict_gateway)
     bootstrap = f"localhost:{strict_gateway.ssl_port}"
     config = ssl_config("confluent-kafka", certificates, with_certificate=True)
     produce(bootstrap, "mtls", [Sent(b"mutual")], **config)
     assert same_records([Sent(b"mutual")], consume(bootstrap, "mtls", [0], 1, **config))
-    wait_for(lambda: opened_as(strict_gateway, "User:CLIENT-1@APPS"), "a connection opened as User:CLIENT-1@APPS")
+    wait_for(lambda: opened_as(strict_gateway, "User:CLIENT-1@APPS", since), "a connection opened as CLIENT-1@APPS")
 
 
 def refused_within(port: int, *, send: bytes = b"", context: ssl.SSLContext | None = None) -> float:
@@ -173,29 +190,33 @@ def client_context(certificates, issued=None) -> ssl.SSLContext:
 
 
 def test_a_plaintext_client_on_the_ssl_port_is_closed_at_once(tls_gateway):
+    since = log_end(tls_gateway)
     assert refused_within(tls_gateway.ssl_port, send=API_VERSIONS) < CLOSE_WITHIN_S
-    wait_for(lambda: log_lines(tls_gateway, "tls_handshake_failed", "listener='SSL'", "peer='127.0.0.1:",
-                               "does not speak TLS"), "the refusal logged")
+    wait_logged(tls_gateway, since, "tls_handshake_failed", "listener='SSL'", "peer='127.0.0.1:", "does not speak TLS")
 
 
 def test_a_tls_client_on_the_plaintext_port_is_closed_at_once(tls_gateway, certificates):
+    since = log_end(tls_gateway)
     assert refused_within(tls_gateway.port, context=client_context(certificates)) < CLOSE_WITHIN_S
-    wait_for(lambda: log_lines(tls_gateway, "wrong_protocol", "listener='PLAINTEXT'", "peer='127.0.0.1:",
-                               "a TLS handshake on a plaintext listener"), "the refusal logged")
+    wait_logged(tls_gateway, since, "wrong_protocol", "listener='PLAINTEXT'", "peer='127.0.0.1:",
+                "a TLS handshake on a plaintext listener")
 
 
 def test_a_certificate_from_an_unknown_ca_is_refused(tls_gateway, certificates):
-    assert refused_within(tls_gateway.ssl_port, context=client_context(certificates, certificates.stranger)) < CLOSE_WITHIN_S
-    wait_for(lambda: log_lines(tls_gateway, "tls_handshake_failed", "listener='SSL'",
-                               "client certificate refused"), "the refusal logged")
+    since = log_end(tls_gateway)
+    stranger = client_context(certificates, certificates.stranger)
+    assert refused_within(tls_gateway.ssl_port, context=stranger) < CLOSE_WITHIN_S
+    wait_logged(tls_gateway, since, "tls_handshake_failed", "listener='SSL'", "client certificate refused")
 
 
 def test_no_certificate_where_one_is_required_is_refused(strict_gateway, certificates):
+    since = log_end(strict_gateway)
     assert refused_within(strict_gateway.ssl_port, context=client_context(certificates)) < CLOSE_WITHIN_S
-    wait_for(lambda: log_lines(strict_gateway, "tls_handshake_failed", "sent no certificate"), "the refusal logged")
+    wait_logged(strict_gateway, since, "tls_handshake_failed", "sent no certificate")
 
 
 def test_a_silent_client_is_closed_after_the_handshake_timeout_without_holding_others(tls_gateway, certificates):
+    since = log_end(tls_gateway)
     began = time.monotonic()
     with socket.create_connection(("127.0.0.1", tls_gateway.ssl_port)) as silent:
         # Meanwhile another client is served: the handshake waits in the silent connection's own task.
@@ -204,7 +225,7 @@ def test_a_silent_client_is_closed_after_the_handshake_timeout_without_holding_o
         silent.settimeout(TIMEOUT_S)
         assert silent.recv(1) == b""
         assert time.monotonic() - began >= 2.0  # ssl.handshake.timeout.ms
-    wait_for(lambda: log_lines(tls_gateway, "tls_handshake_failed", "no TLS handshake within"), "the timeout logged")
+    wait_logged(tls_gateway, since, "tls_handshake_failed", "no TLS handshake within")
 
 
 def test_a_key_that_cannot_be_read_stops_the_start_with_one_line(tmp_path, certificates):
@@ -213,3 +234,17 @@ def test_a_key_that_cannot_be_read_stops_the_start_with_one_line(tmp_path, certi
                                "--ssl-key-password", "not the password")
     line = failed_start(server)
     assert "cannot load the private key and certificate chain" in line and "not the password" not in line
+
+
+@pytest.mark.parametrize("to_ssl_port, event", [(False, "wrong_protocol"), (True, "tls_handshake_failed")],
+                         ids=["tls-client-on-plaintext", "plaintext-client-on-ssl"])
+def test_a_real_client_on_the_wrong_port_gets_nothing_and_the_gateway_says_why(tls_gateway, certificates,
+                                                                              to_ssl_port, event):
+    since = log_end(tls_gateway)
+    port = tls_gateway.ssl_port if to_ssl_port else tls_gateway.port
+    config = {} if to_ssl_port else ssl_config("confluent-kafka", certificates, with_certificate=False)
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}", "client.id": f"wrong-{port}", **config})
+    with pytest.raises(KafkaException):
+        admin.list_topics(timeout=5)
+    listener = "SSL" if to_ssl_port else "PLAINTEXT"
+    wait_logged(tls_gateway, since, f"event='{event}'", f"listener='{listener}'")

@@ -10,7 +10,7 @@ import pytest
 
 from tests.gateway.certificates import CLIENT_SUBJECT
 from tests.gateway.test_connection_limits import wait_for
-from tests.gateway.test_tls import opened_as
+from tests.gateway.test_tls import log_end, opened_as
 from tests.java.test_java_conformance import JVM_OPTIONS, RUN_TIMEOUT_S, client_jars, pytestmark  # noqa: F401
 
 SOURCE = Path(__file__).with_name("TlsClient.java")
@@ -27,10 +27,11 @@ def classpath(tmp_path_factory) -> str:
 @pytest.mark.parametrize("with_certificate", [False, True], ids=["tls", "mtls"])
 def test_the_java_client_produces_and_consumes_over_ssl(tls_gateway, certificates, classpath, with_certificate):
     keystore = str(certificates.client.keystore) if with_certificate else "-"
+    since = log_end(tls_gateway)
     run = subprocess.run(["java", *JVM_OPTIONS, "-cp", classpath, "TlsClient", f"localhost:{tls_gateway.ssl_port}",
                           str(certificates.ca), keystore, f"java-tls-{with_certificate}"],
                          capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     assert run.returncode == 0 and "tls: ok" in run.stdout, \
         f"{run.stdout}\n{run.stderr[-3000:]}\ngateway log:\n{tls_gateway.log_tail()}"
     if with_certificate:
-        wait_for(lambda: opened_as(tls_gateway, f"User:{CLIENT_SUBJECT}"), "a connection opened as the client's subject")
+        wait_for(lambda: opened_as(tls_gateway, f"User:{CLIENT_SUBJECT}", since), "a connection opened as the client's subject")
