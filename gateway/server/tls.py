@@ -133,10 +133,10 @@ def subject_name(certificate: dict) -> str:
 
 def _escaped(value: str) -> str:
     value = SPECIAL.sub(r"\\\1", value)
+    if value.endswith(" "):
+        value = value[:-1] + "\\ "
     if value.startswith(("#", " ")):
         value = "\\" + value
-    if value.endswith(" ") and len(value) > 1:
-        value = value[:-1] + "\\ "
     return value
 
 

@@ -56,6 +56,7 @@ def test_a_subject_is_written_most_specific_first_with_javas_keywords_and_escape
                                (("organizationalUnitName", "a"), ("userId", "7")),
                                (("commonName", "#1 <x> "),), (("emailAddress", "x@y"),))}
     assert subject_name(certificate) == r"emailAddress=x@y,CN=\#1 \<x\>\ ,OU=a+UID=7,O=Acme\, Inc.,C=FR"
+    assert subject_name({"subject": ((("commonName", " "),), (("commonName", " a "),))}) == r"CN=\ a\ ,CN=\ "
 
 
 def test_a_pem_value_run_into_one_line_reads_as_its_certificate(certificates):
