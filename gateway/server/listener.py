@@ -58,6 +58,7 @@ class KafkaListener:
         self.limits = limits or ListenerLimits()
         self.connection_limits = connection_limits or ConnectionLimits()
         self.connections: set[Connection] = set()
+        self._handshakes: set[trio.CancelScope] = set()  # of TLS handshakes under way
         self._accepted = Counter()  # connections accepted and not yet ended, by peer IP address
         self._per_ip_limits: dict[str, int] = {}  # the overrides, by address
         self._sockets: dict[str, list[trio.SocketListener]] = {}
@@ -104,6 +105,8 @@ class KafkaListener:
                     await trio.aclose_forcefully(socket)
             for connection in list(self.connections):
                 connection.stop_reading()
+            for handshaking in list(self._handshakes):
+                handshaking.cancel()
             connections.cancel_scope.deadline = trio.current_time() + self.limits.shutdown_grace_s
         log.info("listener_stopped")
         self.stopped.set()
@@ -129,6 +132,28 @@ class KafkaListener:
             self._accepted[peer[0]] += 1
             connections.start_soon(self._serve, listener, stream, *peer)
 
+    async def _connection(self, listener: str, stream: trio.SocketStream, peer: str) -> Connection | None:
+        """The connection of an accepted stream; on a TLS listener once its handshake is done (None,
+        the stream closed, if the handshake failed or shutdown began meanwhile)."""
+        protocol = self.protocols.get(listener, "PLAINTEXT")
+        principal = ANONYMOUS
+        if protocol in TLS_PROTOCOLS:
+            secured = None
+            with trio.CancelScope() as handshaking:  # cancelled at shutdown
+                self._handshakes.add(handshaking)
+                try:
+                    secured = await self.tls.handshake(stream, peer, listener)
+                finally:
+                    self._handshakes.discard(handshaking)
+            if secured is None:
+                return None
+            stream, principal = secured
+            if self._stopping.is_set():
+                await trio.aclose_forcefully(stream)
+                return None
+        return Connection(stream, peer, listener, self.dispatcher, self.connection_limits,
+                          security_protocol=protocol, principal=principal)
+
     def _admitted(self, address: str, port: int) -> bool:
         """Whether the peer may have one more connection (logged if not)."""
         limit, reason = self.limits.max_connections, "max.connections"
@@ -141,23 +166,14 @@ class KafkaListener:
         return False
 
     async def _serve(self, listener: str, stream: trio.SocketStream, address: str, port: int) -> None:
-        peer, protocol = f"{address}:{port}", self.protocols.get(listener, "PLAINTEXT")
-        connection = None  # once the stream is ready to carry requests
+        peer = f"{address}:{port}"
+        connection = None  # once the stream carries requests
         CONNECTIONS.labels(listener).inc()
         try:
-            principal = ANONYMOUS
-            if protocol in TLS_PROTOCOLS:
-                secured = await self.tls.handshake(stream, peer, listener)
-                if secured is None:
-                    return
-                stream, principal = secured
-                if self._stopping.is_set():  # shutdown began during the handshake
-                    await trio.aclose_forcefully(stream)
-                    return
-            connection = Connection(stream, peer, listener, self.dispatcher, self.connection_limits,
-                                    security_protocol=protocol, principal=principal)
-            self.connections.add(connection)
-            await connection.serve()
+            connection = await self._connection(listener, stream, peer)
+            if connection is not None:
+                self.connections.add(connection)
+                await connection.serve()
         except Exception:  # a bug met by one client must not stop the broker for all
             log.exception("connection_failed", peer=peer)
         finally:

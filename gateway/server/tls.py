@@ -167,6 +167,16 @@ class TlsAcceptor:
         # Kafka clients close without TLS's close_notify: their end of stream is an end, not an attack,
         # since a cut request or response is incomplete by its size prefix
         tls = trio.SSLStream(stream, self.context, server_side=True, https_compatible=True)
+        secured = None
+        try:
+            secured = await self._secured(tls, peer, listener)
+            return secured
+        finally:
+            if secured is None:  # failed, or cancelled at shutdown
+                await trio.aclose_forcefully(tls)
+
+    async def _secured(self, tls: trio.SSLStream, peer: str, listener: str
+                       ) -> tuple[trio.SSLStream, KafkaPrincipal] | None:
         reason = None
         with trio.move_on_after(self.handshake_timeout_s) as timer:
             try:
@@ -179,7 +189,6 @@ class TlsAcceptor:
         if timer.cancelled_caught:
             reason = f"no TLS handshake within ssl.handshake.timeout.ms ({self.handshake_timeout_s * 1000:.0f})"
         log.warning("tls_handshake_failed", peer=peer, listener=listener, reason=reason)
-        await trio.aclose_forcefully(tls)
         return None
 
 

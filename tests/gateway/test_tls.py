@@ -17,6 +17,7 @@ from tests.gateway.certificates import CLIENT_SUBJECT, KEY_PASSWORD, make_certif
 from tests.gateway.clients import CLIENTS, TIMEOUT_S, Sent, confluent_produce, same_records
 from tests.gateway.server import GatewayProcess
 from tests.gateway.test_connection_limits import wait_for
+from tests.gateway.test_http_endpoint import get, sample
 from tests.gateway.test_startup_failures import failed_start
 
 API_VERSIONS = bytes.fromhex("0000000a00120000000000010000")  # a plaintext client's first request
@@ -248,3 +249,19 @@ def test_a_real_client_on_the_wrong_port_gets_nothing_and_the_gateway_says_why(t
         admin.list_topics(timeout=5)
     listener = "SSL" if to_ssl_port else "PLAINTEXT"
     wait_logged(tls_gateway, since, f"event='{event}'", f"listener='{listener}'")
+
+
+def test_a_handshake_under_way_does_not_hold_the_shutdown(tmp_path, certificates):
+    http = free_port()
+    server = with_ssl_listener(GatewayProcess(tmp_path / "gateway"), "--ssl-keystore-type", "PEM",
+                               "--ssl-keystore-location", str(certificates.server.keystore),
+                               "--ssl-key-password", KEY_PASSWORD.decode(),
+                               "--ssl-handshake-timeout-ms", "600000", "--http-port", str(http))
+    server.start()
+    with socket.create_connection(("127.0.0.1", server.ssl_port)):
+        handshaking = 'dafka_gateway_connections{listener="SSL"}'
+        wait_for(lambda: sample(get(http, "/metrics")[1], handshaking) == 1, "the connection accepted")
+        began = time.monotonic()
+        assert server.stop() == 0
+        # Well within the shutdown grace (10 s) that would end it otherwise.
+        assert time.monotonic() - began < 5.0, server.log_tail()
