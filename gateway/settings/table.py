@@ -296,8 +296,8 @@ class SslSettings:
                            ("ssl.truststore.type", self.ssl_truststore_type if truststore else "PEM")):
             if kind != "PEM":
                 raise NotAllowed(f"listener {listener} uses {protocol}: {name} {kind} is not served; set it to PEM")
-        inline = (self.ssl_keystore_key, self.ssl_keystore_certificate_chain)
-        if (self.ssl_keystore_location is None) == (None in inline):
+        inline = [value is not None for value in (self.ssl_keystore_key, self.ssl_keystore_certificate_chain)]
+        if not (all(inline) if self.ssl_keystore_location is None else not any(inline)):
             raise NotAllowed(f"listener {listener} uses {protocol}: give either ssl.keystore.location or both "
                              f"ssl.keystore.key and ssl.keystore.certificate.chain")
         if self.ssl_truststore_location is not None and self.ssl_truststore_certificates is not None:
