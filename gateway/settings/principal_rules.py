@@ -53,7 +53,7 @@ def mapped_name(rules: tuple[PrincipalRule, ...], name: str) -> str | None:
 class PrincipalRules(Kind):
     """DEFAULT or RULE:pattern/replacement/[LU], comma-separated, tried in order."""
 
-    config_type: ClassVar[str] = "LIST"
+    config_type: ClassVar[str] = "STRING"  # as Kafka types it, since a pattern may hold commas
     metavar: ClassVar[str] = "RULES"
 
     def parse(self, text: str) -> tuple[PrincipalRule, ...]:
