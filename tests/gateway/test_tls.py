@@ -12,6 +12,7 @@ import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
+from gateway.testing.broker_process import API_VERSIONS_V0
 from gateway.testing.ports import free_port
 from tests.gateway.certificates import CLIENT_SUBJECT, KEY_PASSWORD, make_certificates
 from tests.gateway.clients import CLIENTS, TIMEOUT_S, Sent, confluent_produce, same_records
@@ -20,7 +21,6 @@ from tests.gateway.test_connection_limits import wait_for
 from tests.gateway.test_http_endpoint import get, sample
 from tests.gateway.test_startup_failures import failed_start
 
-API_VERSIONS = bytes.fromhex("0000000a00120000000000010000")  # a plaintext client's first request
 CLOSE_WITHIN_S = 1.0
 
 
@@ -176,7 +176,7 @@ def refused_within(port: int, *, send: bytes = b"", context: ssl.SSLContext | No
                 assert raw.recv(1) == b""
             else:
                 with context.wrap_socket(raw, server_hostname="localhost") as tls:
-                    tls.sendall(API_VERSIONS)  # TLS 1.3: a refused certificate shows on the first read
+                    tls.sendall(API_VERSIONS_V0)  # TLS 1.3: a refused certificate shows on the first read
                     assert tls.recv(1) == b""
         except (ssl.SSLError, ConnectionResetError, BrokenPipeError):
             pass
@@ -192,7 +192,7 @@ def client_context(certificates, issued=None) -> ssl.SSLContext:
 
 def test_a_plaintext_client_on_the_ssl_port_is_closed_at_once(tls_gateway):
     since = log_end(tls_gateway)
-    assert refused_within(tls_gateway.ssl_port, send=API_VERSIONS) < CLOSE_WITHIN_S
+    assert refused_within(tls_gateway.ssl_port, send=API_VERSIONS_V0) < CLOSE_WITHIN_S
     wait_logged(tls_gateway, since, "tls_handshake_failed", "listener='SSL'", "peer='127.0.0.1:", "does not speak TLS")
 
 
