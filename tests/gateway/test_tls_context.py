@@ -3,11 +3,14 @@ writes them, and ssl.principal.mapping.rules."""
 
 from __future__ import annotations
 
+import contextlib
 import ssl
 
 import pytest
+import trio
+import trio.testing
 
-from gateway.server.tls import TlsSettingsError, normalized_pem, server_context, subject_name
+from gateway.server.tls import TlsAcceptor, TlsSettingsError, normalized_pem, server_context, subject_name
 from gateway.settings.kinds import NotAllowed, Secret
 from gateway.settings.principal_rules import PrincipalRules, mapped_name
 from gateway.settings.table import SslSettings
@@ -101,3 +104,31 @@ def test_settings_that_cannot_serve_say_why(certificates, more, message):
 def test_a_password_never_shows_in_a_repr():
     settings = SslSettings(ssl_key_password=Secret("hunter2"))
     assert "hunter2" not in repr(settings) and "hunter2" not in str(settings.ssl_key_password)
+
+
+async def handshake_with(acceptor: TlsAcceptor, client: ssl.SSLContext):
+    """What the acceptor makes of a client with `client` over an in-memory stream."""
+    client_end, server_end = trio.testing.memory_stream_pair()
+    client_tls = trio.SSLStream(client_end, client, server_hostname="localhost")
+
+    async def client_handshake():
+        with contextlib.suppress(trio.BrokenResourceError):
+            await client_tls.do_handshake()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(client_handshake)
+        return await acceptor.handshake(server_end, "127.0.0.1:1", "SSL")
+
+
+@pytest.mark.parametrize("rules, principal", [
+    ("RULE:^CN=([^,]*),OU=apps,.*$/$1/U", "User:CLIENT-1"),
+    ("RULE:^CN=nobody,.*$/x/", None),  # no rule maps the subject: refused, as Kafka refuses it
+])
+async def test_the_principal_is_the_mapped_subject_or_the_client_is_refused(certificates, rules, principal):
+    context = server_context(pem_settings(certificates, ssl_client_auth="required", ssl_truststore_type="PEM",
+                                          ssl_truststore_location=str(certificates.ca)))
+    acceptor = TlsAcceptor(context, 10.0, PrincipalRules().parse(rules))
+    client = ssl.create_default_context(cafile=str(certificates.ca))
+    client.load_cert_chain(str(certificates.client.certificate), str(certificates.client.key))
+    secured = await handshake_with(acceptor, client)
+    assert (str(secured[1]) if secured else None) == principal
