@@ -31,6 +31,8 @@ from gateway.server.connection import ConnectionLimits
 from gateway.server.dispatch import Dispatcher
 from gateway.server.listener import KafkaListener, ListenerLimits
 from gateway.server.request_memory import RequestMemory
+from gateway.server.tls import TlsAcceptor, TlsSettingsError, server_context
+from gateway.settings.listeners import TLS_PROTOCOLS
 from gateway.settings.table import Settings
 from gateway.storage.mesh_storage import MeshStorage
 from gateway.zmq_trio import zmq_context
@@ -54,6 +56,8 @@ async def run_gateway(settings: Settings, *, task_status=trio.TASK_STATUS_IGNORE
     """Serve until SIGINT/SIGTERM, then finish in-flight requests and stop."""
     load_handlers()
     broker = settings.broker
+    protocols = {listener.name: broker.security_protocol(listener.name) for listener in broker.bound_listeners()}
+    tls = _tls_acceptor(settings) if TLS_PROTOCOLS & set(protocols.values()) else None
     lock = claim_data_directory(broker)
     _raise_open_files_limit()
     listener = KafkaListener(
@@ -64,7 +68,8 @@ async def run_gateway(settings: Settings, *, task_status=trio.TASK_STATUS_IGNORE
                          idle_timeout_s=broker.connections_max_idle_ms / 1000,
                          receive_timeout_s=broker.request_receive_timeout_ms / 1000,
                          max_unsent_response_bytes=broker.unsent_response_max_bytes,
-                         request_memory=RequestMemory(broker.queued_max_request_bytes)))
+                         request_memory=RequestMemory(broker.queued_max_request_bytes)),
+        protocols, tls)
     readiness = Readiness()
     # Signals are taken from before the port is bound: a client or supervisor that sees the port may stop us.
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -100,6 +105,16 @@ async def _serve_until_stopped(settings: Settings, listener: KafkaListener, read
     finally:
         listener.close()
         os.close(lock)
+
+
+def _tls_acceptor(settings: Settings) -> TlsAcceptor:
+    """The TLS of the SSL (and SASL_SSL) listeners; StartupError if their key, certificates or settings do not serve."""
+    ssl_settings = settings.ssl
+    try:
+        context = server_context(ssl_settings)
+    except TlsSettingsError as exc:
+        raise StartupError(str(exc)) from None
+    return TlsAcceptor(context, ssl_settings.ssl_handshake_timeout_ms / 1000, ssl_settings.ssl_principal_mapping_rules)
 
 
 def _raise_open_files_limit() -> None:

@@ -63,6 +63,7 @@ class ConfigEntry:
     doc: str | None = None
     read_only: bool = False
     synonyms: tuple[Synonym, ...] = ()  # most specific first, as Kafka lists them
+    sensitive: bool = False  # a password: its value is null
 
 
 def repeated(items) -> set:
@@ -90,7 +91,7 @@ def topic_entries(overrides: dict[str, str], services: Services) -> list[ConfigE
 
 def broker_entries(broker_configs: BrokerConfigs) -> list[ConfigEntry]:
     return [ConfigEntry(c.name, c.value, c.source, c.type, c.doc, read_only=True,
-                        synonyms=(Synonym(c.name, c.value, c.source),))
+                        synonyms=(Synonym(c.name, c.value, c.source),), sensitive=c.sensitive)
             for c in broker_configs.entries()]
 
 
@@ -137,7 +138,7 @@ def described(entry: ConfigEntry, version: int, synonyms: bool, documentation: b
     return Config(
         name=entry.name, value=entry.value, read_only=entry.read_only, config_source=entry.source,
         # v0 had a flag where later versions have the source.
-        is_default=version == 0 and entry.source == ConfigSource.DEFAULT_CONFIG, is_sensitive=False,
+        is_default=version == 0 and entry.source == ConfigSource.DEFAULT_CONFIG, is_sensitive=entry.sensitive,
         synonyms=[Config.Synonyms(name=s.name, value=s.value, source=s.source) for s in entry.synonyms]
         if synonyms else [],
         config_type=entry.type, documentation=entry.doc if documentation else None,

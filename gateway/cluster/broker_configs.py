@@ -3,7 +3,8 @@
 All are fixed at start-up: a setting given (in a file, the environment or a
 flag) is STATIC_BROKER_CONFIG, one left at its default DEFAULT_CONFIG, as
 Kafka reports server.properties lines and defaults. A setting Kafka knows by
-two names (node.id and broker.id) is reported under both.
+two names (node.id and broker.id) is reported under both. A password's value
+is never reported: it is null and sensitive, as Kafka describes PASSWORD configs.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class BrokerConfig:
     source: ConfigSource
     type: ConfigType
     doc: str
+    sensitive: bool = False
 
 
 class BrokerConfigs:
@@ -51,8 +53,10 @@ class BrokerConfigs:
             value = self._settings.broker.bound_listeners()
         elif entry.name == "advertised.listeners":
             value = self._cluster.advertised_listeners()
-        text = None if value is None else entry.kind.text(value)
+        kind = ConfigType[entry.kind.config_type]
+        sensitive = kind == ConfigType.PASSWORD
+        text = None if value is None or sensitive else entry.kind.text(value)
         given = set(DERIVED_FROM.get(entry.name, (entry.name,))) & self._settings.given
         source = ConfigSource.STATIC_BROKER_CONFIG if given else ConfigSource.DEFAULT_CONFIG
-        return [BrokerConfig(name, text, source, ConfigType[entry.kind.config_type], entry.help)
+        return [BrokerConfig(name, text, source, kind, entry.help, sensitive)
                 for name in (entry.name, *entry.synonyms)]

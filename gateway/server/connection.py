@@ -28,7 +28,7 @@ import trio
 
 from gateway.observability.broker_metrics import UNSENT_RESPONSE_BYTES
 from gateway.server.answers import CloseConnection, Deferred
-from gateway.server.principal import ANONYMOUS
+from gateway.server.principal import ANONYMOUS, KafkaPrincipal
 from gateway.server.request_memory import HeldBytes, RequestMemory
 from protocol.errors import DecodeError
 from protocol.kafka.framing import SIZE_PREFIX_BYTES, FrameReader
@@ -72,14 +72,16 @@ class ConnectionLimits:
 class Connection:
     """Serves one accepted stream until the peer leaves or shutdown."""
 
-    def __init__(self, stream: trio.abc.Stream, peer: str, listener: str, dispatcher, limits: ConnectionLimits):
+    def __init__(self, stream: trio.abc.Stream, peer: str, listener: str, dispatcher, limits: ConnectionLimits,
+                 security_protocol: str = "PLAINTEXT", principal: KafkaPrincipal = ANONYMOUS):
         self.stream = stream
         self.peer = peer
         self.listener = listener  # the name of the listener it came through
-        self.principal = ANONYMOUS  # who the connection acts for, once authenticated
+        self.security_protocol = security_protocol  # of that listener: PLAINTEXT, SSL
+        self.principal = principal  # who the client is, as authorization sees it
         self.dispatcher = dispatcher
         self.limits = limits
-        self.log = log.bind(peer=peer)
+        self.log = log.bind(peer=peer, listener=listener)
         self._stopping = False
         self._receiving = trio.CancelScope()
         self._memory = limits.request_memory
@@ -96,7 +98,7 @@ class Connection:
         self._unmuted.set()
 
     async def serve(self) -> None:
-        self.log.info("connection_opened")
+        self.log.info("connection_opened", security_protocol=self.security_protocol, principal=str(self.principal))
         reason = "closed by peer"
         try:
             async with trio.open_nursery() as nursery:
@@ -120,6 +122,9 @@ class Connection:
                 try:
                     payload = frames.next_frame()
                 except DecodeError as exc:
+                    if _tls_record(frames.next_frame_size):
+                        self.log.warning("wrong_protocol", reason="a TLS handshake on a plaintext listener")
+                        return "TLS client"
                     self.log.warning("bad_frame", error=str(exc))
                     return "bad frame"
                 if payload is None:
@@ -181,9 +186,8 @@ class Connection:
         return count
 
     async def _send(self, pieces: list) -> None:
-        if not isinstance(self.stream, trio.SocketStream):  # e.g. TLS: no gathered writes
-            for piece in pieces:
-                await self.stream.send_all(piece)
+        if not isinstance(self.stream, trio.SocketStream):  # TLS: one write, not a record per small piece
+            await self.stream.send_all(b"".join(pieces))
             return
         with _broken_on_os_error():  # record data goes out from where it lies: one sendmsg for many buffers
             await send_gathered(self.stream.socket, pieces)
@@ -296,6 +300,11 @@ class Connection:
                 return answered, None, False
             if not (slot.done.is_set() or slot.in_turn is not None and slot.in_turn.ready()):
                 return answered, slot, False
+
+
+def _tls_record(size_prefix: int | None) -> bool:
+    """Whether a refused size prefix is the start of a TLS handshake record (type 22, version 3.x)."""
+    return size_prefix is not None and size_prefix >> 16 == 0x1603
 
 
 @contextmanager

@@ -2,7 +2,9 @@
 
 Each configured listener (Kafka's `listeners`) is bound on its own port; a
 connection remembers the listener it came through, so that answers name the
-endpoints advertised for that listener.
+endpoints advertised for that listener, and its security protocol. An SSL
+listener's connections begin with the TLS handshake, in their own task; a
+PLAINTEXT listener's get the socket itself, with nothing in between.
 
 Connections are counted, in all and per IP address, from the moment they are
 accepted; one over a limit is closed at once, as Kafka does. When the process
@@ -21,7 +23,9 @@ import trio
 
 from gateway.observability.broker_metrics import CONNECTIONS
 from gateway.server.connection import Connection, ConnectionLimits
-from gateway.settings.listeners import Listener
+from gateway.server.principal import ANONYMOUS
+from gateway.server.tls import TlsAcceptor
+from gateway.settings.listeners import TLS_PROTOCOLS, Listener
 
 log = structlog.get_logger()
 
@@ -45,12 +49,16 @@ class KafkaListener:
     """Serves Kafka connections on every listener with one dispatcher until shut down."""
 
     def __init__(self, dispatcher, listeners: tuple[Listener, ...], limits: ListenerLimits | None = None,
-                 connection_limits: ConnectionLimits | None = None):
+                 connection_limits: ConnectionLimits | None = None, protocols: dict[str, str] | None = None,
+                 tls: TlsAcceptor | None = None):
         self.dispatcher = dispatcher
         self.listeners = listeners
+        self.protocols = protocols or {}  # security protocol by listener name; PLAINTEXT if not named
+        self.tls = tls  # for SSL and SASL_SSL listeners
         self.limits = limits or ListenerLimits()
         self.connection_limits = connection_limits or ConnectionLimits()
         self.connections: set[Connection] = set()
+        self._handshakes: set[trio.CancelScope] = set()  # of TLS handshakes under way
         self._accepted = Counter()  # connections accepted and not yet ended, by peer IP address
         self._per_ip_limits: dict[str, int] = {}  # the overrides, by address
         self._sockets: dict[str, list[trio.SocketListener]] = {}
@@ -82,7 +90,8 @@ class KafkaListener:
         """Accept on the bound sockets until `shutdown()`, then drain within the grace period."""
         for listener in self.listeners:
             port = self._sockets[listener.name][0].socket.getsockname()[1]
-            log.info("listening", listener=listener.name, host=listener.host or "*", port=port)
+            log.info("listening", listener=listener.name, host=listener.host or "*", port=port,
+                     security_protocol=self.protocols.get(listener.name, "PLAINTEXT"))
         async with trio.open_nursery() as connections:
             async with trio.open_nursery() as accepting:
                 for name, found in self._sockets.items():
@@ -96,6 +105,8 @@ class KafkaListener:
                     await trio.aclose_forcefully(socket)
             for connection in list(self.connections):
                 connection.stop_reading()
+            for handshaking in list(self._handshakes):
+                handshaking.cancel()
             connections.cancel_scope.deadline = trio.current_time() + self.limits.shutdown_grace_s
         log.info("listener_stopped")
         self.stopped.set()
@@ -121,6 +132,28 @@ class KafkaListener:
             self._accepted[peer[0]] += 1
             connections.start_soon(self._serve, listener, stream, *peer)
 
+    async def _connection(self, listener: str, stream: trio.SocketStream, peer: str) -> Connection | None:
+        """The connection of an accepted stream; on a TLS listener once its handshake is done (None,
+        the stream closed, if the handshake failed or shutdown began meanwhile)."""
+        protocol = self.protocols.get(listener, "PLAINTEXT")
+        principal = ANONYMOUS
+        if protocol in TLS_PROTOCOLS:
+            secured = None
+            with trio.CancelScope() as handshaking:  # cancelled at shutdown
+                self._handshakes.add(handshaking)
+                try:
+                    secured = await self.tls.handshake(stream, peer, listener)
+                finally:
+                    self._handshakes.discard(handshaking)
+            if secured is None:
+                return None
+            stream, principal = secured
+            if self._stopping.is_set():
+                await trio.aclose_forcefully(stream)
+                return None
+        return Connection(stream, peer, listener, self.dispatcher, self.connection_limits,
+                          security_protocol=protocol, principal=principal)
+
     def _admitted(self, address: str, port: int) -> bool:
         """Whether the peer may have one more connection (logged if not)."""
         limit, reason = self.limits.max_connections, "max.connections"
@@ -133,13 +166,16 @@ class KafkaListener:
         return False
 
     async def _serve(self, listener: str, stream: trio.SocketStream, address: str, port: int) -> None:
-        connection = Connection(stream, f"{address}:{port}", listener, self.dispatcher, self.connection_limits)
-        self.connections.add(connection)
+        peer = f"{address}:{port}"
+        connection = None  # once the stream carries requests
         CONNECTIONS.labels(listener).inc()
         try:
-            await connection.serve()
+            connection = await self._connection(listener, stream, peer)
+            if connection is not None:
+                self.connections.add(connection)
+                await connection.serve()
         except Exception:  # a bug met by one client must not stop the broker for all
-            log.exception("connection_failed", peer=connection.peer)
+            log.exception("connection_failed", peer=peer)
         finally:
             self.connections.discard(connection)
             self._accepted[address] -= 1

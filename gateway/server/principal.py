@@ -1,4 +1,9 @@
-"""Who a connection acts for: Kafka's principal, a type and a name ("User:alice")."""
+"""Who a connection is: Kafka's principal, `User:ANONYMOUS` until something says more.
+
+A TLS client certificate names its user (`ssl.principal.mapping.rules` over
+its subject); authentication on the connection may name another. Whatever
+decides what a client may do reads `connection.principal`.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +11,16 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class Principal:
-    type: str
+class KafkaPrincipal:
+    type: str  # Kafka's principal type, "User" for every principal the gateway makes
     name: str
 
     def __str__(self) -> str:
         return f"{self.type}:{self.name}"
 
 
-# Kafka's principal of a connection nobody authenticated (PLAINTEXT, or SSL without a client certificate).
-ANONYMOUS = Principal("User", "ANONYMOUS")
+def user(name: str) -> KafkaPrincipal:
+    return KafkaPrincipal("User", name)
+
+
+ANONYMOUS = user("ANONYMOUS")

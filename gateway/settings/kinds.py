@@ -8,7 +8,7 @@ few words what it allows, for error messages and --help.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -307,3 +307,57 @@ class ReplicaList(Kind):
 
     def allowed(self) -> str:
         return "the wildcard * or a list of PARTITION:BROKER"
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A password's value: its repr never shows it, so no log line or traceback can."""
+
+    value: str = field(repr=False)
+
+    def __str__(self) -> str:
+        return "[hidden]"
+
+
+@dataclass(frozen=True)
+class Password(Kind):
+    """Kafka's PASSWORD type: a secret, null by default, described as null and sensitive."""
+
+    config_type: ClassVar[str] = "PASSWORD"
+    metavar: ClassVar[str] = "SECRET"
+
+    def parse(self, text: str) -> Secret | None:
+        return Secret(text) if text else None
+
+    def check(self, value) -> Secret | None:
+        if value is not None and not isinstance(value, Secret):
+            raise NotAllowed("a password is given as a Secret")  # never the value itself in the message
+        return value
+
+    def text(self, value) -> str:
+        return "" if value is None else value.value
+
+    def allowed(self) -> str:
+        return "any text (a secret)"
+
+
+@dataclass(frozen=True)
+class Names(Kind):
+    """A comma-separated list of free names (Kafka's LIST), empty by default."""
+
+    config_type: ClassVar[str] = "LIST"
+    metavar: ClassVar[str] = "NAME,..."
+
+    def parse(self, text: str) -> tuple[str, ...]:
+        return self.check(tuple(name.strip() for name in text.split(",") if name.strip()))
+
+    def check(self, value) -> tuple[str, ...]:
+        if not isinstance(value, tuple) or not all(isinstance(name, str) and name for name in value):
+            raise self.refused(value)
+        return value
+
+    def text(self, value) -> str:
+        return ",".join(value)
+
+    def allowed(self) -> str:
+        return "a list of names"

@@ -22,7 +22,7 @@ from gateway.settings.kinds import NotAllowed
 from gateway.settings.properties import read_properties
 from gateway.settings.table import SECTIONS, Settings
 
-SECTION_TITLES = {"broker": "Kafka broker", "mesh": "Dafka mesh", "store": "store", "chp": "CHP server",
+SECTION_TITLES = {"broker": "Kafka broker", "ssl": "TLS of SSL listeners", "mesh": "Dafka mesh", "store": "store", "chp": "CHP server",
                   "http": "HTTP endpoint", "logging": "logging"}
 
 
@@ -130,7 +130,10 @@ def _built(by_section: dict[str, list[Declared]], values: dict[str, object]) -> 
             sections[name] = SECTIONS[name](**given)
         except NotAllowed as exc:
             raise SettingsError(str(exc)) from None
-    return Settings(**sections, given=frozenset(values))
+    try:
+        return Settings(**sections, given=frozenset(values))
+    except NotAllowed as exc:
+        raise SettingsError(str(exc)) from None
 
 
 def _metavar(entry: Declared) -> str:

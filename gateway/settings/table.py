@@ -21,12 +21,24 @@ from gateway.settings.kinds import (
     HostCounts,
     Integer,
     IntegerOr,
+    Names,
+    NotAllowed,
     Nullable,
+    Password,
     Real,
+    Secret,
     Text,
     long,
 )
-from gateway.settings.listeners import Listener, Listeners, ProtocolMap, advertised_listeners, bound_listeners
+from gateway.settings.listeners import (
+    TLS_PROTOCOLS,
+    Listener,
+    Listeners,
+    ProtocolMap,
+    advertised_listeners,
+    bound_listeners,
+)
+from gateway.settings.principal_rules import DEFAULT_RULES, PrincipalRule, PrincipalRules
 
 G, S = Command.GATEWAY, Command.STORE
 SERVERS = G | S | Command.TOWER | Command.CHP
@@ -203,6 +215,10 @@ class BrokerSettings:
         listeners = self.listeners or (Listener("PLAINTEXT", self.host_name, self.port),)
         return bound_listeners(listeners, self.listener_security_protocol_map)
 
+    def security_protocol(self, listener: str) -> str:
+        """The security protocol of the listener named `listener`."""
+        return dict(self.listener_security_protocol_map)[listener]
+
     def client_listeners(self) -> tuple[Listener, ...]:
         """What clients are told, one entry per bound listener, in the same order."""
         return advertised_listeners(self.bound_listeners(), self.advertised_listeners)
@@ -238,6 +254,63 @@ class BrokerSettings:
 
 def _unlimited_or(value: int, unit_ms: int) -> int:
     return -1 if value < 0 else value * unit_ms
+
+
+STORE_TYPES = Choice(choices=("JKS", "PKCS12", "PEM"))
+TLS_VERSIONS = ("TLSv1.2", "TLSv1.3")
+
+
+@dataclass(frozen=True)
+class SslSettings:
+    """TLS of the SSL listeners, with Kafka's PEM settings (KIP-651)."""
+
+    ssl_keystore_type: str = kafka(STORE_TYPES, "JKS", "format of the key store: PEM (the only one served)")
+    ssl_keystore_location: str | None = kafka(Nullable(inner=Text()), None, "a PEM file holding the private "
+                                                                          "key and its certificate chain")
+    ssl_keystore_key: Secret | None = kafka(Password(), None, "the private key, PEM, instead of a file")
+    ssl_keystore_certificate_chain: Secret | None = kafka(Password(), None, "the certificate chain, PEM, with "
+                                                                            "ssl.keystore.key")
+    ssl_key_password: Secret | None = kafka(Password(), None, "password of an encrypted private key")
+    ssl_truststore_type: str = kafka(STORE_TYPES, "JKS", "format of the trust store: PEM (the only one served)")
+    ssl_truststore_location: str | None = kafka(Nullable(inner=Text()), None, "a PEM file of the CA certificates "
+                                                                            "client certificates are checked "
+                                                                            "against")
+    ssl_truststore_certificates: Secret | None = kafka(Password(), None, "the CA certificates, PEM, instead of "
+                                                                         "a file")
+    ssl_protocol: str = kafka(Choice(choices=("TLSv1.3", "TLSv1.2", "TLS")), "TLSv1.3",
+                              "the highest TLS version offered (TLS: any)")
+    ssl_enabled_protocols: str = kafka(ChoiceList(choices=TLS_VERSIONS), "TLSv1.2,TLSv1.3",
+                                       "the TLS versions accepted")
+    ssl_cipher_suites: tuple[str, ...] = kafka(Names(), (), "TLS 1.2 cipher suites accepted, OpenSSL's names "
+                                                           "(empty: OpenSSL's defaults; TLS 1.3 suites are always "
+                                                           "OpenSSL's)")
+    ssl_client_auth: str = kafka(Choice(choices=("required", "requested", "none")), "none",
+                                 "whether clients must (required) or may (requested) present a certificate")
+    ssl_endpoint_identification_algorithm: str = kafka(Text(), "https", "host name check of the peer's "
+                                                                        "certificate (inert: the gateway makes "
+                                                                        "no TLS connections of its own)")
+    ssl_principal_mapping_rules: tuple[PrincipalRule, ...] = kafka(
+        PrincipalRules(), DEFAULT_RULES, "how a client certificate's subject becomes a principal "
+                                         "name, the first matching rule's")
+    ssl_handshake_timeout_ms: int = setting(MS, 10000, "time a client has to complete its TLS handshake, else "
+                                                       "its connection is closed (Kafka has no such setting)", G)
+
+    def __post_init__(self):
+        check_values(self)
+
+    def check_served(self, listener: str, protocol: str) -> None:
+        """NotAllowed unless a listener of a TLS protocol can be served with these settings."""
+        truststore = (self.ssl_truststore_location, self.ssl_truststore_certificates) != (None, None)
+        for name, kind in (("ssl.keystore.type", self.ssl_keystore_type),
+                           ("ssl.truststore.type", self.ssl_truststore_type if truststore else "PEM")):
+            if kind != "PEM":
+                raise NotAllowed(f"listener {listener} uses {protocol}: {name} {kind} is not served; set it to PEM")
+        inline = [value is not None for value in (self.ssl_keystore_key, self.ssl_keystore_certificate_chain)]
+        if not (all(inline) if self.ssl_keystore_location is None else not any(inline)):
+            raise NotAllowed(f"listener {listener} uses {protocol}: give either ssl.keystore.location or both "
+                             f"ssl.keystore.key and ssl.keystore.certificate.chain")
+        if self.ssl_truststore_location is not None and self.ssl_truststore_certificates is not None:
+            raise NotAllowed("give ssl.truststore.location or ssl.truststore.certificates, not both")
 
 
 @dataclass(frozen=True)
@@ -334,7 +407,7 @@ class LoggingSettings:
         check_values(self)
 
 
-SECTIONS = {"broker": BrokerSettings, "mesh": MeshSettings, "store": StoreSettings, "chp": ChpSettings,
+SECTIONS = {"broker": BrokerSettings, "ssl": SslSettings, "mesh": MeshSettings, "store": StoreSettings, "chp": ChpSettings,
             "http": HttpSettings, "logging": LoggingSettings}
 
 
@@ -343,10 +416,17 @@ class Settings:
     """Every section, and which settings were given rather than left at their defaults."""
 
     broker: BrokerSettings = field(default_factory=BrokerSettings)
+    ssl: SslSettings = field(default_factory=SslSettings)
     mesh: MeshSettings = field(default_factory=MeshSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
     chp: ChpSettings = field(default_factory=ChpSettings)
     http: HttpSettings = field(default_factory=HttpSettings)
     logging: LoggingSettings = field(default_factory=LoggingSettings)
     given: frozenset[str] = frozenset()
+
+    def __post_init__(self):
+        for listener in self.broker.bound_listeners():
+            protocol = self.broker.security_protocol(listener.name)
+            if protocol in TLS_PROTOCOLS:
+                self.ssl.check_served(listener.name, protocol)
 
