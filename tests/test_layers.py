@@ -28,6 +28,7 @@ LAYERS = {  # layer: the module prefixes it holds
     "txn": ("gateway.txn",),
     "quotas": ("gateway.quotas",),
     "server": ("gateway.server",),
+    "security": ("gateway.security",),
     "api": ("gateway.api",),
     "testing": ("gateway.testing",),
     "assembly": ("gateway.app", "gateway.broker", "gateway.state_metrics", "gateway.embedded_mesh", "gateway.cli",
@@ -48,7 +49,8 @@ MAY_IMPORT = {
     "txn": FOUNDATION | {"storage"},
     "quotas": FOUNDATION | {"storage"},
     "server": FOUNDATION,
-    "api": FOUNDATION | {"server", "cluster", "topics", "partitions", "group", "txn", "quotas"},
+    "security": FOUNDATION | {"storage", "server"},
+    "api": FOUNDATION | {"server", "security", "cluster", "topics", "partitions", "group", "txn", "quotas"},
     "testing": FOUNDATION,
     "assembly": set(LAYERS),
 }

@@ -135,7 +135,8 @@ def described(entry: ConfigEntry, version: int, synonyms: bool, documentation: b
     return Config(
         name=entry.name, value=entry.value, read_only=entry.read_only, config_source=entry.source,
         # v0 had a flag where later versions have the source.
-        is_default=version == 0 and entry.source == ConfigSource.DEFAULT_CONFIG, is_sensitive=False,
+        is_default=version == 0 and entry.source == ConfigSource.DEFAULT_CONFIG,
+        is_sensitive=entry.type == ConfigType.PASSWORD,
         synonyms=[Config.Synonyms(name=s.name, value=s.value, source=s.source) for s in entry.synonyms]
         if synonyms else [],
         config_type=entry.type, documentation=entry.doc if documentation else None,

@@ -230,6 +230,15 @@ class Quotas(Protocol):
     def window_bytes(self, key: str, client_id: str | None) -> float: ...
 
 
+class ScramCredentialStore(Protocol):
+    """Users' SCRAM credentials (KIP-554)."""
+
+    def users(self) -> dict[str, list[tuple[int, int]]]: ...
+
+    async def alter(self, deletions: list[tuple[str, int]], upsertions: list[tuple[str, int, int, bytes, bytes]]
+                    ) -> None: ...
+
+
 class BrokerConfigs(Protocol):
     def entries(self) -> list[BrokerConfig]: ...
 
@@ -247,3 +256,4 @@ class Services:
     broker_configs: BrokerConfigs
     log_dir: Path  # this broker's one log directory, as DescribeLogDirs reports it
     quotas: Quotas
+    scram_credentials: ScramCredentialStore

@@ -51,7 +51,8 @@ class BrokerConfigs:
             value = self._settings.broker.bound_listeners()
         elif entry.name == "advertised.listeners":
             value = self._cluster.advertised_listeners()
-        text = None if value is None else entry.kind.text(value)
+        secret = entry.kind.config_type == ConfigType.PASSWORD.name  # Kafka never tells a password's value
+        text = None if value is None or secret else entry.kind.text(value)
         given = set(DERIVED_FROM.get(entry.name, (entry.name,))) & self._settings.given
         source = ConfigSource.STATIC_BROKER_CONFIG if given else ConfigSource.DEFAULT_CONFIG
         return [BrokerConfig(name, text, source, ConfigType[entry.kind.config_type], entry.help)

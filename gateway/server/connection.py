@@ -28,6 +28,7 @@ import trio
 
 from gateway.observability.broker_metrics import UNSENT_RESPONSE_BYTES
 from gateway.server.answers import CloseConnection, Deferred
+from gateway.server.principal import ANONYMOUS, Principal
 from gateway.server.request_memory import HeldBytes, RequestMemory
 from protocol.errors import DecodeError
 from protocol.kafka.framing import SIZE_PREFIX_BYTES, FrameReader
@@ -78,6 +79,8 @@ class Connection:
         self.dispatcher = dispatcher
         self.limits = limits
         self.log = log.bind(peer=peer)
+        self.principal: Principal = ANONYMOUS  # who the client is, once authenticated
+        self.authentication = None  # a SASL listener's Authentication (server/authentication.py)
         self._stopping = False
         self._receiving = trio.CancelScope()
         self._memory = limits.request_memory
@@ -222,7 +225,7 @@ class Connection:
             answer = await self.dispatcher.dispatch(payload, self)
         except CloseConnection as exc:
             self.log.warning("request_refused", error=str(exc))
-            self._fill(slot, None, close=True)
+            self._fill(slot, exc.answer, close=True)
             return False
         if isinstance(answer, Deferred) and answer.ready is not None:
             slot.in_turn = answer
@@ -237,7 +240,7 @@ class Connection:
             self._fill(slot, await deferred.wait())
         except CloseConnection as exc:
             self.log.warning("request_failed", error=str(exc))
-            self._fill(slot, None, close=True)
+            self._fill(slot, exc.answer, close=True)
 
     def _fill(self, slot: ResponseSlot, payload: list | None, close: bool = False) -> None:
         slot.fill(payload, close)

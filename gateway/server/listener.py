@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import errno
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
 import trio
 
 from gateway.observability.broker_metrics import CONNECTIONS
+from gateway.server.authentication import Authentication
 from gateway.server.connection import Connection, ConnectionLimits
 from gateway.settings.listeners import Listener
 
@@ -42,11 +44,16 @@ class ListenerLimits:
 
 
 class KafkaListener:
-    """Serves Kafka connections on every listener with one dispatcher until shut down."""
+    """Serves Kafka connections on every listener with one dispatcher until shut down.
+
+    `authentication(connection)` gives each new connection its SASL state (None: its listener
+    authenticates nobody)."""
 
     def __init__(self, dispatcher, listeners: tuple[Listener, ...], limits: ListenerLimits | None = None,
-                 connection_limits: ConnectionLimits | None = None):
+                 connection_limits: ConnectionLimits | None = None,
+                 authentication: Callable[[Connection], Authentication | None] = lambda connection: None):
         self.dispatcher = dispatcher
+        self.authentication = authentication
         self.listeners = listeners
         self.limits = limits or ListenerLimits()
         self.connection_limits = connection_limits or ConnectionLimits()
@@ -134,6 +141,7 @@ class KafkaListener:
 
     async def _serve(self, listener: str, stream: trio.SocketStream, address: str, port: int) -> None:
         connection = Connection(stream, f"{address}:{port}", listener, self.dispatcher, self.connection_limits)
+        connection.authentication = self.authentication(connection)
         self.connections.add(connection)
         CONNECTIONS.labels(listener).inc()
         try:

@@ -19,7 +19,7 @@ from gateway.settings.kinds import Kind, NotAllowed
 ENTRY = re.compile(r"(?P<name>[A-Za-z0-9_]+)://(?P<host>\[[0-9A-Fa-f:.]+\]|[^:/\s,]*):(?P<port>\d+)")
 WILDCARDS = ("0.0.0.0", "::", "")
 # Protocols a listener may use now; Kafka's others are recognised and refused.
-SERVED_PROTOCOLS = ("PLAINTEXT",)
+SERVED_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT")
 KAFKA_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
 
