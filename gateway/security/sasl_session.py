@@ -149,7 +149,8 @@ class SaslSession:
 
     def _log_failure(self, reason: str) -> None:
         claimed = self._exchange.claimed if self._exchange is not None else None
-        self.connection.log.warning("authentication_failed", principal=f"User:{claimed}" if claimed else None,
+        principal = f"User:{claimed}" if claimed else self._principal and str(self._principal)
+        self.connection.log.warning("authentication_failed", principal=principal,
                                     peer=self.connection.peer, listener=self.connection.listener,
                                     mechanism=self.mechanism, reason=reason)
 

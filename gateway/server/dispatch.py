@@ -89,7 +89,7 @@ class Dispatcher:
         a Deferred one, or None."""
         authentication = getattr(connection, "authentication", None)  # None: a listener without SASL
         if authentication is not None and authentication.raw_tokens:
-            token = await authentication.raw_token(payload)
+            token = await authentication.raw_token(bytes(payload))
             return [len(token).to_bytes(SIZE_PREFIX_BYTES, "big"), token]
         try:
             api_key, version, correlation_id = peek_request_header(payload)

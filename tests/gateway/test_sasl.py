@@ -1,0 +1,324 @@
+"""SASL on a SASL_PLAINTEXT listener beside a PLAINTEXT one, with the real clients: PLAIN users
+from sasl.jaas.config, SCRAM credentials created with AlterUserScramCredentials, unsecured
+OAUTHBEARER tokens; and the wrong clients, answered or closed at once."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import (
+    AdminClient,
+    ConfigResource,
+    ResourceType,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialDeletion,
+    UserScramCredentialUpsertion,
+)
+
+from gateway.testing.ports import free_port
+from protocol.kafka.error_codes import ErrorCode
+from protocol.sasl.scram import MECHANISMS as SCRAM
+from tests.gateway.clients import CLIENTS, TIMEOUT_S, Sent, confluent_produce, same_records
+from tests.gateway.sasl_connection import API_VERSIONS, RawConnection
+from tests.gateway.server import GatewayProcess
+from tests.protocol.sasl.scram_client import ScramClient
+
+PLAIN_USERS = {"alice": "alice-secret", "admin": "admin-secret"}
+JAAS = ("org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" "
+        "password=\"admin-secret\" " + " ".join(f'user_{u}="{p}"' for u, p in PLAIN_USERS.items()) + ";")
+SCRAM_USERS = {"SCRAM-SHA-256": ("sam", "sam-secret-256"), "SCRAM-SHA-512": ("sue", "sue-secret-512")}
+WRONG_PASSWORD = "not-the-password-4711"
+ENABLED = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER"
+MECHANISM_TYPES = {"SCRAM-SHA-256": ScramMechanism.SCRAM_SHA_256, "SCRAM-SHA-512": ScramMechanism.SCRAM_SHA_512}
+
+
+def sasl_gateway(data_dir: Path, *options: str) -> GatewayProcess:
+    """A gateway with a PLAINTEXT listener (its `port`) and a SASL_PLAINTEXT one (`sasl_port`)."""
+    server = GatewayProcess(data_dir)
+    server.sasl_port = free_port()
+    server.options = ("--listeners", f"PLAINTEXT://127.0.0.1:{server.port},SASL_PLAINTEXT://127.0.0.1:{server.sasl_port}",
+                      "--sasl-enabled-mechanisms", ENABLED, "--sasl-jaas-config", JAAS, *options)
+    return server.start()
+
+
+def create_scram_users(server: GatewayProcess, users: dict[str, tuple[str, str]], iterations: int = 4096) -> None:
+    admin = AdminClient({"bootstrap.servers": server.bootstrap})
+    upsertions = [UserScramCredentialUpsertion(user, ScramCredentialInfo(MECHANISM_TYPES[mechanism], iterations),
+                                               password.encode())
+                  for mechanism, (user, password) in users.items()]
+    for future in admin.alter_user_scram_credentials(upsertions).values():
+        future.result(TIMEOUT_S)
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory):
+    server = sasl_gateway(tmp_path_factory.mktemp("sasl") / "gateway")
+    create_scram_users(server, SCRAM_USERS)
+    yield server
+    server.stop()
+
+
+def credentials(mechanism: str) -> tuple[str, str]:
+    return ("alice", PLAIN_USERS["alice"]) if mechanism == "PLAIN" else SCRAM_USERS[mechanism]
+
+
+def client_config(client: str, mechanism: str, user: str, password: str) -> dict:
+    if client == "confluent-kafka":
+        return {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism, "sasl.username": user,
+                "sasl.password": password}
+    return {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": mechanism, "sasl_plain_username": user,
+            "sasl_plain_password": password}
+
+
+def log_lines(server: GatewayProcess, *words: str) -> list[str]:
+    return [line for line in server.log_path.read_text().splitlines() if all(word in line for word in words)]
+
+
+def wait_for(condition, what: str) -> None:
+    deadline = time.monotonic() + TIMEOUT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {TIMEOUT_S}s: {what}"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+def test_each_client_produces_and_consumes_over_sasl(secured, client, mechanism):
+    user, password = credentials(mechanism)
+    config = client_config(client, mechanism, user, password)
+    produce, consume = CLIENTS[client]
+    topic = f"sasl-{client}-{mechanism}".lower()
+    sent = [Sent(b"record-%d" % n, key=b"k", partition=0) for n in range(3)]
+    bootstrap = f"127.0.0.1:{secured.sasl_port}"
+    assert produce(bootstrap, topic, sent, **config) == [0, 1, 2]
+    assert same_records(sent, consume(bootstrap, topic, [0], len(sent), **config))
+    assert log_lines(secured, "event='authenticated'", f"principal='User:{user}'", f"mechanism='{mechanism}'")
+
+
+def test_confluent_kafka_authenticates_with_an_unsecured_oauthbearer_token(secured):
+    config = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
+              "enable.sasl.oauthbearer.unsecure.jwt": True, "sasl.oauthbearer.config": "principal=carol"}
+    assert confluent_produce(f"127.0.0.1:{secured.sasl_port}", "sasl-oauthbearer", [Sent(b"token")], **config) == [0]
+    assert log_lines(secured, "event='authenticated'", "principal='User:carol'", "mechanism='OAUTHBEARER'")
+
+
+def test_clients_of_the_sasl_listener_are_told_its_endpoint(secured):
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{secured.sasl_port}",
+                         **client_config("confluent-kafka", "PLAIN", "alice", PLAIN_USERS["alice"])})
+    brokers = admin.list_topics(timeout=TIMEOUT_S).brokers.values()
+    assert {(b.host, b.port) for b in brokers} == {("127.0.0.1", secured.sasl_port)}
+
+
+def test_scram_credentials_are_described_without_secrets_and_checked_as_kafka_checks_them(secured):
+    admin = AdminClient({"bootstrap.servers": secured.bootstrap})
+    every = admin.describe_user_scram_credentials().result(TIMEOUT_S)
+    named = {user: future.result(TIMEOUT_S) for user, future in admin.describe_user_scram_credentials(["sam"]).items()}
+    for described in (every, named):
+        infos = {user: [(i.mechanism, i.iterations) for i in d.scram_credential_infos] for user, d in described.items()}
+        assert infos["sam"] == [(ScramMechanism.SCRAM_SHA_256, 4096)]
+    assert set(every) == {"sam", "sue"} and set(named) == {"sam"}
+
+    def refused(future) -> int:
+        with pytest.raises(KafkaException) as failed:
+            future.result(TIMEOUT_S)
+        return failed.value.args[0].code()
+
+    assert refused(admin.describe_user_scram_credentials(["nobody"])["nobody"]) == ErrorCode.RESOURCE_NOT_FOUND
+    too_few = UserScramCredentialUpsertion("tim", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4095), b"pw")
+    too_many = UserScramCredentialUpsertion("tom", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 16385), b"pw")
+    missing = UserScramCredentialDeletion("nobody", ScramMechanism.SCRAM_SHA_512)
+    results = admin.alter_user_scram_credentials([too_few, too_many, missing])
+    assert refused(results["tim"]) == ErrorCode.UNACCEPTABLE_CREDENTIAL
+    assert refused(results["tom"]) == ErrorCode.UNACCEPTABLE_CREDENTIAL
+    assert refused(results["nobody"]) == ErrorCode.RESOURCE_NOT_FOUND
+
+
+def test_the_jaas_config_is_reported_as_sensitive_without_its_value(secured):
+    admin = AdminClient({"bootstrap.servers": secured.bootstrap})
+    broker = ConfigResource(ResourceType.BROKER, "0")
+    entry = admin.describe_configs([broker])[broker].result(TIMEOUT_S)["sasl.jaas.config"]
+    assert entry.is_sensitive and entry.value is None
+
+
+# Wrong clients ------------------------------------------------------------
+
+def authenticate_plain(connection: RawConnection, user: str, password: str):
+    assert connection.handshake("PLAIN").error_code == ErrorCode.NONE
+    return connection.authenticate(f"\0{user}\0{password}".encode())
+
+
+def test_a_bad_password_fails_after_the_delay_and_closes_the_connection(secured):
+    connection = RawConnection(secured.sasl_port)
+    started = time.monotonic()
+    answer = authenticate_plain(connection, "alice", WRONG_PASSWORD)
+    took = time.monotonic() - started
+    assert answer.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+    assert answer.error_message == "Authentication failed: Invalid username or password"
+    assert 0.1 <= took < 1.0 and connection.closed()
+    wait_for(lambda: log_lines(secured, "event='authentication_failed'", "principal='User:alice'",
+                               f"peer='127.0.0.1:{connection.sock.getsockname()[1]}'", "mechanism='PLAIN'",
+                               "reason='invalid username or password'"), "the failure's log line")
+
+
+def test_a_bad_scram_password_fails_with_kafkas_message(secured):
+    user, _ = SCRAM_USERS["SCRAM-SHA-512"]
+    connection = RawConnection(secured.sasl_port)
+    assert connection.handshake("SCRAM-SHA-512").error_code == ErrorCode.NONE
+    client = ScramClient(SCRAM["SCRAM-SHA-512"], user, WRONG_PASSWORD, "client-nonce")
+    final = client.final(connection.authenticate(client.first()).auth_bytes)
+    answer = connection.authenticate(final)
+    assert answer.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+    assert answer.error_message == ("Authentication failed during authentication due to invalid credentials with "
+                                    "SASL mechanism SCRAM-SHA-512")
+    assert connection.closed()
+
+
+def test_real_clients_with_a_bad_password_are_told_authentication_failed(secured):
+    errors = []
+    from confluent_kafka import Producer
+    producer = Producer({"bootstrap.servers": f"127.0.0.1:{secured.sasl_port}", "error_cb": errors.append,
+                         **client_config("confluent-kafka", "SCRAM-SHA-256", "sam", WRONG_PASSWORD)})
+    deadline = time.monotonic() + TIMEOUT_S
+    while not errors and time.monotonic() < deadline:
+        producer.poll(0.1)
+    assert errors and "Authentication failed" in errors[0].str()
+
+
+def test_an_unknown_mechanism_is_answered_with_the_enabled_ones_and_closed(secured):
+    connection = RawConnection(secured.sasl_port)
+    answer = connection.handshake("GSSAPI")
+    assert answer.error_code == ErrorCode.UNSUPPORTED_SASL_MECHANISM
+    assert answer.mechanisms == ENABLED.split(",")
+    assert connection.closed()
+    wait_for(lambda: log_lines(secured, "event='authentication_failed'", "mechanism='GSSAPI'",
+                               "reason='unsupported mechanism"), "the failure's log line")
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256"])
+def test_a_plaintext_client_on_the_sasl_port_is_closed_at_once(secured, mechanism):
+    connection = RawConnection(secured.sasl_port)
+    assert connection.call(API_VERSIONS, 0, API_VERSIONS.Request()).error_code == ErrorCode.NONE
+    started = time.monotonic()
+    assert connection.metadata() is None  # closed, unanswered, as Kafka closes it
+    assert time.monotonic() - started < 1.0
+    wait_for(lambda: log_lines(secured, "event='authentication_failed'", "reason='METADATA request before "
+                                                                         "authentication'"), "the log line")
+
+
+def test_only_sasl_authenticate_follows_a_handshake(secured):
+    connection = RawConnection(secured.sasl_port)
+    assert connection.handshake("PLAIN").error_code == ErrorCode.NONE
+    assert connection.metadata() is None
+
+
+def test_the_v0_handshake_is_followed_by_bare_tokens(secured):
+    connection = RawConnection(secured.sasl_port)
+    assert connection.handshake("PLAIN", version=0).error_code == ErrorCode.NONE
+    connection.send_frame(b"\0alice\0alice-secret")
+    assert connection.receive_frame() == b""
+    assert connection.metadata().brokers[0].port == secured.sasl_port
+    refused = RawConnection(secured.sasl_port)
+    refused.handshake("PLAIN", version=0)
+    refused.send_frame(b"\0alice\0" + WRONG_PASSWORD.encode())
+    assert refused.receive_frame() is None
+
+
+def test_sasl_requests_on_a_plaintext_listener_are_illegal_but_keep_the_connection(secured):
+    connection = RawConnection(secured.port)
+    assert connection.handshake("PLAIN").error_code == ErrorCode.ILLEGAL_SASL_STATE
+    assert connection.authenticate(b"\0alice\0alice-secret").error_code == ErrorCode.ILLEGAL_SASL_STATE
+    assert connection.metadata().brokers[0].port == secured.port
+
+
+def test_no_password_is_ever_logged(secured):
+    for password in (PLAIN_USERS["alice"], WRONG_PASSWORD):
+        authenticate_plain(RawConnection(secured.sasl_port), "alice", password)
+    for mechanism, (user, password) in SCRAM_USERS.items():
+        confluent_produce(f"127.0.0.1:{secured.sasl_port}", "sasl-logged", [Sent(b"x")],
+                          **client_config("confluent-kafka", mechanism, user, password))
+    wait_for(lambda: len(log_lines(secured, "event='authentication_failed'", "principal='User:alice'")) >= 2,
+             "failures logged")
+    secrets = [*PLAIN_USERS.values(), WRONG_PASSWORD, *(password for _, password in SCRAM_USERS.values())]
+    log = secured.log_path.read_text()
+    assert not [secret for secret in secrets if secret in log]
+
+
+# Credentials kept, sessions re-authenticated ----------------------------------
+
+def test_scram_credentials_survive_a_restart_and_no_password_is_stored(tmp_path):
+    server = sasl_gateway(tmp_path / "gateway")
+    create_scram_users(server, SCRAM_USERS, iterations=8192)
+    server.stop()
+    server.start()
+    try:
+        for mechanism, (user, password) in SCRAM_USERS.items():
+            config = client_config("confluent-kafka", mechanism, user, password)
+            assert confluent_produce(f"127.0.0.1:{server.sasl_port}", "after-restart", [Sent(b"x")], **config)
+        admin = AdminClient({"bootstrap.servers": server.bootstrap})
+        deletion = UserScramCredentialDeletion("sam", ScramMechanism.SCRAM_SHA_256)
+        admin.alter_user_scram_credentials([deletion])["sam"].result(TIMEOUT_S)
+        connection = RawConnection(server.sasl_port)
+        connection.handshake("SCRAM-SHA-256")
+        client = ScramClient(SCRAM["SCRAM-SHA-256"], "sam", SCRAM_USERS["SCRAM-SHA-256"][1], "n")
+        assert connection.authenticate(client.first()).error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+    finally:
+        server.stop()
+    stored = b"".join(path.read_bytes() for path in (tmp_path / "gateway").rglob("*") if path.is_file())
+    assert b"stored_key" in stored  # the journal is there, holding keys only
+    for _, password in SCRAM_USERS.values():
+        assert password.encode() not in stored
+
+
+def test_a_session_ends_at_connections_max_reauth_ms_unless_renewed(tmp_path):
+    lifetime_ms = 1000
+    server = sasl_gateway(tmp_path / "gateway", "--connections-max-reauth-ms", str(lifetime_ms))
+    try:
+        connection = RawConnection(server.sasl_port)
+        answer = authenticate_plain(connection, "alice", PLAIN_USERS["alice"])
+        authenticated = time.monotonic()
+        assert answer.error_code == ErrorCode.NONE and answer.session_lifetime_ms == lifetime_ms
+        while connection.metadata() is not None:  # served until the session ends, then closed
+            assert time.monotonic() - authenticated < TIMEOUT_S
+            time.sleep(0.05)
+        assert time.monotonic() - authenticated >= lifetime_ms / 1000
+        wait_for(lambda: log_lines(server, "event='authentication_failed'", "principal='User:alice'",
+                                   "reason='session expired without re-authentication'"), "the expiry's log line")
+
+        renewed = RawConnection(server.sasl_port)
+        authenticate_plain(renewed, "alice", PLAIN_USERS["alice"])
+        answer = authenticate_plain(renewed, "alice", PLAIN_USERS["alice"])  # re-authentication
+        assert answer.error_code == ErrorCode.NONE and answer.session_lifetime_ms == lifetime_ms
+        changed = authenticate_plain(renewed, "admin", PLAIN_USERS["admin"])
+        assert changed.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+        assert "Cannot change principals during re-authentication" in changed.error_message
+    finally:
+        server.stop()
+
+
+def test_confluent_kafka_re_authenticates_and_keeps_its_connection(tmp_path):
+    server = sasl_gateway(tmp_path / "gateway", "--connections-max-reauth-ms", "1500")
+    from confluent_kafka import Producer
+    errors = []
+    producer = Producer({"bootstrap.servers": f"127.0.0.1:{server.sasl_port}", "error_cb": errors.append,
+                         **client_config("confluent-kafka", "PLAIN", "alice", PLAIN_USERS["alice"])})
+    try:
+        def produced() -> None:
+            producer.produce("reauth", b"x")
+            assert producer.flush(TIMEOUT_S) == 0
+
+        produced()
+
+        def re_authenticated() -> bool:
+            peers = [line.split("peer='")[1].split("'")[0] for line in log_lines(server, "event='authenticated'")]
+            return any(peers.count(peer) >= 2 for peer in peers)
+
+        wait_for(re_authenticated, "a connection authenticated twice")
+        produced()
+        assert not log_lines(server, "session expired") and not errors
+    finally:
+        producer.flush(TIMEOUT_S)
+        server.stop()
