@@ -6,14 +6,18 @@ from __future__ import annotations
 import secrets
 import time
 
+import structlog
+
 from gateway.security.scram_credentials import ScramCredentials
-from gateway.settings.jaas import OAUTHBEARER_MODULE, PLAIN_MODULE, module_options
+from gateway.settings.jaas import CLOCK_SKEW, OAUTHBEARER_MODULE, PLAIN_MODULE, module_options
 from gateway.settings.table import BrokerSettings
 from protocol.sasl.exchange import Exchange
 from protocol.sasl.oauthbearer import OAuthBearerExchange, UnsecuredValidator
 from protocol.sasl.plain import PlainExchange
 from protocol.sasl.scram import MECHANISMS as SCRAM_MECHANISMS
 from protocol.sasl.scram import ScramExchange
+
+log = structlog.get_logger()
 
 
 def unsecured_validator(options: dict[str, str]) -> UnsecuredValidator:
@@ -23,7 +27,7 @@ def unsecured_validator(options: dict[str, str]) -> UnsecuredValidator:
         principal_claim=options.get("unsecuredValidatorPrincipalClaimName", default.principal_claim),
         scope_claim=options.get("unsecuredValidatorScopeClaimName", default.scope_claim),
         required_scope=tuple(options.get("unsecuredValidatorRequiredScope", "").split()),
-        clock_skew_ms=int(options.get("unsecuredValidatorAllowableClockSkewMs", default.clock_skew_ms)))
+        clock_skew_ms=int(options.get(CLOCK_SKEW, default.clock_skew_ms)))
 
 
 class Authenticator:
@@ -37,6 +41,10 @@ class Authenticator:
         self._plain_users = {key.removeprefix("user_"): value for key, value in plain.items()
                              if key.startswith("user_")}
         self._validator = unsecured_validator(module_options(broker.sasl_jaas_config, OAUTHBEARER_MODULE))
+        sasl_listeners = [listener for listener in broker.bound_listeners() if self.uses_sasl(listener.name)]
+        if "PLAIN" in self.mechanisms and not self._plain_users and sasl_listeners:
+            log.warning("plain_without_users", reason="sasl.jaas.config names no user_NAME in a PlainLoginModule "
+                                                      "entry: every PLAIN authentication fails")
 
     def uses_sasl(self, listener: str) -> bool:
         return self.protocols.get(listener, "").startswith("SASL_")

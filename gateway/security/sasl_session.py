@@ -20,15 +20,14 @@ from gateway.security.authenticator import Authenticator
 from gateway.server.answers import CloseConnection
 from gateway.server.authentication import DURING_AUTHENTICATION
 from gateway.server.principal import Principal
-from protocol.kafka.apis import ALL
+from protocol.kafka.apis import ALL, by_name
 from protocol.kafka.error_codes import ErrorCode
 from protocol.sasl.exchange import Exchange, SaslFailure
 
 log = structlog.get_logger()
 
 HANDSHAKE, AUTHENTICATE, AUTHENTICATED = "handshake", "authenticate", "authenticated"
-SASL_HANDSHAKE = next(api.key for api in ALL.values() if api.name == "SaslHandshake")
-SASL_AUTHENTICATE = next(api.key for api in ALL.values() if api.name == "SaslAuthenticate")
+SASL_AUTHENTICATE = by_name("SaslAuthenticate").key
 
 
 @dataclass(frozen=True)

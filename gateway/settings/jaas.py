@@ -17,6 +17,7 @@ from gateway.settings.kinds import Kind, NotAllowed
 PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 OAUTHBEARER_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+CLOCK_SKEW = "unsecuredValidatorAllowableClockSkewMs"
 MODULE = re.compile(r"\s*(?P<module>[A-Za-z_$][\w.$]*)\s+(?P<flag>required|requisite|sufficient|optional)\s*")
 OPTION = re.compile(r'(?P<key>[A-Za-z_][\w.-]*)\s*=\s*(?:"(?P<quoted>(?:[^"\\]|\\.)*)"|(?P<bare>[^\s;"=]+))\s*')
 END = re.compile(r";\s*")
@@ -66,7 +67,9 @@ class JaasConfig(Kind):
     def check(self, value) -> str:
         if not isinstance(value, str):
             raise NotAllowed("allowed: " + self.allowed())
-        login_modules(value)
+        skew = module_options(value, OAUTHBEARER_MODULE).get(CLOCK_SKEW, "0")
+        if not skew.isdigit():
+            raise NotAllowed(f"{CLOCK_SKEW} must be a number of milliseconds")
         return value
 
     def allowed(self) -> str:

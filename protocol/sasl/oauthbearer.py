@@ -76,6 +76,15 @@ def validated(token: str, validator: UnsecuredValidator, now_ms: int) -> Token:
     return Token(principal, int(expires * 1000))
 
 
+def _claimed(token: str, claim: str) -> str | None:
+    """The principal a token refused names, if it names one: for the log."""
+    try:
+        principal = _part(token.split(".")[1], "claims").get(claim)
+    except (SaslFailure, IndexError):
+        return None
+    return principal if isinstance(principal, str) else None
+
+
 class OAuthBearerExchange:
     def __init__(self, validator: UnsecuredValidator, now_ms: Callable[[], int]):
         self._validator = validator
@@ -96,6 +105,7 @@ class OAuthBearerExchange:
         try:
             found = validated(match["token"], self._validator, self._now_ms())
         except SaslFailure as failure:
+            self.claimed = _claimed(match["token"], self._validator.principal_claim)
             error = json.dumps({"status": "invalid_token"})
             self._refused = SaslFailure(failure.reason, error)
             return error.encode()

@@ -23,6 +23,7 @@ def test_entries_options_quotes_and_escapes():
     f'{PLAIN_MODULE} user_alice="hunter2";',  # no flag
     f'{PLAIN_MODULE} required user_alice="hunter2"',  # no ';'
     f'{PLAIN_MODULE} required user_alice="hunter2" = ;',
+    f'{PLAIN_MODULE} required user_alice="hunter2"; {OAUTH} required unsecuredValidatorAllowableClockSkewMs=x;',
 ])
 def test_a_malformed_text_is_refused_without_showing_it(text):
     with pytest.raises(NotAllowed) as refused:

@@ -79,6 +79,12 @@ def test_oauthbearer_refuses_a_bad_token_with_a_json_challenge_then_fails(token)
     assert failed.value.to_client == '{"status": "invalid_token"}' and not exchange.complete
 
 
+def test_a_refused_token_still_names_the_principal_it_claims():
+    exchange = oauth()
+    exchange.step(initial(jwt({"sub": "mallory", "exp": NOW_MS // 1000 - 1})))
+    assert exchange.claimed == "mallory" and not exchange.complete
+
+
 def test_oauthbearer_refuses_a_missing_scope_and_a_malformed_message():
     exchange = oauth(UnsecuredValidator(required_scope=("admin",)))
     assert b"invalid_token" in exchange.step(initial(jwt({"sub": "c", "exp": NOW_MS // 1000 + 60, "scope": "read"})))
