@@ -191,8 +191,9 @@ class BrokerSettings:
     sasl_jaas_config: str = kafka(JaasConfig(), "", "JAAS login modules of SASL listeners: PlainLoginModule's "
                                                     "user_NAME=\"PASSWORD\" options are the PLAIN users, "
                                                     "OAuthBearerLoginModule's unsecuredValidator* options set the "
-                                                    "OAUTHBEARER validator (one setting for every SASL "
-                                                    "listener and mechanism)")
+                                                    "OAUTHBEARER validator; a file's listener.name.*.sasl."
+                                                    "jaas.config lines add theirs (one value serves every SASL "
+                                                    "listener)")
     connections_max_reauth_ms: int = kafka(long(0), 0, "lifetime of a SASL session (KIP-368): a client that has not "
                                                        "re-authenticated by then is disconnected at its next "
                                                        "request (0: sessions never expire)")

@@ -33,3 +33,19 @@ def test_a_malformed_text_is_refused_without_showing_it(text):
 
 def test_it_is_a_password_for_describe_configs():
     assert JaasConfig.config_type == "PASSWORD"
+
+
+def test_kafkas_per_listener_jaas_lines_add_their_modules(tmp_path):
+    from gateway.settings.declaration import Command
+    from gateway.settings.sources import load, parser_for
+
+    config = tmp_path / "server.properties"
+    config.write_text(f'listener.name.sasl_plaintext.plain.sasl.jaas.config={PLAIN_MODULE} required \\\n'
+                      f'    user_alice="alice-secret";\n'
+                      f'listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config={OAUTH} required '
+                      f'unsecuredValidatorPrincipalClaimName=user;\n')
+    loaded = load(Command.GATEWAY, parser_for(Command.GATEWAY, "dafka-gateway", ""), ["--config", str(config)])
+    jaas = loaded.settings.broker.sasl_jaas_config
+    assert module_options(jaas, PLAIN_MODULE) == {"user_alice": "alice-secret"}
+    assert module_options(jaas, OAUTH) == {"unsecuredValidatorPrincipalClaimName": "user"}
+    assert not loaded.warnings
