@@ -22,7 +22,7 @@ async def sasl_handshake(request: Request, services: Services):
     session = request.connection.authentication
     if session is None:
         return HANDSHAKE.Response(error_code=ErrorCode.ILLEGAL_SASL_STATE, mechanisms=[])
-    handshake = session.handshake(request.body.mechanism, request.version)
+    handshake = await session.handshake(request.body.mechanism, request.version)
     response = HANDSHAKE.Response(error_code=handshake.error_code, mechanisms=handshake.mechanisms)
     if handshake.close:
         raise CloseConnection(f"unsupported SASL mechanism {request.body.mechanism}", answer=response)

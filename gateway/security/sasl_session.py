@@ -88,13 +88,15 @@ class SaslSession:
             return f"Unexpected Kafka request of type {_api_name(api_key)} during SASL {during}."
         return None
 
-    def handshake(self, mechanism: str, version: int) -> Handshake:
+    async def handshake(self, mechanism: str, version: int) -> Handshake:
+        """The mechanism chosen; an unknown one is answered after the failure delay, then closes."""
         enabled = list(self.authenticator.mechanisms)
         if self.stage == AUTHENTICATED and (version < 1 or mechanism != self.mechanism):
             return Handshake(ErrorCode.ILLEGAL_SASL_STATE, enabled)  # Kafka: no re-authentication, no close
         if mechanism not in enabled:
             self.mechanism = mechanism
             self._log_failure(f"unsupported mechanism; enabled: {','.join(enabled)}")
+            await trio.sleep(self.authenticator.failure_delay_s)
             return Handshake(ErrorCode.UNSUPPORTED_SASL_MECHANISM, enabled, close=True)
         self.stage, self.mechanism, self.handshake_version = AUTHENTICATE, mechanism, version
         self._exchange = self.authenticator.exchange(mechanism)
@@ -129,22 +131,21 @@ class SaslSession:
                               f"Cannot change principals during re-authentication from {self._principal}: "
                               f"{principal}")
         lifetime_ms = self._lifetime_ms()
-        self.expires_at = trio.current_time() + lifetime_ms / 1000 if lifetime_ms else None
+        self.expires_at = None if lifetime_ms is None else trio.current_time() + lifetime_ms / 1000
         self.stage, self._principal, self._exchange = AUTHENTICATED, principal, None
         self.connection.principal = principal
         self.connection.log.info("authenticated", principal=str(principal), mechanism=self.mechanism,
-                                 session_lifetime_ms=lifetime_ms)
-        return lifetime_ms
+                                 session_lifetime_ms=lifetime_ms or 0)
+        return lifetime_ms or 0
 
-    def _lifetime_ms(self) -> int:
-        """connections.max.reauth.ms, or less if the credential expires sooner; 0 if it is not set."""
-        max_ms = self.authenticator.max_reauth_ms
-        if not max_ms:
-            return 0
-        expires_ms = self._exchange.expires_ms
+    def _lifetime_ms(self) -> int | None:
+        """How long the session lasts, as Kafka reckons it: connections.max.reauth.ms (0: for ever), and
+        no longer than the credential (an OAUTHBEARER token) lasts, whether that setting is 0 or not."""
+        max_ms, expires_ms = self.authenticator.max_reauth_ms, self._exchange.expires_ms
         if expires_ms is None:
-            return max_ms
-        return max(1, min(max_ms, expires_ms - int(time.time() * 1000)))
+            return max_ms or None
+        left_ms = max(0, expires_ms - int(time.time() * 1000))
+        return min(left_ms, max_ms) if max_ms else left_ms
 
     def _log_failure(self, reason: str) -> None:
         claimed = self._exchange.claimed if self._exchange is not None else None

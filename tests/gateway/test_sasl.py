@@ -101,12 +101,12 @@ def test_each_client_produces_and_consumes_over_sasl(secured, client, mechanism)
     assert log_lines(secured, "event='authenticated'", f"principal='User:{user}'", f"mechanism='{mechanism}'")
 
 
-def unsecured_jwt(principal: str) -> str:
+def unsecured_jwt(principal: str, lifetime_s: int = 3600) -> str:
     """What Kafka's unsecured login module makes: alg none, the principal in `sub`, an hour to live."""
     def part(value: dict) -> str:
         return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
     now = int(time.time())
-    return f"{part({'alg': 'none'})}.{part({'sub': principal, 'iat': now, 'exp': now + 3600})}."
+    return f"{part({'alg': 'none'})}.{part({'sub': principal, 'iat': now, 'exp': now + lifetime_s})}."
 
 
 def oauthbearer_config(client: str, principal: str) -> dict:
@@ -233,9 +233,11 @@ def test_real_clients_with_a_bad_password_are_told_authentication_failed(secured
     assert errors and "Authentication failed" in errors[0].str()
 
 
-def test_an_unknown_mechanism_is_answered_with_the_enabled_ones_and_closed(secured):
+def test_an_unknown_mechanism_is_answered_with_the_enabled_ones_after_the_delay_and_closed(secured):
     connection = RawConnection(secured.sasl_port)
+    started = time.monotonic()
     answer = connection.handshake("GSSAPI")
+    assert 0.1 <= time.monotonic() - started < 1.0
     assert answer.error_code == ErrorCode.UNSUPPORTED_SASL_MECHANISM
     assert answer.mechanisms == ENABLED.split(",")
     assert connection.closed()
@@ -318,6 +320,24 @@ def test_scram_credentials_survive_a_restart_and_no_password_is_stored(tmp_path)
         assert password.encode() not in stored
 
 
+def wait_until_closed(connection: RawConnection, started: float, lifetime_s: float) -> None:
+    """Requests are served until the session ends (not before `started` + `lifetime_s`), then it is closed."""
+    while connection.metadata() is not None:
+        assert time.monotonic() - started < TIMEOUT_S
+        time.sleep(0.05)
+    assert time.monotonic() - started >= lifetime_s
+
+
+def test_an_oauthbearer_session_ends_with_its_token(secured):
+    connection = RawConnection(secured.sasl_port)
+    assert connection.handshake("OAUTHBEARER").error_code == ErrorCode.NONE
+    started = time.monotonic()
+    token = unsecured_jwt("dora", lifetime_s=2)  # exp in whole seconds: between 1 and 2 s from now
+    answer = connection.authenticate(f"n,,\x01auth=Bearer {token}\x01\x01".encode())
+    assert answer.error_code == ErrorCode.NONE and 0 < answer.session_lifetime_ms <= 2000
+    wait_until_closed(connection, started, answer.session_lifetime_ms / 1000)
+
+
 def test_a_session_ends_at_connections_max_reauth_ms_unless_renewed(tmp_path):
     lifetime_ms = 1000
     server = sasl_gateway(tmp_path / "gateway", "--connections-max-reauth-ms", str(lifetime_ms))
@@ -326,10 +346,7 @@ def test_a_session_ends_at_connections_max_reauth_ms_unless_renewed(tmp_path):
         authenticated = time.monotonic()  # before the gateway starts the session: its end is later than this
         answer = authenticate_plain(connection, "alice", PLAIN_USERS["alice"])
         assert answer.error_code == ErrorCode.NONE and answer.session_lifetime_ms == lifetime_ms
-        while connection.metadata() is not None:  # served until the session ends, then closed
-            assert time.monotonic() - authenticated < TIMEOUT_S
-            time.sleep(0.05)
-        assert time.monotonic() - authenticated >= lifetime_ms / 1000
+        wait_until_closed(connection, authenticated, lifetime_ms / 1000)
         wait_for(lambda: log_lines(server, "event='authentication_failed'", "principal='User:alice'",
                                    "reason='session expired without re-authentication'"), "the expiry's log line")
 
