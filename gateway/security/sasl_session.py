@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import structlog
 import trio
 
+from gateway.observability.broker_metrics import AUTHENTICATIONS
 from gateway.security.authenticator import Authenticator
 from gateway.server.answers import CloseConnection
 from gateway.server.authentication import DURING_AUTHENTICATION
@@ -131,6 +132,7 @@ class SaslSession:
                               f"Cannot change principals during re-authentication from {self._principal}: "
                               f"{principal}")
         lifetime_ms = self._lifetime_ms()
+        self._count("reauthenticated" if self.reauthenticating else "authenticated")
         self.expires_at = None if lifetime_ms is None else trio.current_time() + lifetime_ms / 1000
         self.stage, self._principal, self._exchange = AUTHENTICATED, principal, None
         self.connection.principal = principal
@@ -147,7 +149,13 @@ class SaslSession:
         left_ms = max(0, expires_ms - int(time.time() * 1000))
         return min(left_ms, max_ms) if max_ms else left_ms
 
+    def _count(self, result: str) -> None:
+        # a mechanism the client names but is not enabled would let clients make labels without end
+        mechanism = self.mechanism if self.mechanism in self.authenticator.mechanisms else "other"
+        AUTHENTICATIONS.labels(self.connection.listener, mechanism, result).inc()
+
     def _log_failure(self, reason: str) -> None:
+        self._count("failed")
         claimed = self._exchange.claimed if self._exchange is not None else None
         principal = f"User:{claimed}" if claimed else self._principal and str(self._principal)
         self.connection.log.warning("authentication_failed", principal=principal,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,9 @@ def create_scram_users(server: GatewayProcess, users: dict[str, tuple[str, str]]
 
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory):
-    server = sasl_gateway(tmp_path_factory.mktemp("sasl") / "gateway")
+    http_port = free_port()
+    server = sasl_gateway(tmp_path_factory.mktemp("sasl") / "gateway", "--http-port", str(http_port))
+    server.http_port = http_port
     create_scram_users(server, SCRAM_USERS)
     yield server
     server.stop()
@@ -292,6 +295,26 @@ def test_no_password_is_ever_logged(secured):
     secrets = [*PLAIN_USERS.values(), WRONG_PASSWORD, *(password for _, password in SCRAM_USERS.values())]
     log = secured.log_path.read_text()
     assert not [secret for secret in secrets if secret in log]
+
+
+def test_authentications_are_counted_by_mechanism_and_result(secured):
+    authenticate_plain(RawConnection(secured.sasl_port), "alice", PLAIN_USERS["alice"])
+    authenticate_plain(RawConnection(secured.sasl_port), "alice", WRONG_PASSWORD)
+    RawConnection(secured.sasl_port).handshake("MADE-UP")
+
+    def counted() -> dict[str, float]:
+        with urllib.request.urlopen(f"http://127.0.0.1:{secured.http_port}/metrics", timeout=TIMEOUT_S) as page:
+            lines = page.read().decode().splitlines()
+        return {line.split("{")[1].split("}")[0]: float(line.split()[-1]) for line in lines
+                if line.startswith("dafka_gateway_authentications_total{")}
+
+    def labels(mechanism: str, result: str) -> str:
+        return f'listener="SASL_PLAINTEXT",mechanism="{mechanism}",result="{result}"'
+
+    wait_for(lambda: counted().get(labels("other", "failed"), 0) >= 1, "the unknown mechanism counted")
+    found = counted()
+    assert found[labels("PLAIN", "authenticated")] >= 1 and found[labels("PLAIN", "failed")] >= 1
+    assert not [key for key in found if "MADE-UP" in key]
 
 
 # Credentials kept, sessions re-authenticated ----------------------------------
