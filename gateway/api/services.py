@@ -37,6 +37,7 @@ from gateway.topics.topic import Topic
 from gateway.txn.txn_metadata import PendingOffset, TransactionMetadata
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import RecordBatch
+from protocol.sasl.scram import ScramCredential, ScramMechanism
 
 
 class Cluster(Protocol):
@@ -235,8 +236,9 @@ class ScramCredentialStore(Protocol):
 
     def users(self) -> dict[str, list[tuple[int, int]]]: ...
 
-    async def alter(self, deletions: list[tuple[str, int]], upsertions: list[tuple[str, int, int, bytes, bytes]]
-                    ) -> None: ...
+    def has(self, user: str, mechanism: ScramMechanism) -> bool: ...
+
+    async def alter(self, user: str, mechanism: ScramMechanism, credential: ScramCredential | None) -> None: ...
 
 
 class BrokerConfigs(Protocol):

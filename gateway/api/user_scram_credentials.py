@@ -1,7 +1,7 @@
 """DescribeUserScramCredentials and AlterUserScramCredentials (KIP-554), answered as Kafka answers them.
 
-An alteration is checked and applied user by user: one result per user, and
-a user's alterations all fail if one of them does.
+Describe and alter follow Kafka's controller (ScramControlManager): its checks,
+errors and messages.
 """
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ from __future__ import annotations
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.kafka_error import KafkaError
-from gateway.security.scram_credentials import check_upsertion, mechanism_of
+from gateway.security.scram_credentials import check_iterations, checked_mechanism
 from gateway.server.dispatch import Request
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
+from protocol.sasl.scram import ScramCredential, ScramMechanism
 
 DESCRIBE, ALTER = by_name("DescribeUserScramCredentials"), by_name("AlterUserScramCredentials")
 
@@ -39,32 +40,40 @@ async def describe_user_scram_credentials(request: Request, services: Services):
 
 @handles("AlterUserScramCredentials")
 async def alter_user_scram_credentials(request: Request, services: Services):
+    """As Kafka's controller: one alteration per user and request (a second one fails the user with
+    DUPLICATE_RESOURCE), each checked before any is applied; then one result per user."""
+    store = services.scram_credentials
+    chosen: dict[str, tuple[ScramMechanism, ScramCredential | None]] = {}
+    failed: dict[str, KafkaError] = {}
     body = request.body
-    by_user: dict[str, tuple[list, list]] = {}
-    for deletion in body.deletions:
-        by_user.setdefault(deletion.name, ([], []))[0].append((deletion.name, deletion.mechanism))
-    for upsertion in body.upsertions:
-        by_user.setdefault(upsertion.name, ([], []))[1].append(
-            (upsertion.name, upsertion.mechanism, upsertion.iterations, upsertion.salt, upsertion.salted_password))
-    results = []
-    for user, (deletions, upsertions) in by_user.items():
-        result = ALTER.Response.Results(user=user)
+    for alteration, checked in [(d, _deletion) for d in body.deletions] + [(u, _upsertion) for u in body.upsertions]:
+        user = alteration.name
+        if user in failed:
+            continue
+        if chosen.pop(user, None) is not None:
+            failed[user] = KafkaError(ErrorCode.DUPLICATE_RESOURCE,
+                                      "A user credential cannot be altered twice in the same request")
+            continue
         try:
-            _check(user, deletions, upsertions)
-            await services.scram_credentials.alter(deletions, upsertions)
+            chosen[user] = checked(alteration, store)
         except KafkaError as exc:
-            result.error_code, result.error_message = exc.code, exc.message
-        results.append(result)
-    return ALTER.Response(results=results)
+            failed[user] = exc
+    for user, (mechanism, credential) in chosen.items():
+        await store.alter(user, mechanism, credential)
+    Result = ALTER.Response.Results
+    return ALTER.Response(results=[Result(user=user) for user in chosen] + [
+        Result(user=user, error_code=exc.code, error_message=exc.message) for user, exc in failed.items()])
 
 
-def _check(user: str, deletions: list, upsertions: list) -> None:
-    if not user:
-        raise KafkaError(ErrorCode.UNACCEPTABLE_CREDENTIAL, "Username must not be empty")
-    for _, type_id in deletions:
-        mechanism_of(type_id)
-    for upsertion in upsertions:
-        check_upsertion(*upsertion)
-    mechanisms = [alteration[1] for alteration in deletions + upsertions]
-    if len(set(mechanisms)) != len(mechanisms):
-        raise KafkaError(ErrorCode.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request")
+def _deletion(deletion, store) -> tuple[ScramMechanism, None]:
+    mechanism = checked_mechanism(deletion.name, deletion.mechanism)
+    if not store.has(deletion.name, mechanism):
+        raise KafkaError(ErrorCode.RESOURCE_NOT_FOUND, "Attempt to delete a user credential that does not exist")
+    return mechanism, None
+
+
+def _upsertion(upsertion, store) -> tuple[ScramMechanism, ScramCredential]:
+    mechanism = checked_mechanism(upsertion.name, upsertion.mechanism)
+    check_iterations(upsertion.iterations)
+    return mechanism, ScramCredential.from_salted_password(mechanism, upsertion.salt, upsertion.salted_password,
+                                                           upsertion.iterations)

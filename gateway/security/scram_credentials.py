@@ -22,25 +22,23 @@ ENTRY = "scram_credential"
 KEYS = ("salt", "stored_key", "server_key")
 
 Key = tuple[str, str]  # user, mechanism name
-Upsertion = tuple[str, int, int, bytes, bytes]  # user, mechanism type, iterations, salt, salted password
 
 
-def mechanism_of(type_id: int) -> ScramMechanism:
+def checked_mechanism(user: str, type_id: int) -> ScramMechanism:
+    """Kafka's first checks of any alteration: a user name, a known mechanism."""
+    if not user:
+        raise KafkaError(ErrorCode.UNACCEPTABLE_CREDENTIAL, "Username must not be empty")
     mechanism = BY_TYPE.get(type_id)
     if mechanism is None:
         raise KafkaError(ErrorCode.UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism")
     return mechanism
 
 
-def check_upsertion(name: str, type_id: int, iterations: int, salt: bytes, salted_password: bytes) -> None:
-    """Kafka's checks of one credential to set, in its order."""
-    mechanism_of(type_id)
+def check_iterations(iterations: int) -> None:
     if iterations < MIN_ITERATIONS:
         raise KafkaError(ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too few iterations")
     if iterations > MAX_ITERATIONS:
         raise KafkaError(ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too many iterations")
-    if not salt or not salted_password:
-        raise KafkaError(ErrorCode.UNACCEPTABLE_CREDENTIAL, "Salt and salted password must not be empty")
 
 
 class ScramCredentials:
@@ -77,23 +75,14 @@ class ScramCredentials:
             found.setdefault(user, []).append((_type_of(mechanism), credential.iterations))
         return found
 
-    async def alter(self, deletions: list[tuple[str, int]], upsertions: list[Upsertion]) -> None:
-        """One user's deletions (user, mechanism type) and upsertions, checked already, once journaled.
-        RESOURCE_NOT_FOUND, changing nothing, if a deletion names a credential that does not exist."""
-        async with self._lock:
-            for user, type_id in deletions:
-                if (user, mechanism_of(type_id).name) not in self.credentials:
-                    raise KafkaError(ErrorCode.RESOURCE_NOT_FOUND,
-                                     "Attempt to delete a user credential that does not exist")
-            changes: list[tuple[Key, ScramCredential | None]] = [
-                ((user, mechanism_of(type_id).name), None) for user, type_id in deletions]
-            for user, type_id, iterations, salt, salted_password in upsertions:
-                mechanism = mechanism_of(type_id)
-                changes.append(((user, mechanism.name),
-                                ScramCredential.from_salted_password(mechanism, salt, salted_password, iterations)))
-            for key, credential in changes:
-                await self.journal.write(_entry(key, credential))
-                self._apply(key, credential)
+    def has(self, user: str, mechanism: ScramMechanism) -> bool:
+        return (user, mechanism.name) in self.credentials
+
+    async def alter(self, user: str, mechanism: ScramMechanism, credential: ScramCredential | None) -> None:
+        """Set (or, None, delete) a user's credential for a mechanism, once journaled."""
+        async with self._lock:  # applied in the order journaled
+            await self.journal.write(_entry((user, mechanism.name), credential))
+            self._apply((user, mechanism.name), credential)
 
 
 def _type_of(mechanism: str) -> int:

@@ -23,6 +23,7 @@ from confluent_kafka.admin import (
 )
 
 from gateway.testing.ports import free_port
+from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 from protocol.sasl.scram import MECHANISMS as SCRAM
 from tests.gateway.clients import CLIENTS, TIMEOUT_S, Sent, confluent_produce, same_records
@@ -183,6 +184,27 @@ def test_scram_credentials_are_described_without_secrets_and_checked_as_kafka_ch
     assert refused(results["tim"]) == ErrorCode.UNACCEPTABLE_CREDENTIAL
     assert refused(results["tom"]) == ErrorCode.UNACCEPTABLE_CREDENTIAL
     assert refused(results["nobody"]) == ErrorCode.RESOURCE_NOT_FOUND
+
+
+def test_one_alteration_per_user_and_request_and_one_description_per_user(secured):
+    alter, describe = by_name("AlterUserScramCredentials"), by_name("DescribeUserScramCredentials")
+    upsert = alter.Request.Upsertions
+    salted = SCRAM["SCRAM-SHA-256"].salted_password("pw", b"salt", 4096)
+    connection = RawConnection(secured.port)
+    answer = connection.call(alter, 0, alter.Request(deletions=[], upsertions=[
+        upsert(name="dup", mechanism=1, iterations=4096, salt=b"salt", salted_password=salted),
+        upsert(name="dup", mechanism=2, iterations=4096, salt=b"salt", salted_password=salted),
+        upsert(name="", mechanism=1, iterations=4096, salt=b"salt", salted_password=salted),
+        upsert(name="odd", mechanism=3, iterations=4096, salt=b"salt", salted_password=salted),
+    ]))
+    assert {r.user: (r.error_code, r.error_message) for r in answer.results} == {
+        "dup": (ErrorCode.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request"),
+        "": (ErrorCode.UNACCEPTABLE_CREDENTIAL, "Username must not be empty"),
+        "odd": (ErrorCode.UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism"),
+    }
+    name = describe.Request.Users
+    answer = connection.call(describe, 0, describe.Request(users=[name(name="sam"), name(name="sam")]))
+    assert [(r.user, r.error_code) for r in answer.results] == [("sam", ErrorCode.DUPLICATE_RESOURCE)]
 
 
 def test_the_jaas_config_is_reported_as_sensitive_without_its_value(secured):
