@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import structlog
 import trio
 
 from gateway.observability.broker_metrics import AUTHENTICATIONS
@@ -24,8 +23,6 @@ from gateway.server.principal import Principal
 from protocol.kafka.apis import ALL, by_name
 from protocol.kafka.error_codes import ErrorCode
 from protocol.sasl.exchange import Exchange, SaslFailure
-
-log = structlog.get_logger()
 
 HANDSHAKE, AUTHENTICATE, AUTHENTICATED = "handshake", "authenticate", "authenticated"
 SASL_AUTHENTICATE = by_name("SaslAuthenticate").key
@@ -126,11 +123,11 @@ class SaslSession:
 
     def _completed(self) -> int:
         """Authenticated: the principal set, the session lifetime (ms, 0 for ever) started."""
-        principal = Principal("User", self._exchange.claimed)
-        if self._principal is not None and principal != self._principal:
-            raise SaslFailure(f"principal changed during re-authentication from {self._principal} to {principal}",
-                              f"Cannot change principals during re-authentication from {self._principal}: "
-                              f"{principal}")
+        principal, before = Principal("User", self._exchange.claimed), self._principal
+        if before is not None and principal != before:
+            raise SaslFailure(f"principal changed during re-authentication from {before} to {principal}",
+                              f"Cannot change principals during re-authentication from {before.type}."
+                              f"{before.name}: {principal.type}.{principal.name}")
         lifetime_ms = self._lifetime_ms()
         self._count("reauthenticated" if self.reauthenticating else "authenticated")
         self.expires_at = None if lifetime_ms is None else trio.current_time() + lifetime_ms / 1000
