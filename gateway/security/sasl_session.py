@@ -134,7 +134,7 @@ class SaslSession:
         self.stage, self._principal, self._exchange = AUTHENTICATED, principal, None
         self.connection.principal = principal
         self.connection.log.info("authenticated", principal=str(principal), mechanism=self.mechanism,
-                                 session_lifetime_ms=lifetime_ms or 0)
+                                 handshake_version=self.handshake_version, session_lifetime_ms=lifetime_ms or 0)
         return lifetime_ms or 0
 
     def _lifetime_ms(self) -> int | None:

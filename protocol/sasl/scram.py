@@ -136,7 +136,9 @@ class ScramExchange:
         attributes = dict(_attributes(without_proof))
         if attributes.get("c") != base64.b64encode(self._gs2_header.encode()).decode():
             raise SaslFailure("channel binding does not match the gs2 header")
-        if attributes.get("r") != self._nonce:
+        # Kafka's check: the nonce ends with the server's, since librdkafka before 2.6.1 puts its own
+        # nonce in front once more; the proof covers the message as sent all the same.
+        if not attributes.get("r", "").endswith(self._nonce):
             raise SaslFailure("nonce does not match")
         credential, mechanism = self._credential, self.mechanism
         auth_message = f"{self._client_first_bare},{self._server_first},{without_proof}".encode()

@@ -29,6 +29,7 @@ from protocol.sasl.scram import MECHANISMS as SCRAM
 from tests.gateway.clients import CLIENTS, TIMEOUT_S, Sent, confluent_produce, same_records
 from tests.gateway.sasl_connection import API_VERSIONS, RawConnection
 from tests.gateway.server import GatewayProcess
+from tests.gateway.test_kcat_and_old_clients import needs_kcat, run_kcat
 from tests.protocol.sasl.scram_client import ScramClient
 
 PLAIN_USERS = {"alice": "alice-secret", "admin": "admin-secret"}
@@ -103,6 +104,29 @@ def test_each_client_produces_and_consumes_over_sasl(secured, client, mechanism)
     assert produce(bootstrap, topic, sent, **config) == [0, 1, 2]
     assert same_records(sent, consume(bootstrap, topic, [0], len(sent), **config))
     assert log_lines(secured, "event='authenticated'", f"principal='User:{user}'", f"mechanism='{mechanism}'")
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256"])
+def test_kafka_python_pinned_to_kafka_0_10_sends_bare_tokens_after_a_v0_handshake(secured, mechanism):
+    user, password = credentials(mechanism)
+    config = {**client_config("kafka-python", mechanism, user, password), "api_version": (0, 10)}
+    produce, consume = CLIENTS["kafka-python"]
+    topic = f"sasl-old-client-{mechanism}".lower()
+    sent = [Sent(b"old-%d" % n, partition=0) for n in range(3)]
+    bootstrap = f"127.0.0.1:{secured.sasl_port}"
+    assert produce(bootstrap, topic, sent, **config) == [0, 1, 2]
+    assert [g.value for g in consume(bootstrap, topic, [0], len(sent), **config)] == [s.value for s in sent]
+    assert log_lines(secured, "event='authenticated'", f"principal='User:{user}'", "handshake_version=0")
+
+
+@needs_kcat
+def test_kcat_produces_and_consumes_with_scram(secured):
+    user, password = SCRAM_USERS["SCRAM-SHA-512"]
+    broker = ("-b", f"127.0.0.1:{secured.sasl_port}", "-X", "security.protocol=SASL_PLAINTEXT",
+              "-X", "sasl.mechanisms=SCRAM-SHA-512", "-X", f"sasl.username={user}", "-X", f"sasl.password={password}")
+    run_kcat(*broker, "-P", "-t", "sasl-kcat", "-p", "0", stdin=b"one\ntwo\n")
+    out = run_kcat(*broker, "-C", "-t", "sasl-kcat", "-o", "beginning", "-e", "-f", "%s@%o\n")
+    assert out.splitlines() == ["one@0", "two@1"]
 
 
 def unsecured_jwt(principal: str, lifetime_s: int = 3600) -> str:

@@ -16,12 +16,13 @@ class ScramClient:
     def first(self) -> bytes:
         return f"n,,{self.bare}".encode()
 
-    def final(self, server_first: bytes) -> bytes:
+    def final(self, server_first: bytes, nonce_prefix: str = "") -> bytes:
+        """The client-final message; `nonce_prefix` before the nonce, as librdkafka < 2.6.1 sends it."""
         attributes = dict(part.split("=", 1) for part in server_first.decode().split(","))
         mechanism = self.mechanism
         salted = mechanism.salted_password(self.password, base64.b64decode(attributes["s"]), int(attributes["i"]))
         client_key = mechanism.hmac(salted, b"Client Key")
-        without_proof = f"c=biws,r={attributes['r']}"
+        without_proof = f"c=biws,r={nonce_prefix}{attributes['r']}"
         auth_message = f"{self.bare},{server_first.decode()},{without_proof}".encode()
         signature = mechanism.hmac(mechanism.hash(client_key), auth_message)
         self._server_signature = mechanism.hmac(mechanism.hmac(salted, b"Server Key"), auth_message)

@@ -87,6 +87,12 @@ def test_the_final_message_must_carry_the_combined_nonce_and_the_gs2_header():
         server.step(final.replace(b"c=biws", b"c=eSws"))
 
 
+def test_old_librdkafkas_nonce_with_its_own_in_front_once_more_is_taken_as_kafka_takes_it():
+    server = exchange(SHA_256, {"alice": credential(SHA_256, "secret")})
+    client = ScramClient(SHA_256, "alice", "secret", "client")
+    assert client.verifies(server.step(client.final(server.step(client.first()), nonce_prefix="client")))
+
+
 def test_a_name_with_commas_and_equals_signs_is_decoded():
     user = "a,b=c"
     server = exchange(SHA_256, {user: credential(SHA_256, "secret")})
