@@ -7,8 +7,8 @@ from pathlib import Path
 
 from gateway.testing.ports import free_port
 from tests.gateway.clients import Sent, confluent_produce
+from tests.gateway.sasl_setup import client_config, create_scram_users
 from tests.gateway.server import GatewayProcess
-from tests.gateway.test_sasl import client_config, create_scram_users
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.gateway.test_sasl import sasl_gateway
+from tests.gateway.sasl_setup import sasl_gateway
 from tests.java.test_java_conformance import JVM_OPTIONS, RUN_TIMEOUT_S, client_jars, pytestmark  # noqa: F401
 
 SOURCE = Path(__file__).with_name("Scram.java")
