@@ -196,7 +196,8 @@ class BrokerSettings:
                                                     "listener)")
     connections_max_reauth_ms: int = kafka(long(0), 0, "lifetime of a SASL session (KIP-368): a client that has not "
                                                        "re-authenticated by then is disconnected at its next "
-                                                       "request (0: sessions never expire)")
+                                                       "request (0: no limit, but an OAUTHBEARER session still "
+                                                       "ends with its token)")
     connection_failed_authentication_delay_ms: int = kafka(Integer(0), 100, "delay before a failed authentication "
                                                                             "is answered and its connection closed")
 
