@@ -23,6 +23,7 @@ import trio
 
 from gateway.observability.broker_metrics import FAILED_REQUESTS, REQUEST_SECONDS
 from gateway.server.answers import NO_RESPONSE, CloseConnection, Deferred
+from gateway.server.principal import ANONYMOUS
 from protocol.errors import DecodeError
 from protocol.kafka import decode_request, encode_response_pieces, peek_request_header
 from protocol.kafka.apis import by_name
@@ -48,6 +49,11 @@ class Request:
     @property
     def client_id(self) -> str | None:
         return self.header.client_id
+
+    @property
+    def user(self) -> str:
+        """The user quotas know the client as: its principal's name, ANONYMOUS unless authenticated."""
+        return getattr(self.connection, "principal", ANONYMOUS).name
 
 
 @dataclass(frozen=True)

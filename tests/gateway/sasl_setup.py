@@ -22,7 +22,7 @@ from tests.gateway.clients import TIMEOUT_S
 from tests.gateway.sasl_connection import RawConnection
 from tests.gateway.server import GatewayProcess
 
-PLAIN_USERS = {"alice": "alice-secret", "admin": "admin-secret"}
+PLAIN_USERS = {"alice": "alice-secret", "admin": "admin-secret", "quinn": "quinn-secret"}
 JAAS = ("org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" "
         "password=\"admin-secret\" " + " ".join(f'user_{u}="{p}"' for u, p in PLAIN_USERS.items()) + ";")
 SCRAM_USERS = {"SCRAM-SHA-256": ("sam", "sam-secret-256"), "SCRAM-SHA-512": ("sue", "sue-secret-512")}

@@ -23,6 +23,7 @@ from tests.gateway.sasl_connection import RawConnection
 from tests.gateway.sasl_setup import (
     PLAIN_USERS,
     SCRAM_USERS,
+    authenticate_plain,
     client_config,
     create_scram_users,
     credentials,
@@ -32,6 +33,7 @@ from tests.gateway.sasl_setup import (
     unsecured_jwt,
 )
 from tests.gateway.test_kcat_and_old_clients import needs_kcat, run_kcat
+from tests.protocol.records.bad_batches import good
 from tests.protocol.sasl.scram_client import ScramClient
 
 
@@ -195,3 +197,26 @@ def test_scram_credentials_survive_a_restart_and_no_password_is_stored(tmp_path)
     assert b"stored_key" in stored  # the journal is there, holding keys only
     for _, password in SCRAM_USERS.values():
         assert password.encode() not in stored
+
+
+def test_user_quotas_apply_to_the_authenticated_principal(secured):
+    """A producer_byte_rate for the user quinn throttles a client authenticated as quinn, not an anonymous one."""
+    alter, produce = by_name("AlterClientQuotas"), by_name("Produce")
+    Entry = alter.Request.Entries
+    admin = RawConnection(secured.port)
+    answer = admin.call(alter, 1, alter.Request(validate_only=False, entries=[Entry(
+        entity=[Entry.Entity(entity_type="user", entity_name="quinn")],
+        ops=[Entry.Ops(key="producer_byte_rate", value=1.0, remove=False)])]))
+    assert [entry.error_code for entry in answer.entries] == [ErrorCode.NONE]
+
+    def throttle_ms(connection: RawConnection) -> int:
+        Data = produce.Request.TopicData
+        response = connection.call(produce, 9, produce.Request(acks=1, timeout_ms=int(TIMEOUT_S * 1000), topic_data=[
+            Data(name="sasl-quota", partition_data=[Data.PartitionData(index=0, records=good([b"x" * 200]))])]))
+        assert response.responses[0].partition_responses[0].error_code == ErrorCode.NONE
+        return response.throttle_time_ms
+
+    assert throttle_ms(admin) == 0
+    quinn = RawConnection(secured.sasl_port)
+    assert authenticate_plain(quinn, "quinn", PLAIN_USERS["quinn"]).error_code == ErrorCode.NONE
+    assert throttle_ms(quinn) > 0
