@@ -27,6 +27,8 @@ from gateway.embedded_mesh import EmbeddedStoreFailed, StoreFailed, run_embedded
 from gateway.lifecycle import first_failure
 from gateway.mesh.mesh_node import MeshBindError
 from gateway.observability.http_endpoint import Readiness, start_http
+from gateway.security.authenticator import Authenticator
+from gateway.security.sasl_session import sessions
 from gateway.server.connection import ConnectionLimits
 from gateway.server.dispatch import Dispatcher
 from gateway.server.listener import KafkaListener, ListenerLimits
@@ -94,6 +96,7 @@ async def _serve_until_stopped(settings: Settings, listener: KafkaListener, read
                     services = await start_broker(nursery, settings, storage)
                     services.cluster.bound(ports)
                     listener.dispatcher = Dispatcher(ROUTES, services)
+                    listener.authentication = sessions(Authenticator(broker, services.scram_credentials))
                     await nursery.start(listener.serve)
                     readiness.serving()
                     task_status.started(ports)

@@ -22,6 +22,7 @@ from gateway.cluster.cluster_view import ClusterView
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.partitions.fetch_sessions import FetchSessions
 from gateway.quotas.quota_store import ClientQuotas
+from gateway.security.scram_credentials import ScramCredentials
 from gateway.settings.table import BrokerSettings, Settings
 from gateway.state_metrics import BrokerStateCollector
 from gateway.storage.discard_directives import DiscardDirectives
@@ -40,7 +41,7 @@ async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshS
     await wait_for_stores(broker, storage)
     discards = DiscardDirectives(storage, broker.cluster_id)
     journals = {kind: Journal(storage, broker, kind, discards)
-                for kind in ("metadata", "groups", "transactions", "quotas", "acls")}
+                for kind in ("metadata", "groups", "transactions", "quotas", "acls", "credentials")}
     await storage.prefetch_heads(*(journal.subject for journal in journals.values()), DISCARD_SUBJECT)
     await discards.open()  # each journal sends directives for its older generations at replay
     topics = TopicRegistry(broker, storage, journals["metadata"], discards)
@@ -54,13 +55,15 @@ async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshS
     await nursery.start(quotas.run)
     acls = Acls(journals["acls"], broker)
     await nursery.start(acls.run)
+    scram_credentials = ScramCredentials(journals["credentials"])
+    await nursery.start(scram_credentials.run)
     cluster = ClusterView(broker)
     REGISTRY.register(BrokerStateCollector(topics, groups, journals, storage.live_stores))
     log.info("broker_ready", topics=len(topics.topics))
     return Services(cluster=cluster, topics=topics, groups=groups, transactions=transactions,
                     producer_ids=topics.producer_ids, fetch_sessions=FetchSessions(),
                     broker_configs=BrokerConfigs(settings, cluster), log_dir=broker.log_dirs,
-                    quotas=quotas, acls=acls)
+                    quotas=quotas, acls=acls, scram_credentials=scram_credentials)
 
 
 async def wait_for_stores(broker: BrokerSettings, storage: MeshStorage) -> None:

@@ -29,6 +29,7 @@ LAYERS = {  # layer: the module prefixes it holds
     "quotas": ("gateway.quotas",),
     "acls": ("gateway.acls",),
     "server": ("gateway.server",),
+    "security": ("gateway.security",),
     "api": ("gateway.api",),
     "testing": ("gateway.testing",),
     "assembly": ("gateway.app", "gateway.broker", "gateway.state_metrics", "gateway.embedded_mesh", "gateway.cli",
@@ -50,7 +51,8 @@ MAY_IMPORT = {
     "quotas": FOUNDATION | {"storage"},
     "acls": FOUNDATION | {"storage"},
     "server": FOUNDATION,
-    "api": FOUNDATION | {"server", "cluster", "topics", "partitions", "group", "txn", "quotas", "acls"},
+    "security": FOUNDATION | {"storage", "server"},
+    "api": FOUNDATION | {"server", "security", "cluster", "topics", "partitions", "group", "txn", "quotas", "acls"},
     "testing": FOUNDATION,
     "assembly": set(LAYERS),
 }

@@ -51,7 +51,8 @@ async def fetch(request: Request, services: Services):
     except KafkaError as exc:
         return API.Response(error_code=exc.code, session_id=body.session_id)
     # Kafka's bound: no more than the consumer_byte_rate quota lets through in its window
-    max_bytes = int(min(body.max_bytes, services.quotas.window_bytes(CONSUMER_BYTE_RATE, request.client_id)))
+    max_bytes = int(min(body.max_bytes,
+                        services.quotas.window_bytes(CONSUMER_BYTE_RATE, request.client_id, request.user)))
     names = {entry.topic for entry in wanted if entry.topic is not None}
     refused = names - allowed_names(request, services, Operation.READ, ResourceType.TOPIC, names)
     answer = await _answer(request, services.topics, session, wanted, max_bytes, refused)
@@ -68,10 +69,10 @@ def _within_quota(request: Request, services: Services, response):
     answers; the bytes not sent are not counted. (A session still counts the high watermarks
     of the response not sent as told: the partitions come again with their records.)"""
     size = _size(response)
-    throttle_ms = services.quotas.record(CONSUMER_BYTE_RATE, request.client_id, size)
+    throttle_ms = services.quotas.record(CONSUMER_BYTE_RATE, request.client_id, size, request.user)
     if not throttle_ms:
         return response
-    services.quotas.unrecord(CONSUMER_BYTE_RATE, request.client_id, size)
+    services.quotas.unrecord(CONSUMER_BYTE_RATE, request.client_id, size, request.user)
     request.connection.throttle(throttle_ms)
     return API.Response(throttle_time_ms=throttle_ms, session_id=response.session_id, responses=[])
 

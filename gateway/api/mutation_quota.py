@@ -24,7 +24,7 @@ class MutationQuota:
     """One request's partitions, counted against its client's controller_mutation_rate."""
 
     def __init__(self, request: Request, services: Services, strict_from: int):
-        self.quotas, self.client_id = services.quotas, request.client_id
+        self.quotas, self.client_id, self.user = services.quotas, request.client_id, request.user
         self.connection = request.connection
         self.strict = request.version >= strict_from
         self.counting = not getattr(request.body, "validate_only", False)  # as Kafka: a validation is free
@@ -34,7 +34,7 @@ class MutationQuota:
         """Before a mutation: THROTTLING_QUOTA_EXCEEDED if strict and the client is over its quota."""
         if not (self.strict and self.counting):
             return
-        over_ms = self.quotas.throttle_ms(CONTROLLER_MUTATION_RATE, self.client_id)
+        over_ms = self.quotas.throttle_ms(CONTROLLER_MUTATION_RATE, self.client_id, self.user)
         if over_ms:
             self.throttle_ms = max(self.throttle_ms, over_ms)
             raise KafkaError(ErrorCode.THROTTLING_QUOTA_EXCEEDED, EXCEEDED)
@@ -43,7 +43,7 @@ class MutationQuota:
         """After a mutation of `partitions` partitions."""
         if not self.counting:
             return
-        throttle_ms = self.quotas.record(CONTROLLER_MUTATION_RATE, self.client_id, partitions)
+        throttle_ms = self.quotas.record(CONTROLLER_MUTATION_RATE, self.client_id, partitions, self.user)
         if not self.strict:
             self.throttle_ms = max(self.throttle_ms, throttle_ms)
 

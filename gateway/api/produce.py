@@ -85,7 +85,7 @@ async def produce(request: Request, services: Services):
 def _throttle(request: Request, services: Services) -> int:
     """The request's bytes counted against the client's producer_byte_rate: the time the
     client is throttled for (its connection muted), as Kafka answers once the batches are appended."""
-    throttle_ms = services.quotas.record(PRODUCER_BYTE_RATE, request.client_id, request.size)
+    throttle_ms = services.quotas.record(PRODUCER_BYTE_RATE, request.client_id, request.size, request.user)
     if throttle_ms:
         request.connection.throttle(throttle_ms)
     return throttle_ms

@@ -21,7 +21,7 @@ def measured(handler):
         started = time.perf_counter()
         answer = await handler(request, services)
         percent_seconds = (time.perf_counter() - started) * 100
-        throttle_ms = services.quotas.record(REQUEST_PERCENTAGE, request.client_id, percent_seconds)
+        throttle_ms = services.quotas.record(REQUEST_PERCENTAGE, request.client_id, percent_seconds, request.user)
         if not throttle_ms:
             return answer
         request.connection.throttle(throttle_ms)

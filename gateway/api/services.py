@@ -39,6 +39,7 @@ from gateway.topics.topic import Topic
 from gateway.txn.txn_metadata import PendingOffset, TransactionMetadata
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import RecordBatch
+from protocol.sasl.scram import ScramCredential, ScramMechanism
 
 
 class Cluster(Protocol):
@@ -223,13 +224,23 @@ class Quotas(Protocol):
     def describe(self, exact: dict[str, str | None], any_name: set[str], strict: bool
                  ) -> list[tuple[Entity, dict[str, float]]]: ...
 
-    def record(self, key: str, client_id: str | None, value: float) -> int: ...
+    def record(self, key: str, client_id: str | None, value: float, user: str) -> int: ...
 
-    def throttle_ms(self, key: str, client_id: str | None) -> int: ...
+    def throttle_ms(self, key: str, client_id: str | None, user: str) -> int: ...
 
-    def unrecord(self, key: str, client_id: str | None, value: float) -> None: ...
+    def unrecord(self, key: str, client_id: str | None, value: float, user: str) -> None: ...
 
-    def window_bytes(self, key: str, client_id: str | None) -> float: ...
+    def window_bytes(self, key: str, client_id: str | None, user: str) -> float: ...
+
+
+class ScramCredentialStore(Protocol):
+    """Users' SCRAM credentials (KIP-554)."""
+
+    def users(self) -> dict[str, list[tuple[int, int]]]: ...
+
+    def has(self, user: str, mechanism: ScramMechanism) -> bool: ...
+
+    async def alter(self, user: str, mechanism: ScramMechanism, credential: ScramCredential | None) -> None: ...
 
 
 class Acls(Protocol):
@@ -266,3 +277,4 @@ class Services:
     log_dir: Path  # this broker's one log directory, as DescribeLogDirs reports it
     quotas: Quotas
     acls: Acls
+    scram_credentials: ScramCredentialStore

@@ -25,6 +25,8 @@ STORE_WAIT_SECONDS = Histogram("dafka_gateway_produce_store_wait_seconds",
                                buckets=LATENCY_BUCKETS)
 FAILED_REQUESTS = Counter("dafka_gateway_failed_requests", "Requests that ended their connection, by API",
                           ["api"])
+AUTHENTICATIONS = Counter("dafka_gateway_authentications", "SASL authentications by listener, mechanism and "
+                          "result (authenticated, reauthenticated, failed)", ["listener", "mechanism", "result"])
 CONNECTIONS = Gauge("dafka_gateway_connections", "Client connections open, by listener", ["listener"])
 QUEUED_REQUEST_BYTES = Gauge("dafka_gateway_queued_request_bytes",
                              "Bytes of requests read and not yet answered, over all connections "

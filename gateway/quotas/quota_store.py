@@ -19,7 +19,7 @@ from gateway.quotas.token_bucket import TokenBucket
 from gateway.storage.journal import Journal
 
 ENTRY = "client_quota"
-ANONYMOUS = "ANONYMOUS"  # the user of every connection: the gateway authenticates nobody
+ANONYMOUS = "ANONYMOUS"  # the user of a connection not authenticated, as Kafka names it
 
 
 def _precedence(user: str, client_id: str) -> list[Entity]:

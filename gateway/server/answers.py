@@ -24,4 +24,9 @@ NO_RESPONSE = object()  # a handler's answer to a request Kafka never answers
 
 
 class CloseConnection(Exception):
-    """Raised by a handler or the dispatcher when the request must end the connection."""
+    """Raised by a handler or the dispatcher when the request must end the connection: at once, or
+    once `answer` (a response body, or framed buffers once the dispatcher has encoded it) is sent."""
+
+    def __init__(self, reason: str, answer: Any = None):
+        super().__init__(reason)
+        self.answer = answer

@@ -82,6 +82,7 @@ class Connection:
         self.dispatcher = dispatcher
         self.limits = limits
         self.log = log.bind(peer=peer, listener=listener)
+        self.authentication = None  # a SASL listener's Authentication (server/authentication.py)
         self._stopping = False
         self._receiving = trio.CancelScope()
         self._memory = limits.request_memory
@@ -228,7 +229,7 @@ class Connection:
             answer = await self.dispatcher.dispatch(payload, self)
         except CloseConnection as exc:
             self.log.warning("request_refused", error=str(exc))
-            self._fill(slot, None, close=True)
+            self._fill(slot, exc.answer, close=True)
             return False
         if isinstance(answer, Deferred) and answer.ready is not None:
             slot.in_turn = answer
@@ -243,7 +244,7 @@ class Connection:
             self._fill(slot, await deferred.wait())
         except CloseConnection as exc:
             self.log.warning("request_failed", error=str(exc))
-            self._fill(slot, None, close=True)
+            self._fill(slot, exc.answer, close=True)
 
     def _fill(self, slot: ResponseSlot, payload: list | None, close: bool = False) -> None:
         slot.fill(payload, close)

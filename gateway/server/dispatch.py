@@ -5,6 +5,10 @@ version newer than the broker's is answered in the v0 format with
 UNSUPPORTED_VERSION and the broker's ranges, so that the client can retry
 with a version both speak; any other unknown API, unsupported version or
 malformed request closes the connection.
+
+On a SASL listener the connection's `authentication` (server/authentication.py)
+says which requests are served before it has authenticated, and takes the bare
+tokens that follow a SaslHandshake v0.
 """
 
 from __future__ import annotations
@@ -19,10 +23,12 @@ import trio
 
 from gateway.observability.broker_metrics import FAILED_REQUESTS, REQUEST_SECONDS
 from gateway.server.answers import NO_RESPONSE, CloseConnection, Deferred
+from gateway.server.principal import ANONYMOUS
 from protocol.errors import DecodeError
 from protocol.kafka import decode_request, encode_response_pieces, peek_request_header
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
+from protocol.kafka.framing import SIZE_PREFIX_BYTES
 from protocol.kafka.schema import Api, Versions
 
 log = structlog.get_logger()
@@ -44,6 +50,11 @@ class Request:
     def client_id(self) -> str | None:
         return self.header.client_id
 
+    @property
+    def user(self) -> str:
+        """The user quotas know the client as: its principal's name, ANONYMOUS unless authenticated."""
+        return getattr(self.connection, "principal", ANONYMOUS).name
+
 
 @dataclass(frozen=True)
 class Route:
@@ -55,14 +66,16 @@ class Route:
 
 
 @contextmanager
-def _handler_failures(route: Route, version: int):
+def _handler_failures(route: Route, version: int, correlation_id: int):
     """A handler's bug ends its connection with a log line, never the server."""
     try:
         yield
     except trio.Cancelled:
         raise
-    except CloseConnection:
+    except CloseConnection as exc:
         FAILED_REQUESTS.labels(route.api.name).inc()
+        if exc.answer is not None:  # sent before the connection closes
+            exc.answer = encode_response_pieces(route.api.key, version, correlation_id, exc.answer)
         raise
     except Exception as exc:
         FAILED_REQUESTS.labels(route.api.name).inc()
@@ -80,10 +93,17 @@ class Dispatcher:
     async def dispatch(self, payload: bytes, connection) -> list | Deferred | None:
         """The response frame (size prefix included) as buffers to send in order,
         a Deferred one, or None."""
+        authentication = getattr(connection, "authentication", None)  # None: a listener without SASL
+        if authentication is not None and authentication.raw_tokens:
+            token = await authentication.raw_token(bytes(payload))
+            return [len(token).to_bytes(SIZE_PREFIX_BYTES, "big"), token]
         try:
             api_key, version, correlation_id = peek_request_header(payload)
         except DecodeError as exc:
             raise CloseConnection(f"unreadable request header: {exc}") from None
+        refusal = authentication and authentication.refusal(api_key, trio.current_time())
+        if refusal:
+            raise CloseConnection(refusal)
         route = self.routes.get(api_key)
         if route is None:
             raise CloseConnection(f"unsupported API key {api_key}")
@@ -97,7 +117,7 @@ class Dispatcher:
             raise CloseConnection(f"malformed {route.api.name} v{version}: {exc}") from None
         request = Request(header, body, version, connection, len(payload))
         started = time.perf_counter()
-        with _handler_failures(route, version):
+        with _handler_failures(route, version, correlation_id):
             answer = await route.handler(request, self.services)
             if isinstance(answer, Deferred):
                 return Deferred(lambda: self._encode_later(answer, route, version, correlation_id, started),
@@ -105,7 +125,7 @@ class Dispatcher:
             return self._encode(answer, route, version, correlation_id, started)
 
     async def _encode_later(self, deferred: Deferred, route: Route, version, correlation_id, started: float):
-        with _handler_failures(route, version):
+        with _handler_failures(route, version, correlation_id):
             return self._encode(await deferred.wait(), route, version, correlation_id, started)
 
     @staticmethod

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import errno
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
 import trio
 
 from gateway.observability.broker_metrics import CONNECTIONS
+from gateway.server.authentication import Authentication
 from gateway.server.connection import Connection, ConnectionLimits
 from gateway.server.principal import ANONYMOUS
 from gateway.server.tls import TlsAcceptor
@@ -46,12 +48,17 @@ class ListenerLimits:
 
 
 class KafkaListener:
-    """Serves Kafka connections on every listener with one dispatcher until shut down."""
+    """Serves Kafka connections on every listener with one dispatcher until shut down.
+
+    `authentication(connection)` gives each new connection its SASL state (None: its listener
+    authenticates nobody)."""
 
     def __init__(self, dispatcher, listeners: tuple[Listener, ...], limits: ListenerLimits | None = None,
                  connection_limits: ConnectionLimits | None = None, protocols: dict[str, str] | None = None,
-                 tls: TlsAcceptor | None = None):
+                 tls: TlsAcceptor | None = None,
+                 authentication: Callable[[Connection], Authentication | None] = lambda connection: None):
         self.dispatcher = dispatcher
+        self.authentication = authentication
         self.listeners = listeners
         self.protocols = protocols or {}  # security protocol by listener name; PLAINTEXT if not named
         self.tls = tls  # for SSL and SASL_SSL listeners
@@ -172,6 +179,7 @@ class KafkaListener:
         try:
             connection = await self._connection(listener, stream, peer)
             if connection is not None:
+                connection.authentication = self.authentication(connection)
                 self.connections.add(connection)
                 await connection.serve()
         except Exception:  # a bug met by one client must not stop the broker for all

@@ -19,7 +19,7 @@ from gateway.settings.kinds import Kind, NotAllowed
 ENTRY = re.compile(r"(?P<name>[A-Za-z0-9_]+)://(?P<host>\[[0-9A-Fa-f:.]+\]|[^:/\s,]*):(?P<port>\d+)")
 WILDCARDS = ("0.0.0.0", "::", "")
 # Protocols a listener may use now; Kafka's others are recognised and refused.
-SERVED_PROTOCOLS = ("PLAINTEXT", "SSL")
+SERVED_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 KAFKA_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 # Protocols whose connections begin with a TLS handshake.
 TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})

@@ -4,13 +4,16 @@
 A value that its kind does not allow ends the program before it starts: one
 line naming the setting, where it came from and what is allowed, exit code 2.
 A file's keys that do not apply to the command (other Kafka settings, or those
-of another command) are accepted and named in a warning.
+of another command) are accepted and named in a warning. Kafka's JAAS lines per
+listener and mechanism (listener.name.sasl_plaintext.plain.sasl.jaas.config)
+add their login modules to the one sasl.jaas.config.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -22,6 +25,8 @@ from gateway.settings.kinds import NotAllowed
 from gateway.settings.properties import read_properties
 from gateway.settings.table import SECTIONS, Settings
 
+JAAS = "sasl.jaas.config"
+LISTENER_JAAS = re.compile(r"listener\.name\.[a-z0-9_-]+\.[a-z0-9-]+\.sasl\.jaas\.config")
 SECTION_TITLES = {"broker": "Kafka broker", "ssl": "TLS of SSL listeners", "mesh": "Dafka mesh", "store": "store", "chp": "CHP server",
                   "http": "HTTP endpoint", "logging": "logging"}
 
@@ -90,13 +95,17 @@ def _from_file(path: Path, known: dict[str, Declared], warnings: list[str]) -> d
     except (OSError, UnicodeDecodeError) as exc:
         raise SettingsError(f"cannot read the settings file {path}: {exc}") from None
     by_name = _with_synonyms(known)
-    values, ignored = {}, []
+    values, ignored, jaas = {}, [], []
     for key, text, number in lines:
         entry = by_name.get(key)
-        if entry is None:
+        if JAAS in known and LISTENER_JAAS.fullmatch(key):
+            jaas.append(_parsed(known[JAAS], text, f"{path}:{number}"))
+        elif entry is None:
             ignored.append(key)
-            continue
-        values[entry.name] = _parsed(entry, text, f"{path}:{number}")
+        else:
+            values[entry.name] = _parsed(entry, text, f"{path}:{number}")
+    if jaas:
+        values[JAAS] = "\n".join([values.get(JAAS, ""), *jaas]).strip()
     if ignored:
         warnings.append(f"{path}: settings that do not apply here, ignored: {', '.join(ignored)}")
     return values

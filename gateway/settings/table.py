@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gateway.settings.declaration import EVERY, MESH_NODES, Command, check_values, setting
+from gateway.settings.jaas import JaasConfig
 from gateway.settings.kinds import (
     Address,
     Boolean,
@@ -46,6 +47,7 @@ PORT = Integer(0, 65535)
 POSITIVE = Integer(1)
 MS = BYTES = POSITIVE
 UNLIMITED_OR = long(-1)  # -1: no limit
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 KAFKA_PROTOCOL_MAP = (("PLAINTEXT", "PLAINTEXT"), ("SSL", "SSL"), ("SASL_PLAINTEXT", "SASL_PLAINTEXT"),
                       ("SASL_SSL", "SASL_SSL"))
 
@@ -204,6 +206,21 @@ class BrokerSettings:
     super_users: str = kafka(Text(), "", "principals the authorizer allows everything, User:NAME;User:NAME...")
     allow_everyone_if_no_acl_found: bool = kafka(Boolean(), False, "with an authorizer, whether a resource no "
                                                                    "ACL applies to is open to everyone")
+    sasl_enabled_mechanisms: str = kafka(ChoiceList(choices=SASL_MECHANISMS), "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+                                         "SASL mechanisms SASL listeners offer (Kafka's default, GSSAPI, is not "
+                                         "served)")
+    sasl_jaas_config: str = kafka(JaasConfig(), "", "JAAS login modules of SASL listeners: PlainLoginModule's "
+                                                    "user_NAME=\"PASSWORD\" options are the PLAIN users, "
+                                                    "OAuthBearerLoginModule's unsecuredValidator* options set the "
+                                                    "OAUTHBEARER validator; a file's listener.name.*.sasl."
+                                                    "jaas.config lines add theirs (one value serves every SASL "
+                                                    "listener)")
+    connections_max_reauth_ms: int = kafka(long(0), 0, "lifetime of a SASL session (KIP-368): a client that has not "
+                                                       "re-authenticated by then is disconnected at its next "
+                                                       "request (0: no limit, but an OAUTHBEARER session still "
+                                                       "ends with its token)")
+    connection_failed_authentication_delay_ms: int = kafka(Integer(0), 100, "delay before a failed authentication "
+                                                                            "is answered and its connection closed")
 
     def __post_init__(self):
         check_values(self)

@@ -30,6 +30,8 @@ APIS = [
     ("alter_partition_reassignments", 45, "AlterPartitionReassignments", "0-1", "0+"),
     ("list_partition_reassignments", 46, "ListPartitionReassignments", "0", "0+"),
     ("describe_quorum", 55, "DescribeQuorum", "0-2", "0+"),
+    ("describe_user_scram_credentials", 50, "DescribeUserScramCredentials", "0", "0+"),
+    ("alter_user_scram_credentials", 51, "AlterUserScramCredentials", "0", "0+"),
     ("push_telemetry", 72, "PushTelemetry", "0", "0+"),
 ]
 
@@ -263,3 +265,19 @@ def test_round_trip_every_version(module):
             assert encode_response(declared.key, version, 7, decoded) == frame
         assert decode_response(declared.key, version, encode_response(
             declared.key, version, 7, response_cls()))[1] == response_cls()
+
+
+def test_scram_credential_apis():
+    describe = api("describe_user_scram_credentials")
+    assert field(describe.request, "users").nullable == "0+"
+    assert names(field(describe.response, "results").fields) == [
+        "user", "error_code", "error_message", "credential_infos",
+    ]
+    assert names(field(describe.response, "results.credential_infos").fields) == ["mechanism", "iterations"]
+    alter = api("alter_user_scram_credentials")
+    assert names(alter.request) == ["deletions", "upsertions"]
+    assert names(field(alter.request, "upsertions").fields) == [
+        "name", "mechanism", "iterations", "salt", "salted_password",
+    ]
+    assert field(alter.request, "upsertions.mechanism").type == "int8"
+    assert names(field(alter.response, "results").fields) == ["user", "error_code", "error_message"]
