@@ -119,7 +119,7 @@ def test_listeners_advertise_per_name_and_never_a_wildcard():
     (["--listeners", "PLAINTEXT://:9092", "--advertised-listeners", "OTHER://host:1"],
      "advertised listener OTHER is not one of listeners"),
     (["--listeners", "INSIDE://:9092"], "listener INSIDE has no security protocol"),
-    (["--listeners", "SASL_SSL://:9093"], "listener SASL_SSL uses SASL_SSL, which is not served yet"),
+    (["--listeners", "SASL_SSL://:9093"], "listener SASL_SSL uses SASL_SSL: ssl.keystore.type JKS is not served"),
     (["--listeners", "SSL://:9093"], "listener SSL uses SSL: ssl.keystore.type JKS is not served; set it to PEM"),
     (["--listeners", "SSL://:9093", "--ssl-keystore-type", "PEM"],
      "give either ssl.keystore.location or both ssl.keystore.key and ssl.keystore.certificate.chain"),
