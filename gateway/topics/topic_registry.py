@@ -108,7 +108,7 @@ class TopicRegistry:
         and must not come back as native partitions."""
         return [*(topic.state() for topic in self.topics.values() if not topic.native),
                 {"type": OWN_ADDRESSES, "addresses": sorted(self.own_addresses)},
-                {"type": DELETED_PARTITIONS, "discards": [list(d) for d in self.deleted_partitions.values()]},
+                {"type": DELETED_PARTITIONS, "discards": [list(d[:3]) for d in self.deleted_partitions.values()]},
                 *self.producer_ids.entries(), *self.native.entries()]
 
     async def _open(self, topic: Topic, heads: dict[str, int] | None = None) -> None:
