@@ -1,0 +1,87 @@
+"""Compacted topics with real clients: keyed records cleaned to the newest of each key."""
+
+import pytest
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
+
+from tests.gateway.admin import create_topic
+from tests.gateway.clients import CLIENTS, Sent, confluent_produce
+from tests.gateway.groups import wait_until
+from tests.gateway.server import GatewayProcess
+
+CLEANS_QUICKLY = {"cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.01"}
+KEYS = 5
+VERSIONS = 6
+
+
+@pytest.fixture(scope="module")
+def cleaning_gateway(tmp_path_factory):
+    server = GatewayProcess(tmp_path_factory.mktemp("compaction"), "--log-cleaner-backoff-ms", "100").start()
+    yield server
+    server.stop()
+
+
+def versions() -> list[Sent]:
+    """VERSIONS values of each key, interleaved; the last key's last version a tombstone."""
+    sent = [Sent(key=b"k%d" % k, value=b"v%d-%d" % (k, v)) for v in range(VERSIONS) for k in range(KEYS)]
+    sent[-1] = Sent(key=sent[-1].key, value=None)
+    return sent
+
+
+def newest(sent: list[Sent], offsets: list[int]) -> list[tuple[int, bytes, bytes | None]]:
+    """(offset, key, value) of the newest record of each key, in offset order."""
+    latest = {record.key: (offset, record.key, record.value) for record, offset in zip(sent, offsets, strict=True)}
+    return sorted(latest.values())
+
+
+def everything(bootstrap: str, topic: str, last_offset: int) -> list[tuple[int, bytes, bytes | None]]:
+    """Every record from the start to `last_offset`, read with librdkafka."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False})
+    try:
+        consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        got = []
+        while not got or got[-1][0] < last_offset:
+            messages = consumer.consume(num_messages=1000, timeout=10)
+            assert messages, "the log ends before the last offset produced"
+            got += [(m.offset(), m.key(), m.value()) for m in messages if m.error() is None]
+        return got
+    finally:
+        consumer.close()
+
+
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+def test_consumers_read_the_newest_value_of_each_key_with_gaps(cleaning_gateway, client):
+    produce, consume = CLIENTS[client]
+    topic = f"compacted-{client}"
+    create_topic(cleaning_gateway.bootstrap, topic, configs=CLEANS_QUICKLY)
+    sent = versions()
+    offsets = []
+    for start in range(0, len(sent), KEYS):  # several batches, so that whole batches go too
+        offsets += produce(cleaning_gateway.bootstrap, topic, sent[start:start + KEYS])
+    expected = newest(sent, offsets)
+    wait_until(lambda: everything(cleaning_gateway.bootstrap, topic, offsets[-1]) == expected, 60,
+               "the stores cleaned the topic")
+    got = consume(cleaning_gateway.bootstrap, topic, [0], len(expected))
+    assert [(g.offset, g.key, g.value) for g in got] == expected
+    assert [g.offset for g in got] != list(range(len(got)))  # gaps where older versions were
+
+    more = [Sent(key=b"k0", value=b"after cleaning")]  # the log goes on, at the next offset
+    assert produce(cleaning_gateway.bootstrap, topic, more) == [offsets[-1] + 1]
+
+
+def test_tombstones_go_after_delete_retention_ms(cleaning_gateway):
+    create_topic(cleaning_gateway.bootstrap, "compacted-tombstones",
+                 configs={**CLEANS_QUICKLY, "delete.retention.ms": "300"})
+    sent = versions()
+    offsets = confluent_produce(cleaning_gateway.bootstrap, "compacted-tombstones", sent)
+    live = [record for record in newest(sent, offsets) if record[2] is not None]
+    wait_until(lambda: everything(cleaning_gateway.bootstrap, "compacted-tombstones", live[-1][0]) == live, 60,
+               "the tombstone went")
+
+
+def test_keyless_records_are_refused(cleaning_gateway):
+    create_topic(cleaning_gateway.bootstrap, "compacted-keyless", configs=CLEANS_QUICKLY)
+    producer = Producer({"bootstrap.servers": cleaning_gateway.bootstrap})
+    errors = []
+    producer.produce("compacted-keyless", value=b"no key", on_delivery=lambda error, _: errors.append(error))
+    assert producer.flush(30) == 0
+    assert [error.code() for error in errors] == [KafkaError.INVALID_RECORD]
