@@ -36,8 +36,9 @@ def newest(sent: list[Sent], offsets: list[int]) -> list[tuple[int, bytes, bytes
 
 
 def everything(bootstrap: str, topic: str, last_offset: int) -> list[tuple[int, bytes, bytes | None]]:
-    """Every record from the start to `last_offset`, read with librdkafka."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False})
+    """Every record from the start to `last_offset`, read with librdkafka, aborted ones too."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False,
+                         "isolation.level": "read_uncommitted"})
     try:
         consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
         got = []
@@ -88,3 +89,26 @@ def test_keyless_records_are_refused(cleaning_gateway):
     producer.produce("compacted-keyless", value=b"no key", on_delivery=lambda error, _: errors.append(error))
     assert producer.flush(30) == 0
     assert [error.code() for error in errors] == [KafkaError.INVALID_RECORD]
+
+
+def transaction(producer: Producer, topic: str, records: list[tuple[bytes, bytes]], *, commit: bool) -> None:
+    producer.begin_transaction()
+    for key, value in records:
+        producer.produce(topic, key=key, value=value, partition=0)
+    producer.flush(30)
+    (producer.commit_transaction if commit else producer.abort_transaction)(30)
+
+
+def test_aborted_transactions_are_cleaned_away(cleaning_gateway):
+    topic = "compacted-transactions"
+    create_topic(cleaning_gateway.bootstrap, topic, configs=CLEANS_QUICKLY)
+    producer = Producer({"bootstrap.servers": cleaning_gateway.bootstrap, "transactional.id": "compaction-txn"})
+    producer.init_transactions(30)
+    transaction(producer, topic, [(b"a", b"a1"), (b"b", b"b1")], commit=True)
+    transaction(producer, topic, [(b"a", b"aborted"), (b"c", b"aborted")], commit=False)
+    transaction(producer, topic, [(b"b", b"b2")], commit=True)
+    # offsets: a1 0, b1 1, marker 2, the aborted 3 and 4, marker 5, b2 6, marker 7
+    # read_uncommitted sees aborted records until the cleaner removes them; an aborted
+    # record supersedes nothing, so a1 stays
+    wait_until(lambda: everything(cleaning_gateway.bootstrap, topic, 6) == [(0, b"a", b"a1"), (6, b"b", b"b2")], 60,
+               "the stores cleaned the aborted records away")

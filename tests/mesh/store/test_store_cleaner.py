@@ -100,3 +100,18 @@ def test_a_small_map_cleans_in_several_passes_to_the_same_log(tmp_path):
                 pass
             results.append(live(store))
     assert results[0] == results[1]
+
+
+def test_stores_with_other_segments_and_timing_reach_the_same_log(tmp_path):
+    """The directive, not a store's own files or when it cleans, decides the result."""
+    results = []
+    for number, (segment_bytes, steps) in enumerate([(300, [9]), (10**6, [3, 7, 9]), (150, [5, 9])]):
+        with StoreLog(tmp_path / str(number), segment_bytes=segment_bytes) as store:
+            write_versions(store, 12)
+            compactions = {}
+            cleaner = StoreCleaner(store, compactions, 1 << 20)
+            for clean_before in steps:
+                compactions[KEY] = Compaction(clean_before, 0, clean_before, 0.5)
+                cleaner.clean_due()
+            results.append(live(store))
+    assert results[0] == results[1] == results[2]
