@@ -5,8 +5,8 @@ offset, older than min.compaction.lag.ms, when the dirty ratio is reached or
 a record waited max.compaction.lag.ms; a tombstone goes delete.retention.ms
 after the cleaner first passed it. Here the stores keep their own segments,
 so the gateway keeps Kafka's segments as positions in the partition: its
-active segment starts at `segment_start` and rolls after segment.ms or
-segment.bytes. Each check turns these rules into one `Compaction` of Dafka
+active segment starts at `segment_start` and rolls, at the next batch, after
+segment.ms or segment.bytes. Each check turns these rules into one `Compaction` of Dafka
 sequences, sent to every store in the partition's discard directive, so
 all stores clean the same batches; each store applies the dirty ratio to
 its own log.
@@ -33,6 +33,7 @@ class CleaningPoints:
     def __init__(self):
         self.segment_start: int | None = None  # the first sequence of the gateway's active segment
         self.segment_opened_ms = 0
+        self._roll_at: int | None = None  # where the next segment starts, once a batch comes after it
         self.clean_before = 0
         self.tombstones_before = 0
         self.last: Compaction | None = None  # the directive last sent, resent with the partition's others
@@ -57,12 +58,16 @@ class CleaningPoints:
         return self.last
 
     def _roll(self, offsets, end: int, config: CompactionConfig, now_ms: int) -> None:
-        """Roll the active segment once it is older than segment.ms or holds segment.bytes;
-        an empty one starts its clock at its first batch."""
+        """As Kafka rolls at the first append after the active segment grew older than
+        segment.ms or reached segment.bytes, so that the active segment always holds the
+        newest batch; an empty one starts its clock at its first batch."""
         if self.segment_start is None or self.segment_start < offsets.first_sequence:
             self.segment_start, self.segment_opened_ms = max(offsets.first_sequence, self.segment_start or 0), now_ms
+            self._roll_at = None
         if end == self.segment_start:
             self.segment_opened_ms = now_ms
+        elif self._roll_at is not None and end > self._roll_at:
+            self.segment_start, self.segment_opened_ms, self._roll_at = self._roll_at, now_ms, None
         elif (now_ms - self.segment_opened_ms >= config.segment_ms
               or offsets.bytes_from(self.segment_start) >= config.segment_bytes):
-            self.segment_start, self.segment_opened_ms = end, now_ms
+            self._roll_at = end
