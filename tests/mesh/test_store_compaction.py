@@ -11,7 +11,7 @@ from gateway.zmq_trio import zmq_context
 from protocol.journal.discard_directive import DISCARD_SUBJECT, Compaction, Discard, encode_discard
 from protocol.records import Codec, Record, RecordBatch, build_batch
 from tests.mesh.conftest import fast_config
-from tests.mesh.test_store_retention import wait_until
+from tests.mesh.test_store_retention import start_store, wait_until
 
 BATCHES = 30
 
@@ -59,3 +59,25 @@ async def test_every_store_cleans_to_the_same_log_and_serves_it(tmp_path):
         finally:
             producer.close()
             consumer.close()
+
+
+async def test_a_restarted_store_knows_what_it_may_clean_before_gateways_say_it_again(tmp_path):
+    config = fast_config()
+    compaction = Compaction(7, 3, 0, 0.25)
+    with zmq_context() as context, trio.fail_after(30):
+        producer = Producer(context, config)
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(run_tower, context, config)
+                await nursery.start(producer.run)
+                writer, stop = await start_store(nursery, context, config, tmp_path / "store")
+                discards = producer.host(DISCARD_SUBJECT, next_sequence=0)
+                await discards.publish(encode_discard(Discard("compacted", "A" * 32, 0, compaction)))
+                await discards.wait_acked(0, stores=1)
+                assert writer.compactions == {("compacted", "A" * 32): compaction}
+                await stop()
+                writer, _ = await start_store(nursery, context, config, tmp_path / "store")
+                assert writer.compactions == {("compacted", "A" * 32): compaction}
+                nursery.cancel_scope.cancel()
+        finally:
+            producer.close()

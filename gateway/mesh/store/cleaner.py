@@ -14,7 +14,7 @@ and one batch at a time.
 
 Where the last pass ended (the dirty part starts) is kept in memory only: after
 a restart the first pass takes the whole log as dirty, and reaches the same
-result.
+result. The directives themselves a restarted writer reads back from its log.
 """
 
 from __future__ import annotations

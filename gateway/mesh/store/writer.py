@@ -67,6 +67,8 @@ class StoreWriter:
         for key, head in heads.items():
             self.sequencers[key] = PartitionSequencer(head + 1)
             self.durable[key] = head
+        for content in await trio.to_thread.run_sync(self._directives_kept):
+            self._take_directive(content)  # what the cleaner may clean, before gateways send it again
         async with trio.open_nursery() as nursery:
             await nursery.start(self.node.run)
             nursery.start_soon(keep_serving, self.node.log, keep_filling_gaps, self.node, self.sequencers)
@@ -101,6 +103,11 @@ class StoreWriter:
             self._heads_seen.add(key)
             return
         self._queue(key, sequencer.offer(message.sequence, message.content))
+
+    def _directives_kept(self) -> list:
+        """The directives this store still holds (the newest: older ones go as applied)."""
+        return [entry.content for subject, address in self.log.partitions() if subject == DISCARD_SUBJECT
+                for entry in self.log.read(subject, address, self.log.first(subject, address), 2**31, 2**62)]
 
     def _take_directive(self, content) -> None:
         """Directives apply on receipt, in whatever order they come: they only grow, and the
