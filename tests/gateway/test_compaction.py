@@ -98,11 +98,7 @@ def test_tombstones_go_after_delete_retention_ms(cleaning_gateway):
 
 def test_keyless_records_are_refused(cleaning_gateway):
     create_topic(cleaning_gateway.bootstrap, "compacted-keyless", configs=CLEANS_QUICKLY)
-    producer = Producer({"bootstrap.servers": cleaning_gateway.bootstrap})
-    errors = []
-    producer.produce("compacted-keyless", value=b"no key", on_delivery=lambda error, _: errors.append(error))
-    assert producer.flush(30) == 0
-    assert [error.code() for error in errors] == [KafkaError.INVALID_RECORD]
+    assert keyless_refused(cleaning_gateway.bootstrap, "compacted-keyless")
 
 
 def transaction(producer: Producer, topic: str, records: list[tuple[bytes, bytes]], *, commit: bool) -> None:
@@ -125,3 +121,36 @@ def test_aborted_transactions_are_cleaned_away(cleaning_gateway):
     # read_uncommitted sees aborted records until the cleaner removes them; an aborted
     # record supersedes nothing, so a1 stays
     wait_cleaned(cleaning_gateway.bootstrap, topic, [(0, b"a", b"a1"), (6, b"b", b"b2")])
+
+
+def keyless_refused(bootstrap: str, topic: str) -> bool:
+    """Whether a produce without a key to `topic` is refused with INVALID_RECORD."""
+    producer = Producer({"bootstrap.servers": bootstrap})
+    errors = []
+    producer.produce(topic, value=b"no key", on_delivery=lambda error, _: errors.append(error))
+    assert producer.flush(30) == 0
+    assert errors[0] is None or errors[0].code() == KafkaError.INVALID_RECORD
+    return errors[0] is not None
+
+
+def test_alter_configs_makes_a_topic_compacted_and_back(cleaning_gateway):
+    from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+
+    create_topic(cleaning_gateway.bootstrap, "becomes-compacted")
+    assert not keyless_refused(cleaning_gateway.bootstrap, "becomes-compacted")
+    admin = KafkaAdminClient(bootstrap_servers=cleaning_gateway.bootstrap)
+    try:
+        for policy, refused in (("compact,delete", True), ("delete", False)):
+            admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "becomes-compacted",
+                                                configs={"cleanup.policy": policy})])
+            assert keyless_refused(cleaning_gateway.bootstrap, "becomes-compacted") == refused
+    finally:
+        admin.close()
+
+
+def test_the_broker_default_policy_applies_to_new_topics(tmp_path):
+    server = GatewayProcess(tmp_path, "--log-cleanup-policy", "compact").start()
+    try:
+        assert keyless_refused(server.bootstrap, "compacted-by-default")  # auto-created
+    finally:
+        server.stop()
