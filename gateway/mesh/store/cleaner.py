@@ -20,6 +20,7 @@ result. The directives themselves a restarted writer reads back from its log.
 from __future__ import annotations
 
 import shutil
+import threading
 import time
 from collections.abc import Iterator
 
@@ -39,6 +40,10 @@ READ_COUNT = 256
 READ_BYTES = 4 << 20
 
 
+class CleanerStopped(Exception):
+    """The store stops: the pass ends where it is (what was swapped in stays)."""
+
+
 class StoreCleaner:
     def __init__(self, store_log, compactions: dict[tuple[str, str], Compaction], dedupe_buffer_bytes: int):
         self.log = store_log
@@ -46,17 +51,28 @@ class StoreCleaner:
         self.capacity = map_capacity(dedupe_buffer_bytes)
         self._dirty_from: dict[tuple[str, str], int] = {}
         self._tombstones_done: dict[tuple[str, str], int] = {}
+        self._stopping = threading.Event()
+        self._running = threading.Lock()
 
     def clean_due(self) -> int:
         """One pass over every partition that needs one; how many passes ran."""
         passes = 0
-        for key, compaction in list(self.compactions.items()):
-            try:
-                passes += self._clean_if_due(key, compaction)
-            except DecodeError as error:  # not Kafka batches: such a partition is never compacted
-                log.error("store_cleaner.bad_batch", subject=key[0], address=key[1], reason=str(error))
-                self.compactions.pop(key, None)
+        with self._running:
+            for key, compaction in list(self.compactions.items()):
+                try:
+                    passes += self._clean_if_due(key, compaction)
+                except DecodeError as error:  # not Kafka batches: such a partition is never compacted
+                    log.error("store_cleaner.bad_batch", subject=key[0], address=key[1], reason=str(error))
+                    self.compactions.pop(key, None)
+                except CleanerStopped:
+                    break
         return passes
+
+    def stop(self) -> None:
+        """End the running pass soon, and wait until it has (from another thread)."""
+        self._stopping.set()
+        with self._running:
+            pass
 
     def _clean_if_due(self, key: tuple[str, str], compaction: Compaction) -> bool:
         first = self.log.first(*key)
@@ -107,6 +123,8 @@ class StoreCleaner:
     def _read(self, key: tuple[str, str], start: int) -> Iterator[Entry]:
         """The entries from `start` to the log's end, read a chunk at a time."""
         while True:
+            if self._stopping.is_set():
+                raise CleanerStopped
             entries = list(self.log.read(*key, start, READ_COUNT, READ_BYTES))
             if not entries:
                 return
@@ -120,17 +138,19 @@ class StoreCleaner:
         shutil.rmtree(cleaning, ignore_errors=True)
         cleaning.mkdir()
         files = Files(2, 1)
-        copy = Segment.create(cleaning, base, files)
-        changed = False
-        for entry in self._read(key, base):
-            if entry.sequence >= next_sequence:
-                break
-            cleaned = cleaned_content(entry.content, entry.sequence, done, offsets, transactions)
-            changed |= cleaned is not None
-            copy.append(files, entry.sequence, entry.content if cleaned is None else cleaned, entry.timestamp_ms)
-        if changed and copy.next_sequence == next_sequence:
-            copy.seal(files)
-        files.handles.close_all()
-        swapped = changed and copy.next_sequence == next_sequence and self.log.swap_cleaned(*key, base, next_sequence)
-        shutil.rmtree(cleaning, ignore_errors=True)
-        return swapped
+        try:
+            copy = Segment.create(cleaning, base, files)
+            changed = False
+            for entry in self._read(key, base):
+                if entry.sequence >= next_sequence:
+                    break
+                cleaned = cleaned_content(entry.content, entry.sequence, done, offsets, transactions)
+                changed |= cleaned is not None
+                copy.append(files, entry.sequence, entry.content if cleaned is None else cleaned, entry.timestamp_ms)
+            whole = changed and copy.next_sequence == next_sequence  # else a discard took the segment meanwhile
+            if whole:
+                copy.seal(files)
+            return whole and self.log.swap_cleaned(*key, base, next_sequence)
+        finally:
+            files.handles.close_all()
+            shutil.rmtree(cleaning, ignore_errors=True)

@@ -102,10 +102,15 @@ async def enforce_retention(store_log: StoreLog, interval_ms: int) -> None:
 
 async def keep_cleaning(cleaner: StoreCleaner, backoff_ms: int) -> None:
     """Clean in a worker thread, off the loop; rest log.cleaner.backoff.ms after a round
-    that found nothing to do, as Kafka's cleaner threads do."""
-    while True:
-        if not await trio.to_thread.run_sync(cleaner.clean_due):
-            await trio.sleep(backoff_ms / 1000)
+    that found nothing to do, as Kafka's cleaner threads do. Cancelled, end the pass
+    soon and wait for it: the log closes after."""
+    try:
+        while True:
+            if not await trio.to_thread.run_sync(cleaner.clean_due, abandon_on_cancel=True):
+                await trio.sleep(backoff_ms / 1000)
+    finally:
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(cleaner.stop)
 
 
 def main() -> None:
