@@ -18,7 +18,8 @@ keeps its place in the log, and readers skip empty ones). Control batches
 
 The offset map is bounded: a pass whose dirty batches hold more keys than
 it takes cleans up to where the map filled, and the next pass goes on from
-there. Keys are kept as 16-byte digests, as Kafka's SkimpyOffsetMap does.
+there. Keys are kept as 16-byte digests, as Kafka's SkimpyOffsetMap does, so
+that two keys with the same digest (a chance of 2^-128) count as one.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from protocol.records.record import Record, encode_record
 DIGEST_SIZE = 16
 MAP_ENTRY_BYTES = DIGEST_SIZE + 8  # Kafka's measure of an offset map slot: digest and offset
 MAP_LOAD_FACTOR = 0.9  # Kafka's log.cleaner.io.buffer.load.factor
+_EMPTY = bytes(DIGEST_SIZE)
 
 
 def map_capacity(buffer_bytes: int) -> int:
@@ -51,23 +53,48 @@ def key_digest(key: bytes) -> bytes:
 
 
 class OffsetMap:
-    """The newest offset of each key of the dirty batches, at most `capacity` keys."""
+    """The newest offset of each key of the dirty batches, at most `capacity` keys.
+
+    An open-addressing table of (digest, offset) slots in one buffer, as Kafka's
+    SkimpyOffsetMap: MAP_ENTRY_BYTES a slot, filled up to MAP_LOAD_FACTOR, so its
+    memory is what log.cleaner.dedupe.buffer.size says.
+    """
 
     def __init__(self, capacity: int):
         self.capacity = capacity
-        self._newest: dict[bytes, int] = {}
+        self._slots = int(capacity / MAP_LOAD_FACTOR) + 1
+        self._table = bytearray(self._slots * MAP_ENTRY_BYTES)
+        self._count = 0
 
     def __len__(self) -> int:
-        return len(self._newest)
+        return self._count
 
     def room_for(self, keys: int) -> bool:
-        return len(self._newest) + keys <= self.capacity
+        return self._count + keys <= self.capacity
 
     def put(self, key: bytes, offset: int) -> None:
-        self._newest[key_digest(key)] = offset
+        digest = key_digest(key)
+        at, empty = self._slot_of(digest)
+        if empty:
+            self._table[at:at + DIGEST_SIZE] = digest
+            self._count += 1
+        self._table[at + DIGEST_SIZE:at + MAP_ENTRY_BYTES] = offset.to_bytes(8, "big", signed=True)
 
     def newest(self, key: bytes) -> int | None:
-        return self._newest.get(key_digest(key))
+        at, empty = self._slot_of(key_digest(key))
+        return None if empty else int.from_bytes(self._table[at + DIGEST_SIZE:at + MAP_ENTRY_BYTES], "big", signed=True)
+
+    def _slot_of(self, digest: bytes) -> tuple[int, bool]:
+        """Where `digest` is, or the empty slot where it goes (an all-zero digest marks empty)."""
+        slot = int.from_bytes(digest[:8], "big") % self._slots
+        while True:
+            at = slot * MAP_ENTRY_BYTES
+            found = self._table[at:at + DIGEST_SIZE]
+            if found == digest:
+                return at, False
+            if found == _EMPTY:
+                return at, True
+            slot = (slot + 1) % self._slots
 
 
 class Transactions:
@@ -191,9 +218,13 @@ def plan_pass(entries: Entries, first: int, cleaning: Pass, capacity: int) -> tu
     offset map of its dirty batches, and where this pass ends: `clean_before`, or
     earlier where the map filled. Reads the log twice, keeping no batch."""
     transactions = Transactions()
-    for _, content in entries(first):
-        transactions.scan(RecordBatch(memoryview(content)))
-    offsets = OffsetMap(capacity)
+    dirty_records = 0
+    for position, content in entries(first):
+        batch = RecordBatch(memoryview(content))
+        transactions.scan(batch)
+        if cleaning.dirty_from <= position < cleaning.clean_before:
+            dirty_records += batch.record_count
+    offsets = OffsetMap(min(capacity, dirty_records))  # no bigger than this pass needs
     for position, content in entries(cleaning.dirty_from):
         if position >= cleaning.clean_before:
             break

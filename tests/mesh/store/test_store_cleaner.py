@@ -115,3 +115,14 @@ def test_stores_with_other_segments_and_timing_reach_the_same_log(tmp_path):
                 cleaner.clean_due()
             results.append(live(store))
     assert results[0] == results[1] == results[2]
+
+
+def test_a_stopped_cleaner_ends_its_pass_and_leaves_the_log_as_it_was(tmp_path):
+    with StoreLog(tmp_path, segment_bytes=300) as store:
+        write_versions(store, 12)
+        before = live(store)
+        cleaner = StoreCleaner(store, compaction(9), 1 << 20)
+        cleaner.stop()
+        assert cleaner.clean_due() == 0
+        assert live(store) == before
+        assert not list(tmp_path.glob(f"*/*/{CLEANING_DIRECTORY}"))
