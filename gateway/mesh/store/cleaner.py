@@ -80,7 +80,7 @@ class StoreCleaner:
             return False
         dirty_from = max(self._dirty_from.get(key, first), first)
         directory, segments = self.log.sealed_below(*key, compaction.clean_before)
-        if not segments or not self._due(key, compaction, dirty_from, segments):
+        if not segments or not self._due(key, compaction, first, dirty_from):
             return False
         started = time.perf_counter()
         cleaning = Pass(dirty_from, min(compaction.clean_before, segments[-1][1]), compaction.tombstones_before)
@@ -99,23 +99,17 @@ class StoreCleaner:
                  keys=len(offsets), segments_rewritten=rewritten, seconds=round(time.perf_counter() - started, 3))
         return True
 
-    def _due(self, key, compaction: Compaction, dirty_from: int, segments: list[tuple[int, int]]) -> bool:
+    def _due(self, key, compaction: Compaction, first: int, dirty_from: int) -> bool:
         """Kafka's choice: dirty enough, or a batch waited max.compaction.lag.ms, or tombstones
-        passed their horizon since the last pass."""
+        passed their horizon since the last pass. The ratio counts batches, not bytes: every
+        store then decides alike, whatever its own files."""
         if compaction.tombstones_before > self._tombstones_done.get(key, 0):
             return True
         if dirty_from >= compaction.clean_before:
             return False
         if compaction.must_clean_before > dirty_from:
             return True
-        clean = dirty = 0
-        for base, next_sequence in segments:
-            size = next_sequence - base  # batches: sizes of compacted segments shrink, counts do not
-            if next_sequence <= dirty_from:
-                clean += size
-            else:
-                dirty += size
-        return dirty / (clean + dirty) >= compaction.dirty_ratio
+        return (compaction.clean_before - dirty_from) / (compaction.clean_before - first) >= compaction.dirty_ratio
 
     def _entries(self, key: tuple[str, str], start: int) -> Iterator[tuple[int, bytes]]:
         return ((entry.sequence, entry.content) for entry in self._read(key, start))

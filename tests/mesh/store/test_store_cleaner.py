@@ -126,3 +126,19 @@ def test_a_stopped_cleaner_ends_its_pass_and_leaves_the_log_as_it_was(tmp_path):
         assert cleaner.clean_due() == 0
         assert live(store) == before
         assert not list(tmp_path.glob(f"*/*/{CLEANING_DIRECTORY}"))
+
+
+def test_a_pass_waits_for_the_dirty_ratio_unless_a_batch_waited_too_long(tmp_path):
+    with StoreLog(tmp_path, segment_bytes=300) as store:
+        write_versions(store, 13)
+        compactions = {KEY: Compaction(6, 0, 0, 0.5)}
+        cleaner = StoreCleaner(store, compactions, 1 << 20)
+        assert cleaner.clean_due() == 1
+        compactions[KEY] = Compaction(9, 0, 0, 0.5)  # 3 dirty batches of 9
+        assert cleaner.clean_due() == 0
+        compactions[KEY] = Compaction(12, 0, 0, 0.5)  # 6 of 12
+        assert cleaner.clean_due() == 1
+        compactions[KEY] = Compaction(13, 0, 0, 0.5)  # 1 of 13, but max.compaction.lag.ms passed for it
+        assert cleaner.clean_due() == 0
+        compactions[KEY] = Compaction(13, 0, 13, 0.5)
+        assert cleaner.clean_due() == 1
