@@ -138,7 +138,7 @@ def test_a_pass_waits_for_the_dirty_ratio_unless_a_batch_waited_too_long(tmp_pat
         assert cleaner.clean_due() == 0
         compactions[KEY] = Compaction(12, 0, 0, 0.5)  # 6 of 12
         assert cleaner.clean_due() == 1
-        compactions[KEY] = Compaction(13, 0, 0, 0.5)  # 1 of 13, but max.compaction.lag.ms passed for it
+        compactions[KEY] = Compaction(13, 0, 0, 0.5)  # 1 of 13
         assert cleaner.clean_due() == 0
-        compactions[KEY] = Compaction(13, 0, 13, 0.5)
+        compactions[KEY] = Compaction(13, 0, 13, 0.5)  # but max.compaction.lag.ms passed for it
         assert cleaner.clean_due() == 1
