@@ -13,8 +13,11 @@ and base sequence (so offsets and producer state stay as they were; consumers
 see gaps), and its codec; its records keep their offsets and timestamps, its
 CRC is new. A batch that loses every record keeps its header with no records
 (Kafka keeps such an empty batch only for a producer's state; here every batch
-keeps its place in the log, and readers skip empty ones). Control batches
-(transaction markers) are kept.
+keeps its place in the log, and readers skip empty ones). A COMMIT marker
+goes as Kafka's cleaner removes it: once no record of its transaction is left
+and it lies below `tombstones_before` (its delete horizon passed); a reader
+of the log takes an empty marker batch as the end of a transaction that left
+nothing to read. ABORT markers stay (see `Transactions.marker_removable`).
 
 The offset map is bounded: a pass whose dirty batches hold more keys than
 it takes cleans up to where the map filled, and the next pass goes on from
@@ -102,11 +105,15 @@ class Transactions:
 
     Built from the markers of a log: `scan` every batch in order, then ask
     `outcome(producer_id, offset)`: True committed, False aborted, None open.
+    While a pass rewrites the log in order, `kept` notes the transactions
+    that keep records, and `marker_removable` says whether a marker may go.
+    Holds two offsets and a flag per transaction of the log.
     """
 
     def __init__(self):
         self._open: dict[int, int] = {}  # producer id -> first offset of its open transaction
         self._ends: dict[int, list[tuple[int, int, bool]]] = {}  # producer id -> (first, marker, committed)
+        self._keeping: set[tuple[int, int]] = set()  # (producer id, marker offset) of transactions with records
 
     def scan(self, batch: RecordBatch) -> None:
         if not batch.is_transactional:
@@ -124,12 +131,29 @@ class Transactions:
             ends = self._ends.setdefault(producer_id, [])
             ends.append((first, batch.base_offset, marker.type == ControlType.COMMIT))
 
-    def outcome(self, producer_id: int, offset: int) -> bool | None:
+    def _end_of(self, producer_id: int, offset: int) -> tuple[int, int, bool] | None:
         ends = self._ends.get(producer_id, [])
         i = bisect_right(ends, (offset, float("inf"))) - 1
         if i >= 0 and ends[i][0] <= offset < ends[i][1]:
-            return ends[i][2]
+            return ends[i]
         return None
+
+    def outcome(self, producer_id: int, offset: int) -> bool | None:
+        end = self._end_of(producer_id, offset)
+        return None if end is None else end[2]
+
+    def kept(self, producer_id: int, offset: int) -> None:
+        end = self._end_of(producer_id, offset)
+        if end is not None:
+            self._keeping.add((producer_id, end[1]))
+
+    def marker_removable(self, producer_id: int, marker_offset: int) -> bool:
+        """A COMMIT marker the scan saw end a transaction, none of whose records are kept.
+        ABORT markers stay: a read_committed consumer told of an aborted transaction (the
+        gateway reports it from memory) skips the producer's batches until it meets one."""
+        end = self._end_of(producer_id, marker_offset - 1)  # the transaction ends right before its marker
+        return (end is not None and end[1] == marker_offset and end[2]
+                and (producer_id, marker_offset) not in self._keeping)
 
 
 def _counts(record: Record, batch: RecordBatch, transactions: Transactions) -> bool:
@@ -165,11 +189,17 @@ def _kept(record: Record, batch: RecordBatch, offsets: OffsetMap, transactions: 
 
 def clean_batch(batch: RecordBatch, offsets: OffsetMap, transactions: Transactions, *,
                 drop_tombstones: bool) -> bytes | None:
-    """The batch with only the records a compacted log keeps; None if it keeps them all."""
-    if batch.is_control or batch.record_count == 0:
+    """The batch with only the records a compacted log keeps; None if it keeps them all.
+    Batches must come in log order, for the transactions to learn what they keep."""
+    if batch.record_count == 0:
         return None
+    if batch.is_control:
+        removable = drop_tombstones and transactions.marker_removable(batch.producer_id, batch.base_offset)
+        return rebuilt_batch(batch, []) if removable else None
     records = batch.records()
     kept = [r for r in records if _kept(r, batch, offsets, transactions, drop_tombstones)]
+    if kept and batch.is_transactional:
+        transactions.kept(batch.producer_id, kept[0].offset)
     if len(kept) == len(records):
         return None
     return rebuilt_batch(batch, kept)

@@ -6,7 +6,7 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
 
 from tests.gateway.admin import create_topic
-from tests.gateway.clients import CLIENTS, Sent, confluent_produce
+from tests.gateway.clients import CLIENTS, Sent, confluent_consume, confluent_produce
 from tests.gateway.groups import wait_until
 from tests.gateway.server import GatewayProcess
 
@@ -110,8 +110,8 @@ def transaction(producer: Producer, topic: str, records: list[tuple[bytes, bytes
 
 
 def test_aborted_transactions_are_cleaned_away(cleaning_gateway):
-    topic = "compacted-transactions"
-    create_topic(cleaning_gateway.bootstrap, topic, configs=CLEANS_QUICKLY)
+    topic = "compacted-transactions"  # markers go at once too, their records gone
+    create_topic(cleaning_gateway.bootstrap, topic, configs={**CLEANS_QUICKLY, "delete.retention.ms": "0"})
     producer = Producer({"bootstrap.servers": cleaning_gateway.bootstrap, "transactional.id": "compaction-txn"})
     producer.init_transactions(30)
     transaction(producer, topic, [(b"a", b"a1"), (b"b", b"b1")], commit=True)
@@ -121,6 +121,8 @@ def test_aborted_transactions_are_cleaned_away(cleaning_gateway):
     # read_uncommitted sees aborted records until the cleaner removes them; an aborted
     # record supersedes nothing, so a1 stays
     wait_cleaned(cleaning_gateway.bootstrap, topic, [(0, b"a", b"a1"), (6, b"b", b"b2")])
+    got = confluent_consume(cleaning_gateway.bootstrap, topic, [0], 2, **{"isolation.level": "read_committed"})
+    assert [(g.offset, g.value) for g in got[:2]] == [(0, b"a1"), (6, b"b2")]
 
 
 def keyless_refused(bootstrap: str, topic: str) -> bool:

@@ -94,3 +94,16 @@ def test_aborted_records_go_and_markers_stay():
     # the aborted write neither survives nor supersedes "plain"; the open one is kept and supersedes nothing
     assert values[0] == [b"plain"] and values[1] == [] and values[3] == [b"committed"] and values[5] == [b"open"]
     assert cleaned[2] == log[2] and cleaned[4] == log[4]
+    past_horizon, _ = clean(cleaned, Pass(0, 6, 6), 100)
+    assert past_horizon[2] == log[2]  # an ABORT marker stays for read_committed consumers
+    assert past_horizon[4] == log[4]  # "committed" still stands for j
+
+
+def test_a_committed_marker_goes_once_its_records_are_superseded():
+    log = [transactional(0, b"j", b"committed", 8), marker(1, ControlType.COMMIT, 8),
+           build_batch([Record(2, 1, b"j", b"newer")])]
+    cleaned, _ = clean(log, Pass(0, 3, 3), 100)
+    assert is_empty_batch(cleaned[0]) and is_empty_batch(cleaned[1])
+    emptied = RecordBatch(memoryview(cleaned[1]))
+    assert emptied.is_control and emptied.is_transactional and emptied.producer_id == 8
+    emptied.verify_crc()
