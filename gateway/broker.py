@@ -44,7 +44,8 @@ async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshS
                 for kind in ("metadata", "groups", "transactions", "quotas", "acls", "credentials")}
     await storage.prefetch_heads(*(journal.subject for journal in journals.values()), DISCARD_SUBJECT)
     await discards.open()  # each journal sends directives for its older generations at replay
-    topics = TopicRegistry(broker, storage, journals["metadata"], discards)
+    topics = TopicRegistry(broker, storage, journals["metadata"], discards,
+                           cleaner_backoff_ms=settings.store.log_cleaner_backoff_ms)
     await nursery.start(topics.run)
     groups = GroupCoordinator(broker, journals["groups"], MappingProxyType(topics.topics))
     await nursery.start(groups.run)

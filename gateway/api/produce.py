@@ -29,7 +29,7 @@ from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.kafka_error import KafkaError
 from gateway.observability.broker_metrics import BYTES_IN, RECORDS_IN, STORE_WAIT_SECONDS
-from gateway.partitions.batch_checks import checked_batch, topic_codec
+from gateway.partitions.batch_checks import check_keyed, checked_batch, topic_codec
 from gateway.quotas.entities import PRODUCER_BYTE_RATE
 from gateway.server.answers import NO_RESPONSE, CloseConnection, Deferred
 from gateway.server.dispatch import Request
@@ -109,6 +109,8 @@ async def _append(request: Request, services: Services, topic_name: str, data, a
                          f"fewer in-sync stores than min.insync.replicas ({partition.min_insync})")
     max_bytes = int(topics.config(topic, "max.message.bytes"))
     batch = checked_batch(data.records, request.version, max_bytes, topic_codec(lambda name: topics.config(topic, name)))
+    if "compact" in topics.config(topic, "cleanup.policy").split(","):
+        check_keyed(batch, f"{topic_name}-{data.index}")
     if batch.is_transactional and request.body.transactional_id is not None:
         services.transactions.check_produce(request.body.transactional_id, batch.producer_id,
                                             batch.producer_epoch, topic_name, data.index)

@@ -81,6 +81,17 @@ def checked_batch(records, version: int, max_message_bytes: int, target: TopicCo
     return batch
 
 
+def check_keyed(batch: RecordBatch, topic_partition: str) -> None:
+    """A compacted topic takes only records with keys, in Kafka's words."""
+    try:
+        keyless = any(record.key is None for record in batch.records())
+    except DecodeError as exc:
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"malformed records: {exc}") from None
+    if keyless:
+        raise KafkaError(ErrorCode.INVALID_RECORD,
+                         f"Compacted topic cannot accept message without key in topic partition {topic_partition}.")
+
+
 def _check_size(size: int, max_message_bytes: int) -> None:
     if size > max_message_bytes:
         raise KafkaError(ErrorCode.MESSAGE_TOO_LARGE,

@@ -76,6 +76,13 @@ class OffsetIndex:
         start = self._byte_ends[position - 1] if position > 0 else 0
         return max(bisect_right(self._byte_ends, start + max_bytes, position) - position, 1)
 
+    def bytes_from(self, sequence: int) -> int:
+        """Bytes of the batches from `sequence` (at most the next sequence) to the end."""
+        position = sequence - self.first_sequence
+        if not len(self) or position >= len(self):
+            return 0
+        return self._byte_ends[-1] - (self._byte_ends[position - 1] if position > 0 else 0)
+
     def first_reaching(self, timestamp: int) -> int | None:
         """The first sequence whose batch, or an earlier one, has a timestamp >= `timestamp`."""
         position = bisect_left(self._max_timestamps, timestamp)

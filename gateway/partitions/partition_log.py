@@ -6,6 +6,12 @@ its ordinal in the partition; `OffsetIndex` maps offsets to sequences.
 Recent batches stay in memory (the tail) for fetches; older ones are read
 back from the stores through the mesh.
 
+In a compacted topic the stores clean the batches below `cleaning.clean_before`
+(see cleaning_points.py): such a batch keeps its sequence and offsets with
+fewer records, or none. The tail keeps nothing below that point, so that reads
+there go to the stores and get the cleaned batches, and reads skip the
+batches left empty, as Kafka's log holds none there.
+
 A batch is acknowledged to an acks=1 producer once one store holds it, to
 an acks=all producer once `min_insync` stores do. The in-sync stores are the
 live ones that hold what was published `replica.lag.time.max.ms` ago. The
@@ -27,14 +33,17 @@ import structlog
 import trio
 
 from gateway.kafka_error import KafkaError
+from gateway.partitions.cleaning_points import CleaningPoints, CompactionConfig
 from gateway.partitions.offset_index import OffsetIndex
 from gateway.partitions.producer_state import ActiveProducer, ProducerStates
 from gateway.partitions.read_ahead import ReadAhead
 from gateway.partitions.transaction_index import AbortedTransaction
 from gateway.partitions.watermark_waiters import WatermarkWaiters
+from protocol.journal.discard_directive import Compaction
 from protocol.journal.partition_checkpoint import PartitionCheckpoint
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import RecordBatch, assign_offsets
+from protocol.records.compaction import is_empty_batch
 
 log = structlog.get_logger()
 
@@ -84,6 +93,7 @@ class PartitionLog:
         self.index = index
         self.mesh = mesh
         self._stores = ReadAhead(lambda first, count: read(topic, mesh.uuid, first, count))
+        self.cleaning = CleaningPoints()
         self.offsets = offsets
         self.producers = producers
         self._min_insync = min_insync
@@ -282,18 +292,25 @@ class PartitionLog:
 
     async def read(self, offset: int, max_bytes: int, *, limit: int | None = None) -> list[StoredBatch]:
         """Batches from the one holding `offset` up to `limit` (the watermark by
-        default), at least one batch if any, within `max_bytes` otherwise."""
+        default), at least one batch if any, within `max_bytes` otherwise; batches
+        that compaction left empty are skipped."""
         limit = self.high_watermark if limit is None else limit
         if offset >= limit:
             return []
         sequence = self.offsets.sequence_of(offset)
         found: list[StoredBatch] = []
         size = 0
-        for batch in await self._batches_from(sequence, max_bytes):
-            if batch.base_offset >= limit or (found and size + len(batch.data) > max_bytes):
+        while not found:
+            batches = await self._batches_from(sequence, max_bytes)
+            for batch in batches:
+                if batch.base_offset >= limit or (found and size + len(batch.data) > max_bytes):
+                    return found
+                if not is_empty_batch(batch.data):
+                    found.append(batch)
+                    size += len(batch.data)
+            sequence = batches[-1].sequence + 1 if batches else self.offsets.next_sequence
+            if sequence >= self.offsets.next_sequence:
                 break
-            found.append(batch)
-            size += len(batch.data)
         return found
 
     async def _batches_from(self, sequence: int, max_bytes: int) -> list[StoredBatch]:
@@ -306,6 +323,23 @@ class PartitionLog:
         records = await self._stores.read(sequence, max(min(count, tail_start - sequence), 1), tail_start)
         # Retention or DeleteRecords may have moved the log start past some meanwhile.
         return [self._stored(seq, content) for seq, content in records if seq >= self.offsets.first_sequence]
+
+    def compaction(self, config: CompactionConfig, now_ms: int) -> Compaction:
+        """How far the stores may clean now; the tail and the read-ahead forget what they may clean."""
+        cleaned_before = self.cleaning.clean_before
+        compaction = self.cleaning.advance(self.offsets, self._stable_sequence(), config, now_ms)
+        if compaction.clean_before > cleaned_before:
+            while self._tail and self._tail[0].sequence < compaction.clean_before:
+                self._tail_bytes -= len(self._tail.popleft().data)
+            self._stores.forget()
+        return compaction
+
+    def _stable_sequence(self) -> int:
+        """The sequence of the batch holding the last stable offset (the end if none does)."""
+        stable = self.last_stable_offset
+        if stable >= self.offsets.next_offset or not len(self.offsets):
+            return self.offsets.next_sequence
+        return self.offsets.sequence_of(max(stable, self.offsets.first_offset))
 
     @property
     def first_sequence(self) -> int:

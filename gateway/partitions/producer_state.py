@@ -134,6 +134,9 @@ class ProducerStates:
                 batch.producer_epoch, coordinator_epoch=entry.coordinator_epoch if entry else -1)
         entry.last_timestamp = batch.max_timestamp
         if batch.is_control:
+            if batch.record_count == 0:  # a marker compaction removed with all its transaction's records
+                self.transactions.end(producer_id, base_offset, aborted=False)
+                return
             marker = read_control_record(batch.records()[0])
             entry.coordinator_epoch = marker.coordinator_epoch
             self.transactions.end(producer_id, base_offset, aborted=marker.type == ControlType.ABORT)

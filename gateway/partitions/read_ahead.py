@@ -39,6 +39,10 @@ class ReadAhead:
             self._ask_ahead(range(after, min(after + count, end)))
         return records
 
+    def forget(self) -> None:
+        """Drop what was read ahead (the stores may have cleaned it since)."""
+        self._window = {}
+
     def _from_window(self, first: int, count: int) -> list[tuple[int, object]]:
         records = []
         for sequence in range(first, first + count):

@@ -112,11 +112,11 @@ class BrokerSettings:
                                                          "index and producer state are checkpointed in log.dirs, "
                                                          "so that start-up reads only the batches after")
     # Defaults of topic configs that have no effect here (see the README's inert topic configs).
-    log_segment_bytes: int = kafka(Integer(1048576), 1073741824, "segment.bytes of topics (inert: the stores' "
-                                                                  "segments are store.segment.bytes)")
-    log_roll_ms: int | None = kafka(Nullable(inner=long(1)), None, "segment.ms of topics; wins over log.roll.hours "
-                                                                   "(inert)")
-    log_roll_hours: int = kafka(POSITIVE, 168, "segment.ms of topics, in hours (inert)")
+    log_segment_bytes: int = kafka(Integer(1048576), 1073741824, "segment.bytes of topics: what a compacted "
+                                                                  "partition's active segment holds at most")
+    log_roll_ms: int | None = kafka(Nullable(inner=long(1)), None, "segment.ms of topics; wins over log.roll.hours")
+    log_roll_hours: int = kafka(POSITIVE, 168, "segment.ms of topics, in hours: the age at which a compacted "
+                                               "partition's active segment becomes cleanable")
     log_roll_jitter_ms: int | None = kafka(Nullable(inner=long(0)), None, "segment.jitter.ms of topics; wins over "
                                                                           "log.roll.jitter.hours (inert)")
     log_roll_jitter_hours: int = kafka(Integer(0), 0, "segment.jitter.ms of topics, in hours (inert)")
@@ -130,12 +130,14 @@ class BrokerSettings:
     log_flush_scheduler_interval_ms: int = kafka(long(0), 2**63 - 1, "flush.ms of topics (inert: store.fsync "
                                                                       "decides)")
     log_segment_delete_delay_ms: int = kafka(long(0), 60000, "file.delete.delay.ms of topics (inert)")
-    log_cleaner_delete_retention_ms: int = kafka(long(0), 86400000, "delete.retention.ms of topics (inert: no "
-                                                                     "compaction)")
-    log_cleaner_min_compaction_lag_ms: int = kafka(long(0), 0, "min.compaction.lag.ms of topics (inert)")
-    log_cleaner_max_compaction_lag_ms: int = kafka(long(1), 2**63 - 1, "max.compaction.lag.ms of topics (inert)")
-    log_cleaner_min_cleanable_ratio: float = kafka(Real(0.0, 1.0), 0.5, "min.cleanable.dirty.ratio of topics "
-                                                                        "(inert)")
+    log_cleaner_delete_retention_ms: int = kafka(long(0), 86400000, "delete.retention.ms of topics: how long "
+                                                                     "tombstones stay once cleanable")
+    log_cleaner_min_compaction_lag_ms: int = kafka(long(0), 0, "min.compaction.lag.ms of topics: least age of a "
+                                                               "record before it may be cleaned")
+    log_cleaner_max_compaction_lag_ms: int = kafka(long(1), 2**63 - 1, "max.compaction.lag.ms of topics: age after "
+                                                                       "which a record is cleaned whatever the ratio")
+    log_cleaner_min_cleanable_ratio: float = kafka(Real(0.0, 1.0), 0.5, "min.cleanable.dirty.ratio of topics: "
+                                                                        "share of a log uncleaned before a pass")
     log_preallocate: bool = kafka(Boolean(), False, "preallocate of topics (inert)")
     unclean_leader_election_enable: bool = kafka(Boolean(), False, "unclean.leader.election.enable of topics "
                                                                    "(inert: every store is a replica)")
@@ -149,8 +151,9 @@ class BrokerSettings:
     log_local_retention_bytes: int = kafka(long(-2), -2, "local.retention.bytes of topics (inert)")
     log_message_timestamp_type: str = kafka(Choice(choices=("CreateTime", "LogAppendTime")), "CreateTime",
                                             "whether records keep the producer's timestamp or get the append time")
-    log_cleanup_policy: str = kafka(ChoiceList(choices=("delete",)), "delete",
-                                    "what happens to old batches: deleted by retention")
+    log_cleanup_policy: str = kafka(ChoiceList(choices=("delete", "compact")), "delete",
+                                    "what happens to old batches: delete (by retention), compact (the newest "
+                                    "record of each key kept), or both")
     compression_type: str = kafka(Choice(choices=("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")),
                                   "producer", "codec topics store batches with; producer: the producer's own, "
                                               "else batches with another are recompressed")
@@ -381,6 +384,10 @@ class StoreSettings:
                                                    "(-1: for ever; __dafka_gateway_* kept)", S)
     store_retention_check_interval_ms: int = setting(long(1), 300000, "how often the store retention is "
                                                                       "applied", S)
+    log_cleaner_dedupe_buffer_size: int = kafka(long(1 << 20), 134217728, "memory of the offset map a cleaning "
+                                                "pass builds (24 bytes a key, as Kafka counts)", G | S)
+    log_cleaner_backoff_ms: int = kafka(long(0), 15000, "how long the cleaner rests when no partition needs "
+                                        "cleaning; also how often gateways move what is cleanable", G | S)
 
     def __post_init__(self):
         check_values(self)

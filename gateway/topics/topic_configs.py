@@ -5,8 +5,7 @@ it inherits (Kafka's "synonyms", most specific first), else Kafka's default
 for the few without a broker setting. A topic config takes the values its
 broker setting takes. Every topic config of Kafka 4 is accepted; those that
 mean nothing here are inert (their doc says why, the README lists them),
-while a config the gateway honours takes only the values it honours
-(cleanup.policy is delete: compaction is not built).
+while a config the gateway honours takes only the values it honours.
 """
 
 from __future__ import annotations
@@ -56,14 +55,14 @@ class TopicConfig:
 
 
 INERT = "Accepted; has no effect here because "
-NO_COMPACTION = INERT + "compaction is not built (cleanup.policy is delete only)."
 NO_TIERS = INERT + "the gateway has no tiered storage: the stores keep every partition whole."
 THROTTLE = INERT + "the stores replicate by publish and subscribe, not by followers fetching from a leader."
 
 
 TOPIC_CONFIGS = {c.name: c for c in (
     TopicConfig("cleanup.policy", ("log.cleanup.policy",),
-                "Only delete is supported: old segments are removed by retention."),
+                "delete: old batches go by retention; compact: the stores keep the newest record of each key; "
+                "compact,delete: both."),
     TopicConfig("compression.type", ("compression.type",),
                 "Codec batches are stored with: producer keeps the producer's, else batches with another codec "
                 "are recompressed (uncompressed, gzip, snappy, lz4, zstd)."),
@@ -81,9 +80,10 @@ TOPIC_CONFIGS = {c.name: c for c in (
     TopicConfig("retention.ms", ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
                 "How long batches are kept; -1 for ever.", inherit=lambda s: s.retention_ms, kind=long(-1)),
     TopicConfig("segment.bytes", ("log.segment.bytes",),
-                "Size of a log segment. " + INERT + "the stores cut their own segments (store.segment.bytes)."),
+                "Size of a log segment: a compacted partition's active segment, never cleaned, rolls at it "
+                "(the stores cut their own files by store.segment.bytes)."),
     TopicConfig("segment.ms", ("log.roll.ms", "log.roll.hours"),
-                "Time after which a segment is rolled. " + INERT + "the stores cut their own segments.",
+                "Time after which a compacted partition's active segment rolls and becomes cleanable.",
                 inherit=lambda s: s.segment_ms, kind=long(1)),
     TopicConfig("segment.jitter.ms", ("log.roll.jitter.ms", "log.roll.jitter.hours"),
                 "Random jitter subtracted from segment.ms. " + INERT + "segments are not rolled by time.",
@@ -100,13 +100,13 @@ TOPIC_CONFIGS = {c.name: c for c in (
     TopicConfig("file.delete.delay.ms", ("log.segment.delete.delay.ms",),
                 "Delay before a deleted segment's file is removed. " + INERT + "the stores remove files at once."),
     TopicConfig("delete.retention.ms", ("log.cleaner.delete.retention.ms",),
-                "How long tombstones of a compacted topic are kept. " + NO_COMPACTION),
+                "How long tombstones of a compacted topic are kept once they are cleanable."),
     TopicConfig("min.compaction.lag.ms", ("log.cleaner.min.compaction.lag.ms",),
-                "Least time a record stays uncompacted. " + NO_COMPACTION),
+                "Least time a record stays uncompacted."),
     TopicConfig("max.compaction.lag.ms", ("log.cleaner.max.compaction.lag.ms",),
-                "Most time a record stays uncompacted. " + NO_COMPACTION),
+                "Most time a record stays uncompacted, whatever the dirty ratio."),
     TopicConfig("min.cleanable.dirty.ratio", ("log.cleaner.min.cleanable.ratio",),
-                "Share of a log that must be uncompacted before it is cleaned. " + NO_COMPACTION),
+                "Share of a log that must be uncompacted before it is cleaned."),
     TopicConfig("preallocate", ("log.preallocate",),
                 "Whether segment files are preallocated. " + INERT + "the stores write their own files."),
     TopicConfig("unclean.leader.election.enable", ("unclean.leader.election.enable",),

@@ -28,6 +28,7 @@ from gateway.topics.native_topics import NativeTopics
 from gateway.topics.partition_checkpoints import CHECKPOINTS_DIRECTORY, PartitionCheckpoints, Recovery
 from gateway.topics.producer_ids import ProducerIds
 from gateway.topics.topic import PartitionState, Topic, check_topic_name
+from gateway.topics.topic_compaction import keep_cleaning_points_moving, partition_discards, policies
 from gateway.topics.topic_configs import TOPIC_CONFIGS, InvalidConfig, checked_overrides
 from protocol.dafka import new_uuid
 from protocol.journal.discard_directive import Discard
@@ -42,8 +43,9 @@ STORES_CHECK_S = 0.25  # how soon stores that came, went or fell behind move the
 
 class TopicRegistry:
     def __init__(self, settings: BrokerSettings, storage: MeshStorage, journal: Journal,
-                 discards: DiscardDirectives):
+                 discards: DiscardDirectives, *, cleaner_backoff_ms: int = 15000):
         self.settings = settings
+        self.cleaner_backoff_ms = cleaner_backoff_ms
         self.storage = storage
         self.discards = discards
         self.journal = journal  # the metadata journal
@@ -76,6 +78,8 @@ class TopicRegistry:
             self.journal.compact_with(nursery, self._metadata_snapshot)
             nursery.start_soon(self.native.run)
             nursery.start_soon(self.enforce_retention)
+            nursery.start_soon(keep_cleaning_points_moving, self.topics, self.settings, self.discards.send,
+                               self.cleaner_backoff_ms)
             nursery.start_soon(self._checkpoint_periodically)
             nursery.start_soon(self._follow_stores)
             log.info("topics_ready", topics=len(self.topics), **self.recovery.summary())
@@ -108,7 +112,7 @@ class TopicRegistry:
         and must not come back as native partitions."""
         return [*(topic.state() for topic in self.topics.values() if not topic.native),
                 {"type": OWN_ADDRESSES, "addresses": sorted(self.own_addresses)},
-                {"type": DELETED_PARTITIONS, "discards": [list(d) for d in self.deleted_partitions.values()]},
+                {"type": DELETED_PARTITIONS, "discards": [list(d[:3]) for d in self.deleted_partitions.values()]},
                 *self.producer_ids.entries(), *self.native.entries()]
 
     async def _open(self, topic: Topic, heads: dict[str, int] | None = None) -> None:
@@ -329,7 +333,7 @@ class TopicRegistry:
             await trio.sleep(self.settings.log_retention_check_interval_ms / 1000)
             now_ms = int(time.time() * 1000)
             for topic in list(self.topics.values()):
-                if topic.native:
+                if topic.native or "delete" not in policies(topic, self.settings):
                     continue
                 retention_ms = int(topic.config("retention.ms", self.settings))
                 retention_bytes = int(topic.config("retention.bytes", self.settings))
@@ -348,7 +352,7 @@ class TopicRegistry:
         nothing waits on them to go on)."""
         async with self.topic_lock:  # what is journaled: save_log_start updates it under the lock
             discards = [discard for topic in self.topics.values() if not topic.native
-                        for discard in self._journaled_discards(topic)]
+                        for discard in partition_discards(topic, self.settings)]
         await self.discards.send(discards)
 
     async def save_log_start(self, topic: Topic) -> None:
@@ -366,10 +370,4 @@ class TopicRegistry:
                 state.log_start_offset = partition.log_start_offset
                 state.first_sequence = partition.first_sequence
             await self.journal.write(topic.state())
-            await self.discards.send([d for d in self._journaled_discards(topic) if d.address in grown])
-
-    @staticmethod
-    def _journaled_discards(topic: Topic) -> list[Discard]:
-        """What the stores may discard of a gateway topic's partitions, as journaled."""
-        return [Discard(topic.name, state.address, state.first_sequence)
-                for state in topic.partition_states if state.first_sequence > 0]
+            await self.discards.send([d for d in partition_discards(topic, self.settings) if d.address in grown])

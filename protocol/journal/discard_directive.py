@@ -5,6 +5,9 @@ subject DISCARD_SUBJECT: no client or replay reads the records of that partition
 with a sequence below `before` any more (they lie below a Kafka log start, in a
 deleted topic, or in an older journal generation). A partition's directives
 only grow, so a lost one is superseded by the next.
+
+The directive of a compacted topic's partition also carries "compact", what the
+stores may clean (see `Compaction`); a directive without it stops cleaning.
 """
 
 from __future__ import annotations
@@ -16,14 +19,30 @@ RESERVED_PREFIX = "__dafka_gateway_"  # the gateway's own subjects: journals and
 DISCARD_SUBJECT = RESERVED_PREFIX + "discard"
 
 
+class Compaction(NamedTuple):
+    """How far the stores may clean a partition, in sequences, and when (the gateway
+    decides the positions, so every store cleans the same batches)."""
+
+    clean_before: int  # the batches below are cleanable: never the active segment or past the stable end
+    tombstones_before: int  # tombstones below were cleanable delete.retention.ms ago: they may go
+    must_clean_before: int  # batches below waited max.compaction.lag.ms: cleaned whatever the dirty ratio
+    dirty_ratio: float  # min.cleanable.dirty.ratio
+
+
 class Discard(NamedTuple):
     subject: str
     address: str
     before: int
+    compact: Compaction | None = None
 
 
 def encode_discard(discard: Discard) -> bytes:
-    return json.dumps(discard._asdict(), separators=(",", ":")).encode()
+    fields = discard._asdict()
+    if discard.compact is None:
+        del fields["compact"]
+    else:
+        fields["compact"] = discard.compact._asdict()
+    return json.dumps(fields, separators=(",", ":")).encode()
 
 
 def decode_discard(content) -> Discard:
@@ -32,10 +51,23 @@ def decode_discard(content) -> Discard:
         fields = json.loads(bytes(content))
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
-    if not isinstance(fields, dict) or fields.keys() != set(Discard._fields):
-        raise ValueError(f"a directive is an object of {', '.join(Discard._fields)}")
+    if not isinstance(fields, dict) or fields.keys() - {"compact"} != set(Discard._fields[:3]):
+        raise ValueError(f"a directive is an object of {', '.join(Discard._fields)} (optional)")
     discard = Discard(**fields)
-    if not (isinstance(discard.subject, str) and isinstance(discard.address, str)
-            and type(discard.before) is int and discard.before >= 0):
+    if not (isinstance(discard.subject, str) and isinstance(discard.address, str) and _is_sequence(discard.before)):
         raise ValueError("subject and address must be strings, before a sequence")
-    return discard
+    return discard._replace(compact=None if discard.compact is None else _compaction(discard.compact))
+
+
+def _compaction(fields) -> Compaction:
+    if not isinstance(fields, dict) or fields.keys() != set(Compaction._fields):
+        raise ValueError(f"compact is an object of {', '.join(Compaction._fields)}")
+    compaction = Compaction(**fields)
+    if not (all(map(_is_sequence, compaction[:3])) and type(compaction.dirty_ratio) in (int, float)
+            and 0 <= compaction.dirty_ratio <= 1):
+        raise ValueError("compact holds three sequences and a ratio from 0 to 1")
+    return compaction
+
+
+def _is_sequence(value) -> bool:
+    return type(value) is int and value >= 0

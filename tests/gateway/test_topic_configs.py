@@ -67,8 +67,10 @@ def incremental(admin, name: str, *changes: tuple[str, str | None, AlterConfigOp
 
 def test_every_kafka_4_topic_config_is_known_and_inert_ones_say_so():
     assert set(TOPIC_CONFIGS) == KAFKA_4_TOPIC_CONFIGS
-    assert "has no effect here because" in TOPIC_CONFIGS["segment.bytes"].doc
-    assert "no effect" not in TOPIC_CONFIGS["retention.ms"].doc
+    assert "has no effect here because" in TOPIC_CONFIGS["segment.index.bytes"].doc
+    for honoured in ("retention.ms", "segment.bytes", "segment.ms", "delete.retention.ms", "min.compaction.lag.ms",
+                     "max.compaction.lag.ms", "min.cleanable.dirty.ratio"):
+        assert "no effect" not in TOPIC_CONFIGS[honoured].doc
 
 
 def test_inert_configs_are_created_and_described(admin, shared_gateway):
@@ -118,8 +120,12 @@ def test_list_configs_take_append_subtract_and_delete(admin, shared_gateway):
     assert incremental(admin, "tc-lists", (THROTTLED, None, AlterConfigOpType.DELETE)) is None
     assert described(admin, "tc-lists")[THROTTLED].value == ""
     assert incremental(admin, "tc-lists", ("cleanup.policy", "delete", AlterConfigOpType.APPEND)) is None
-    code, _ = incremental(admin, "tc-lists", ("cleanup.policy", "compact", AlterConfigOpType.APPEND))
-    assert code == KafkaError.INVALID_CONFIG  # compaction is not built
+    assert incremental(admin, "tc-lists", ("cleanup.policy", "compact", AlterConfigOpType.APPEND)) is None
+    assert described(admin, "tc-lists")["cleanup.policy"].value == "delete,compact"
+    code, _ = incremental(admin, "tc-lists", ("cleanup.policy", "shred", AlterConfigOpType.APPEND))
+    assert code == KafkaError.INVALID_CONFIG
+    assert incremental(admin, "tc-lists", ("cleanup.policy", "delete", AlterConfigOpType.SUBTRACT)) is None
+    assert described(admin, "tc-lists")["cleanup.policy"].value == "compact"
     code, _ = incremental(admin, "tc-lists", ("preallocate", "true", AlterConfigOpType.APPEND))
     assert code == KafkaError.INVALID_CONFIG  # not a list
 
@@ -127,7 +133,7 @@ def test_list_configs_take_append_subtract_and_delete(admin, shared_gateway):
 INVALID = [
     ("segment.ms", "0"), ("segment.bytes", "1000"), ("min.cleanable.dirty.ratio", "1.5"),
     ("min.cleanable.dirty.ratio", "half"), ("preallocate", "yes"), ("local.retention.ms", "-3"),
-    (THROTTLED, "0-1"), (THROTTLED, "*,0:1"), ("max.compaction.lag.ms", "0"), ("cleanup.policy", "compact"),
+    (THROTTLED, "0-1"), (THROTTLED, "*,0:1"), ("max.compaction.lag.ms", "0"), ("cleanup.policy", "shred"),
     ("segment.index.bytes", "2147483648"),
 ]
 
@@ -182,4 +188,5 @@ def test_documentation_and_types_on_the_wire(shared_gateway):
     configs = {c.name: c for c in result.configs}
     assert {name: (c.value, ConfigType(c.config_type).name) for name, c in configs.items()} == {
         "preallocate": ("false", "BOOLEAN"), "min.cleanable.dirty.ratio": ("0.5", "DOUBLE"), THROTTLED: ("", "LIST")}
-    assert all("has no effect here because" in c.documentation for c in configs.values())
+    assert all("has no effect here because" in configs[name].documentation for name in ("preallocate", THROTTLED))
+    assert configs["min.cleanable.dirty.ratio"].documentation == TOPIC_CONFIGS["min.cleanable.dirty.ratio"].doc

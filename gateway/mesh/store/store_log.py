@@ -211,6 +211,23 @@ class StoreLog:
                 fsync_directory(str(partition.directory))
             return len(deleted)
 
+    def sealed_below(self, subject: str, address: str, before: int) -> tuple[Path, list[tuple[int, int]]]:
+        """The partition's directory and its segments holding entries below `before`, as
+        (base, next sequence), all sealed (the active one is, if it held any)."""
+        with self._lock, self._writing():
+            partition = self._partitions.get((subject, address))
+            if partition is None:
+                return self.directory, []
+            sealed = partition.sealed_below(self._files, before)
+            self._unsynced.difference_update(s for s in partition.segments if s.sealed)
+            return partition.directory, sealed
+
+    def swap_cleaned(self, subject: str, address: str, base: int, next_sequence: int) -> bool:
+        """Put the cleaned copy the cleaner wrote of a segment in its place (see segment_swap)."""
+        with self._lock, self._writing():
+            partition = self._partitions.get((subject, address))
+            return partition is not None and partition.swap_cleaned(self._files, base, next_sequence)
+
     def close(self) -> None:
         with self._lock:
             if self._lock_fd is None:

@@ -19,6 +19,7 @@ import zmq
 from gateway.directory_lock import DirectoryInUse, locked_directory
 from gateway.lifecycle import first_failure, run_node, served, start_command
 from gateway.mesh.mesh_node import MeshBindError
+from gateway.mesh.store.cleaner import StoreCleaner
 from gateway.mesh.store.entry import CorruptLogError
 from gateway.mesh.store.reader import StoreReader
 from gateway.mesh.store.storage_failure import STORAGE_FAILED, StorageFailed, is_storage_error
@@ -53,7 +54,7 @@ def existing_store_uuid(directory: Path) -> str:
 
 async def run_store(context: zmq.Context, mesh: MeshSettings, store: StoreSettings, store_log=None, *,
                     task_status=trio.TASK_STATUS_IGNORED) -> None:
-    """Run writer and reader, and the store-wide retention if any, until cancelled;
+    """Run writer and reader, the cleaner, and the store-wide retention if any, until cancelled;
     `store_log` defaults to a StoreLog under store.db."""
     directory = store.store_db
     directory.mkdir(parents=True, exist_ok=True)
@@ -66,6 +67,8 @@ async def run_store(context: zmq.Context, mesh: MeshSettings, store: StoreSettin
             async with trio.open_nursery() as nursery:
                 await nursery.start(writer.run)
                 await nursery.start(reader.run)
+                cleaner = StoreCleaner(store_log, writer.compactions, store.log_cleaner_dedupe_buffer_size)
+                nursery.start_soon(keep_cleaning, cleaner, store.log_cleaner_backoff_ms)
                 if has_retention(store):
                     nursery.start_soon(enforce_retention, store_log, store.store_retention_check_interval_ms)
                 task_status.started((writer, reader))
@@ -95,6 +98,19 @@ async def enforce_retention(store_log: StoreLog, interval_ms: int) -> None:
     while True:
         await trio.sleep(interval_ms / 1000)
         await trio.to_thread.run_sync(store_log.enforce_retention, int(time.time() * 1000))
+
+
+async def keep_cleaning(cleaner: StoreCleaner, backoff_ms: int) -> None:
+    """Clean in a worker thread, off the loop; rest log.cleaner.backoff.ms after a round
+    that found nothing to do, as Kafka's cleaner threads do. Cancelled, end the pass
+    soon and wait for it: the log closes after."""
+    try:
+        while True:
+            if not await trio.to_thread.run_sync(cleaner.clean_due, abandon_on_cancel=True):
+                await trio.sleep(backoff_ms / 1000)
+    finally:
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(cleaner.stop)
 
 
 def main() -> None:

@@ -11,6 +11,7 @@ import structlog
 from gateway.mesh.store.entry import HEADER_SIZE, CorruptLogError
 from gateway.mesh.store.handles import Files
 from gateway.mesh.store.segment import ReadBudget, Segment
+from gateway.mesh.store.segment_swap import finish_swaps, swap_in
 
 log = structlog.get_logger()
 
@@ -36,6 +37,7 @@ class Partition:
     def open(cls, subject: str, address: str, directory: Path, files: Files) -> tuple["Partition", bool]:
         """Recover the segments on disk; also say whether the active one needs a sync."""
         partition = cls(subject, address, directory)
+        finish_swaps(directory)
         segments = [Segment(directory, base, sealed=False) for base in _segment_bases(directory)]
         scanned = [segment.recover(files) for segment in segments]
         # An empty last segment is a roll a crash cut short, unless it is alone and marks
@@ -60,8 +62,8 @@ class Partition:
             raise ValueError(f"sequence {sequence} does not follow head {active.next_sequence - 1}")
         if active is None and not 0 <= sequence < 2**64:
             raise ValueError(f"sequence {sequence} is not an unsigned 64-bit number")
-        if active is None or (active.size and active.size + HEADER_SIZE + len(content) > segment_bytes):
-            if active is not None:
+        if active is None or active.sealed or (active.size and active.size + HEADER_SIZE + len(content) > segment_bytes):
+            if active is not None and not active.sealed:
                 active.seal(files)
             active = Segment.create(self.directory, sequence, files)
             self.segments.append(active)
@@ -76,6 +78,29 @@ class Partition:
         for segment in self.segments[start:]:
             if not segment.read(files, max(sequence, segment.base), budget):
                 return
+
+    def sealed_below(self, files: Files, before: int) -> list[tuple[int, int]]:
+        """(base, next sequence) of the segments holding entries below `before`, sealing
+        the active one if it does: the cleaner rewrites only sealed segments."""
+        if self.segments and self.segments[-1].base < before and self.segments[-1].count:
+            self.segments[-1].seal(files)
+        return [(s.base, s.next_sequence) for s in self.segments if s.base < before and s.sealed and s.count]
+
+    def swap_cleaned(self, files: Files, base: int, next_sequence: int) -> bool:
+        """Put the cleaned copy of segment `base` in its place, unless the segment went or
+        changed meanwhile (a discard or retention); whether it did."""
+        found = [i for i, s in enumerate(self.segments) if s.base == base and s.next_sequence == next_sequence]
+        if not found or not self.segments[found[0]].sealed:
+            return False
+        old = self.segments[found[0]]
+        files.loaded_indexes.pop(old)
+        for path in (old.log_path, old.index_path):
+            files.handles.close(path)
+        swap_in(self.directory, os.path.basename(old.log_path), os.path.basename(old.index_path))
+        new = Segment(self.directory, base, sealed=True)
+        new.recover(files)
+        self.segments[found[0]] = new
+        return True
 
     def expire(self, files: Files, retention_bytes: int | None, retention_ms: int | None, now_ms: int) -> list[Segment]:
         """Delete the oldest sealed segments that retention no longer keeps.

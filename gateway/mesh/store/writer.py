@@ -15,7 +15,9 @@ A failed write or sync (StorageFailed) ends the writer: the log cut back
 what was not durable, and nothing of it was acknowledged.
 
 Records of the discard subject are directives from gateways: each is applied
-on receipt, deleting the segments below a partition's log start. A store
+on receipt, deleting the segments below a partition's log start; a compacted
+topic's partition's directive also tells the cleaner how far it may clean
+(`compactions`, read by cleaner.py). A store
 behind a directive (it was down, is new or lags) skips to that log start
 instead of waiting for records that nobody holds any more, as a Kafka
 follower resets to the leader's log start.
@@ -32,7 +34,7 @@ from gateway.mesh.mesh_node import MeshNode, keep_serving
 from gateway.mesh.ordering import PartitionSequencer, Sequencers, fill_gaps, keep_filling_gaps
 from gateway.settings.table import MeshSettings
 from protocol.dafka import Ack, DirectRecord, Head, Record, encode, subscription
-from protocol.journal.discard_directive import DISCARD_SUBJECT, decode_discard
+from protocol.journal.discard_directive import DISCARD_SUBJECT, Compaction, decode_discard
 
 RECV_BATCH = 512
 MAX_QUEUED_BYTES = 64 << 20  # content waiting for the next commit; beyond it, stop receiving
@@ -50,6 +52,7 @@ class StoreWriter:
         self._heads_seen: set[tuple[str, str]] = set()
         self.log_starts: dict[tuple[str, str], int] = {}  # key -> highest `before` directed, even if not held yet
         self._discards_due: dict[tuple[str, str], int] = {}  # key -> `before`, applied ahead of the next appends
+        self.compactions: dict[tuple[str, str], Compaction] = {}  # what the cleaner may clean, by key
         self._work = trio.Event()  # set when something waits for the committer
         self._committed = trio.Event()  # set after each commit
         self.last_commit_s = 0.0  # how long the last commit's writes and sync took
@@ -64,6 +67,8 @@ class StoreWriter:
         for key, head in heads.items():
             self.sequencers[key] = PartitionSequencer(head + 1)
             self.durable[key] = head
+        for content in await trio.to_thread.run_sync(self._directives_kept):
+            self._take_directive(content)  # what the cleaner may clean, before gateways send it again
         async with trio.open_nursery() as nursery:
             await nursery.start(self.node.run)
             nursery.start_soon(keep_serving, self.node.log, keep_filling_gaps, self.node, self.sequencers)
@@ -99,6 +104,11 @@ class StoreWriter:
             return
         self._queue(key, sequencer.offer(message.sequence, message.content))
 
+    def _directives_kept(self) -> list:
+        """The directives this store still holds (the newest: older ones go as applied)."""
+        return [entry.content for subject, address in self.log.partitions() if subject == DISCARD_SUBJECT
+                for entry in self.log.read(subject, address, self.log.first(subject, address), 2**31, 2**62)]
+
     def _take_directive(self, content) -> None:
         """Directives apply on receipt, in whatever order they come: they only grow, and the
         gateway made each log start durable before it sent it."""
@@ -111,10 +121,19 @@ class StoreWriter:
             self.node.log.error("discard_of_directives_refused", subject=discard.subject)
             return
         key = (discard.subject, discard.address)
+        self._direct_cleaning(key, discard.compact)
         self.log_starts[key] = max(discard.before, self.log_starts.get(key, 0))
         self._discard_due(key, discard.before)
         if key in self.sequencers:
             self._skip(key, discard.before)
+
+    def _direct_cleaning(self, key: tuple[str, str], compact: Compaction | None) -> None:
+        """Positions only grow, as directives arrive in any order; none stops the cleaning."""
+        if compact is None:
+            self.compactions.pop(key, None)
+            return
+        known = self.compactions.get(key, compact)
+        self.compactions[key] = Compaction(*map(max, zip(known[:3], compact[:3], strict=True)), compact.dirty_ratio)
 
     def _skip(self, key: tuple[str, str], sequence: int) -> None:
         """Stop waiting for the records below `sequence`: they were discarded."""

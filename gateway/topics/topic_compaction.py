@@ -1,0 +1,64 @@
+"""Compacted topics: which they are, and the loop that moves what the stores may clean.
+
+Every log.cleaner.backoff.ms the gateway works out, for each partition of a
+compacted topic, how far the stores may clean it (`PartitionLog.compaction`)
+and sends it in the partition's discard directive; the stores' cleaners do
+the rest (gateway/mesh/store/cleaner.py).
+"""
+
+from __future__ import annotations
+
+import time
+
+import trio
+
+from gateway.partitions.cleaning_points import CompactionConfig
+from gateway.settings.table import BrokerSettings
+from gateway.topics.topic import Topic
+from protocol.journal.discard_directive import Discard
+
+
+def policies(topic: Topic, settings: BrokerSettings) -> set[str]:
+    return set(topic.config("cleanup.policy", settings).split(","))
+
+
+def is_compacted(topic: Topic, settings: BrokerSettings) -> bool:
+    return not topic.native and "compact" in policies(topic, settings)
+
+
+def compaction_config(topic: Topic, settings: BrokerSettings) -> CompactionConfig:
+    def number(name: str) -> int:
+        return int(topic.config(name, settings))
+
+    return CompactionConfig(number("segment.ms"), number("segment.bytes"), number("min.compaction.lag.ms"),
+                            number("max.compaction.lag.ms"), number("delete.retention.ms"),
+                            float(topic.config("min.cleanable.dirty.ratio", settings)))
+
+
+def partition_discards(topic: Topic, settings: BrokerSettings) -> list[Discard]:
+    """The directives of a gateway topic's partitions as journaled, with the last
+    compaction of each if the topic is compacted."""
+    compacted = is_compacted(topic, settings)
+    return [Discard(topic.name, state.address, state.first_sequence, partition.cleaning.last if compacted else None)
+            for state, partition in zip(topic.partition_states, topic.partitions, strict=False)
+            if state.first_sequence > 0 or (compacted and partition.cleaning.last is not None)]
+
+
+async def keep_cleaning_points_moving(topics: dict[str, Topic], settings: BrokerSettings, send,
+                                      interval_ms: int) -> None:
+    """Send each compacted partition's directive when what may be cleaned moved; once
+    without compaction when its topic stops being compacted."""
+    sent: dict[str, object] = {}  # address -> the compaction last sent
+    while True:
+        await trio.sleep(interval_ms / 1000)
+        now_ms = int(time.time() * 1000)
+        directives = []
+        for topic in list(topics.values()):
+            compacted = is_compacted(topic, settings)
+            config = compaction_config(topic, settings) if compacted else None
+            for state, partition in zip(topic.partition_states, topic.partitions, strict=False):
+                compaction = partition.compaction(config, now_ms) if compacted else None
+                if sent.get(state.address) != compaction:
+                    directives.append(Discard(topic.name, state.address, state.first_sequence, compaction))
+                    sent[state.address] = compaction
+        await send(directives)

@@ -1,0 +1,158 @@
+"""Compacted topics with real clients: keyed records cleaned to the newest of each key."""
+
+import time
+
+import pytest
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
+
+from tests.gateway.admin import create_topic
+from tests.gateway.clients import CLIENTS, Sent, confluent_consume, confluent_produce
+from tests.gateway.groups import wait_until
+from tests.gateway.server import GatewayProcess
+
+CLEANS_QUICKLY = {"cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.01"}
+KEYS = 5
+VERSIONS = 6
+
+
+@pytest.fixture(scope="module")
+def cleaning_gateway(tmp_path_factory):
+    server = GatewayProcess(tmp_path_factory.mktemp("compaction"), "--log-cleaner-backoff-ms", "100").start()
+    yield server
+    server.stop()
+
+
+def versions() -> list[Sent]:
+    """VERSIONS values of each key, interleaved; the last key's last version a tombstone."""
+    sent = [Sent(key=b"k%d" % k, value=b"v%d-%d" % (k, v)) for v in range(VERSIONS) for k in range(KEYS)]
+    sent[-1] = Sent(key=sent[-1].key, value=None)
+    return sent
+
+
+def newest(sent: list[Sent], offsets: list[int]) -> list[tuple[int, bytes, bytes | None]]:
+    """(offset, key, value) of the newest record of each key, in offset order."""
+    latest = {record.key: (offset, record.key, record.value) for record, offset in zip(sent, offsets, strict=True)}
+    return sorted(latest.values())
+
+
+def everything(bootstrap: str, topic: str, last_offset: int) -> list[tuple[int, bytes, bytes | None]]:
+    """Every record from the start to `last_offset` (and maybe a few after), read with
+    librdkafka, aborted ones too."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False,
+                         "isolation.level": "read_uncommitted"})
+    try:
+        consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        got = []
+        deadline = time.monotonic() + 30
+        while not got or got[-1][0] < last_offset:
+            assert time.monotonic() < deadline, "the log ends before the last offset produced"
+            messages = consumer.consume(num_messages=1000, timeout=0.2)  # returns at the timeout if fewer
+            got += [(m.offset(), m.key(), m.value()) for m in messages if m.error() is None]
+        return got
+    finally:
+        consumer.close()
+
+
+def wait_cleaned(bootstrap: str, topic: str, expected: list[tuple[int, bytes, bytes | None]]) -> None:
+    """Until the records up to the last expected offset are `expected`. Each check appends
+    a record of another key: as in Kafka, the active segment (never cleaned) rolls only
+    at an append after segment.ms, so the records before become cleanable."""
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    last = expected[-1][0]
+
+    def cleaned() -> bool:
+        producer.produce(topic, key=b"~roll", value=b"", partition=0)
+        assert producer.flush(30) == 0
+        return [record for record in everything(bootstrap, topic, last) if record[0] <= last] == expected
+
+    wait_until(cleaned, 60, f"the stores cleaned {topic}")
+
+
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+def test_consumers_read_the_newest_value_of_each_key_with_gaps(cleaning_gateway, client):
+    produce, consume = CLIENTS[client]
+    topic = f"compacted-{client}"
+    create_topic(cleaning_gateway.bootstrap, topic, configs=CLEANS_QUICKLY)
+    sent = versions()
+    offsets = []
+    for start in range(0, len(sent), KEYS):  # several batches, so that whole batches go too
+        offsets += produce(cleaning_gateway.bootstrap, topic, sent[start:start + KEYS])
+    expected = newest(sent, offsets)
+    wait_cleaned(cleaning_gateway.bootstrap, topic, expected)
+    got = [g for g in consume(cleaning_gateway.bootstrap, topic, [0], len(expected)) if g.offset <= offsets[-1]]
+    assert [(g.offset, g.key, g.value) for g in got] == expected
+    assert [g.offset for g in got] != list(range(len(got)))  # gaps where older versions were
+
+
+def test_tombstones_go_after_delete_retention_ms(cleaning_gateway):
+    create_topic(cleaning_gateway.bootstrap, "compacted-tombstones",
+                 configs={**CLEANS_QUICKLY, "delete.retention.ms": "300"})
+    sent = versions()
+    offsets = confluent_produce(cleaning_gateway.bootstrap, "compacted-tombstones", sent)
+    live = [record for record in newest(sent, offsets) if record[2] is not None]
+    wait_cleaned(cleaning_gateway.bootstrap, "compacted-tombstones", live)
+    tombstone = newest(sent, offsets)[-1]
+    assert tombstone[2] is None and tombstone not in everything(cleaning_gateway.bootstrap, "compacted-tombstones",
+                                                                tombstone[0])
+
+
+def test_keyless_records_are_refused(cleaning_gateway):
+    create_topic(cleaning_gateway.bootstrap, "compacted-keyless", configs=CLEANS_QUICKLY)
+    assert keyless_refused(cleaning_gateway.bootstrap, "compacted-keyless")
+
+
+def transaction(producer: Producer, topic: str, records: list[tuple[bytes, bytes]], *, commit: bool) -> None:
+    producer.begin_transaction()
+    for key, value in records:
+        producer.produce(topic, key=key, value=value, partition=0)
+    producer.flush(30)
+    (producer.commit_transaction if commit else producer.abort_transaction)(30)
+
+
+def test_aborted_transactions_are_cleaned_away(cleaning_gateway):
+    topic = "compacted-transactions"  # markers go at once too, their records gone
+    create_topic(cleaning_gateway.bootstrap, topic, configs={**CLEANS_QUICKLY, "delete.retention.ms": "0"})
+    producer = Producer({"bootstrap.servers": cleaning_gateway.bootstrap, "transactional.id": "compaction-txn"})
+    producer.init_transactions(30)
+    transaction(producer, topic, [(b"a", b"a1"), (b"b", b"b1")], commit=True)
+    transaction(producer, topic, [(b"a", b"aborted"), (b"c", b"aborted")], commit=False)
+    transaction(producer, topic, [(b"b", b"b2")], commit=True)
+    # offsets: a1 0, b1 1, marker 2, the aborted 3 and 4, marker 5, b2 6, marker 7
+    # read_uncommitted sees aborted records until the cleaner removes them; an aborted
+    # record supersedes nothing, so a1 stays
+    wait_cleaned(cleaning_gateway.bootstrap, topic, [(0, b"a", b"a1"), (6, b"b", b"b2")])
+    got = confluent_consume(cleaning_gateway.bootstrap, topic, [0], 2, **{"isolation.level": "read_committed"})
+    assert [(g.offset, g.value) for g in got[:2]] == [(0, b"a1"), (6, b"b2")]
+
+
+def keyless_refused(bootstrap: str, topic: str) -> bool:
+    """Whether a produce without a key to `topic` is refused with INVALID_RECORD."""
+    producer = Producer({"bootstrap.servers": bootstrap})
+    errors = []
+    producer.produce(topic, value=b"no key", on_delivery=lambda error, _: errors.append(error))
+    assert producer.flush(30) == 0
+    assert errors[0] is None or errors[0].code() == KafkaError.INVALID_RECORD
+    return errors[0] is not None
+
+
+def test_alter_configs_makes_a_topic_compacted_and_back(cleaning_gateway):
+    from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+
+    create_topic(cleaning_gateway.bootstrap, "becomes-compacted")
+    assert not keyless_refused(cleaning_gateway.bootstrap, "becomes-compacted")
+    admin = KafkaAdminClient(bootstrap_servers=cleaning_gateway.bootstrap)
+    try:
+        for policy, refused in (("compact,delete", True), ("delete", False)):
+            admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "becomes-compacted",
+                                                configs={"cleanup.policy": policy})])
+            assert keyless_refused(cleaning_gateway.bootstrap, "becomes-compacted") == refused
+    finally:
+        admin.close()
+
+
+def test_the_broker_default_policy_applies_to_new_topics(tmp_path):
+    server = GatewayProcess(tmp_path, "--log-cleanup-policy", "compact").start()
+    try:
+        assert keyless_refused(server.bootstrap, "compacted-by-default")  # auto-created
+    finally:
+        server.stop()
