@@ -47,6 +47,7 @@ class MeshPartition(Protocol):
 
     uuid: str
     next_sequence: int
+    deposed_by: int | None  # not None once the stores are fenced by a newer leader: this gateway leads no more
 
     def publish_now(self, contents: Sequence[bytes]) -> int: ...
 
@@ -159,13 +160,17 @@ class PartitionLog:
         in the order of the bytes published without a lock. While the stores
         take nothing and the batches they have not taken fill the producer's
         memory, the append waits, REQUEST_TIMED_OUT after `room_timeout_s`.
+        A partition whose stores are fenced at a newer leader epoch is led elsewhere:
+        NOT_LEADER_OR_FOLLOWER, as Kafka's deposed leader answers.
         """
+        self._check_leading()
         if not self.mesh.has_room(batch.size):  # the common case needs no timer
             with trio.move_on_after(room_timeout_s) as waiting:
                 await self.mesh.wait_for_room(batch.size)
             if waiting.cancelled_caught:
                 raise KafkaError(ErrorCode.REQUEST_TIMED_OUT,
                                  "the stores have not taken earlier batches: no room for more")
+        self._check_leading()
         duplicate = self.producers.duplicate_of(batch)
         if duplicate is not None:
             return duplicate.base_offset, duplicate.dafka_sequence
@@ -178,6 +183,11 @@ class PartitionLog:
         self._index(sequence, batch, log_append_time)
         self._keep(StoredBatch(first, first + batch.last_offset_delta, sequence, batch.buffer))
         return first, sequence
+
+    def _check_leading(self) -> None:
+        if self.mesh.deposed_by is not None:
+            raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                             f"the stores are fenced by a leader newer than this gateway's epoch {self.leader_epoch}")
 
     def _index(self, sequence: int, batch: RecordBatch, log_append_time: int | None = None) -> None:
         timestamp = batch.max_timestamp if log_append_time is None else log_append_time
@@ -192,8 +202,11 @@ class PartitionLog:
         return self.mesh.acked_through(stores) >= sequence
 
     async def wait_durable(self, sequence: int) -> None:
-        """Return once `min_insync` stores hold every batch up to `sequence`, however long that takes."""
+        """Return once `min_insync` stores hold every batch up to `sequence`, however long that
+        takes; KafkaError NOT_LEADER_OR_FOLLOWER if the partition is deposed first."""
         await self.mesh.wait_acked(sequence, self._min_insync)
+        if not self.is_stored(sequence, self._min_insync):
+            self._check_leading()
         self._acks_moved()
 
     async def wait_stored(self, sequence: int, stores: int) -> None:
@@ -214,6 +227,7 @@ class PartitionLog:
             finally:
                 del self._store_waits[waiting]
         if not self.is_stored(sequence, stores):
+            self._check_leading()  # deposed: Kafka's DelayedProduce answers NOT_LEADER_OR_FOLLOWER
             raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
                              f"{self.in_sync_stores()} stores in sync, {stores} needed: the batch is not durable")
         self._acks_moved()

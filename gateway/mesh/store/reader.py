@@ -21,6 +21,7 @@ from protocol.dafka import (
     ConsumerHello,
     DirectHead,
     DirectRecord,
+    EpochAck,
     Fetch,
     GetHeads,
     HeadsDone,
@@ -54,7 +55,7 @@ class FetchRota:
         self._acked: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)  # key -> store -> sequence
         self._declined: dict[Fetch, None] = {}  # insertion-ordered: the oldest is forgotten first
 
-    def note_ack(self, store: str, ack: Ack) -> None:
+    def note_ack(self, store: str, ack: Ack | EpochAck) -> None:
         acked = self._acked[(ack.subject, ack.partition)]
         acked[store] = max(acked.get(store, -1), ack.sequence)
 
@@ -82,7 +83,7 @@ class StoreReader:
         self.writer_uuid = writer_uuid
         self.rota = FetchRota(writer_uuid)
         for prefix in (subscription(Fetch), subscription(GetHeads), subscription(ConsumerHello, self.node.uuid),
-                       subscription(Ack)):
+                       subscription(Ack), subscription(EpochAck)):
             self.node.subscribe(prefix)
 
     def close(self) -> None:
@@ -103,7 +104,7 @@ class StoreReader:
             except DecodeError as error:
                 self.node.log.warning("bad_message", reason=error.reason)
                 continue
-            if isinstance(message, Ack):
+            if isinstance(message, (Ack, EpochAck)):
                 self.rota.note_ack(sender_of(frames[0]), message)
             elif (isinstance(message, Fetch) and message.requester != self.writer_uuid
                   and self.rota.on_duty(message, self.node.peers)):
