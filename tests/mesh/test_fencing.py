@@ -126,9 +126,9 @@ async def test_a_fence_refuses_the_old_leaders_records_and_acks_the_new_ones(mes
         assert outcome.start == 3
         assert {(a.head, a.head_epoch) for a in outcome.answers.values()} == {(2, 0)}
 
-        await deposed.publish(batch(0, "late"))  # sequence 3, after the fence: refused
-        await wait_deposed(deposed)  # a fenced store answered its HEAD with an EPOCH-ACK
-        assert not deposed._covered(3)
+        late = await deposed.publish(batch(0, "late"))  # after the fence: refused
+        await deposed.wait_acked(late, 1)  # returns once a fenced store's EPOCH-ACK deposed it
+        assert deposed.deposed_by is not None and deposed.acked_through(1) < late
 
         leader = new.host(SUBJECT, uuid=address, next_sequence=outcome.start, epoch=1)
         await publish_acked(leader, 1, ["d", "e"], stores=2)
