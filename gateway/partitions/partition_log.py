@@ -94,6 +94,9 @@ class PartitionLog:
         self._marks = deque([(trio.current_time(), offsets.next_sequence - 1)])
         self.log_start_offset = log_start_offset
         self.leader_epoch = leader_epoch
+        # Kafka's leader-epoch cache: (epoch, first offset). This leader's epoch starts at the log
+        # end it opened at; what lies below was written under older epochs.
+        self.epochs: list[tuple[int, int]] = [(leader_epoch, offsets.next_offset)]
         self.high_watermark = offsets.next_offset
         self._tail: deque[StoredBatch] = deque()
         self._tail_bytes = 0
@@ -110,6 +113,10 @@ class PartitionLog:
         if current_leader_epoch > self.leader_epoch:
             return ErrorCode.UNKNOWN_LEADER_EPOCH
         return ErrorCode.FENCED_LEADER_EPOCH
+
+    def end_of_epoch(self, epoch: int) -> tuple[int, int]:
+        """OffsetForLeaderEpoch's answer for `epoch` (see `epoch_end`)."""
+        return epoch_end(self.epochs, epoch, self.next_offset)
 
     @property
     def min_insync(self) -> int:
@@ -383,6 +390,22 @@ class PartitionLog:
     def _stored(self, sequence: int, content: bytes) -> StoredBatch:
         base, last = self.offsets.range_of(sequence)
         return StoredBatch(base, last, sequence, memoryview(content))  # no copy: content is read-only
+
+
+def epoch_end(epochs: Sequence[tuple[int, int]], epoch: int, log_end: int) -> tuple[int, int]:
+    """Kafka's leader-epoch cache lookup (KIP-101/279) over `epochs`, (epoch, start offset)
+    ascending: (the largest epoch at most `epoch`, where it ends: the next epoch's start, or
+    the log end for the latest). An epoch older than any known ends where the first known
+    starts; a newer one, or none (-1), is undefined: (-1, -1)."""
+    if epoch < 0:
+        return -1, -1
+    if epoch == epochs[-1][0]:
+        return epoch, log_end
+    later = next((start for known, start in epochs if known > epoch), None)
+    if later is None:
+        return -1, -1
+    earlier = [known for known, _ in epochs if known <= epoch]
+    return (earlier[-1] if earlier else epoch), later
 
 
 async def recovered_state(contents, first_sequence: int = 0, next_offset: int = 0,

@@ -17,16 +17,20 @@ import trio
 from kafka import KafkaProducer
 from kafka.errors import NotLeaderForPartitionError
 
+from gateway.partitions.partition_log import epoch_end
 from gateway.settings.table import MeshSettings
 from gateway.storage.mesh_storage import MeshStorage
 from gateway.zmq_trio import zmq_context
+from protocol.kafka.apis import by_name
 from protocol.records import RecordBatch
 from protocol.records.builder import build_batch
 from protocol.records.record import Record
 from tests.gateway.admin import create_topic
 from tests.gateway.clients import TIMEOUT_S, Sent, kafka_python_produce
+from tests.gateway.test_validation import Connection
 
 TOPIC = "fenced"
+LEADER_EPOCH = by_name("OffsetForLeaderEpoch")
 
 
 def mesh_settings(gateway) -> MeshSettings:
@@ -83,3 +87,31 @@ def test_a_deposed_gateways_acks_all_produce_fails_and_is_never_stored(gateway):
         return await stored_values(storage, address)
 
     assert trio.run(on_the_mesh, gateway, read) == [(0, b"before"), (1, b"new leader")]
+
+
+def test_offset_for_leader_epoch_answers_from_the_epochs_known(gateway):
+    create_topic(gateway.bootstrap, "epochs")
+    assert kafka_python_produce(gateway.bootstrap, "epochs", [Sent(b"a"), Sent(b"b")], acks="all") == [0, 1]
+    connection = Connection(gateway.port)
+    try:
+        Topic = LEADER_EPOCH.Request.Topics
+        answers = {}
+        for epoch in (0, 3, -1):
+            response = connection.call(LEADER_EPOCH, 4, LEADER_EPOCH.Request(replica_id=-1, topics=[
+                Topic(topic="epochs", partitions=[Topic.Partitions(partition=0, leader_epoch=epoch)])]))
+            (partition,) = response.topics[0].partitions
+            answers[epoch] = (partition.error_code, partition.leader_epoch, partition.end_offset)
+    finally:
+        connection.close()
+    assert answers == {0: (0, 0, 2), 3: (0, -1, -1), -1: (0, -1, -1)}
+
+
+def test_an_epoch_ends_where_the_next_starts():
+    """Kafka's LeaderEpochFileCache.endOffsetFor over epochs 2 from offset 5 and 4 from 9."""
+    epochs = [(2, 5), (4, 9)]
+    assert epoch_end(epochs, 4, 12) == (4, 12)  # the latest ends at the log end
+    assert epoch_end(epochs, 3, 12) == (2, 9)  # the largest at most 3 is 2; it ends where 4 starts
+    assert epoch_end(epochs, 2, 12) == (2, 9)
+    assert epoch_end(epochs, 1, 12) == (1, 5)  # older than any known: ends where the first starts
+    assert epoch_end(epochs, 5, 12) == (-1, -1)  # newer than the leader's
+    assert epoch_end(epochs, -1, 12) == (-1, -1)
