@@ -170,7 +170,7 @@ class StoreWriter:
             self._fence_answers.append((message.requester, key, accepted))
         elif accepted:
             self.fences.announce(key, message.start)
-            if fence.stale_from_start(floor - 1):
+            if key in self.sequencers and fence.stale_from_start(floor - 1):
                 self._truncate(key, message.start)
         if not accepted or before != (fence.epoch, fence.requester, fence.start):
             self.node.log.info("fence", subject=key[0], partition=key[1], epoch=message.epoch,
