@@ -12,13 +12,16 @@ import trio
 from gateway.mesh.dafka_producer import Producer
 from gateway.mesh.store.fences import FenceBook, PartitionFence, batch_epoch
 from gateway.mesh.store.store_node import run_store
+from gateway.mesh.store.writer import StoreWriter
 from gateway.mesh.tower import run_tower
 from gateway.settings.table import StoreSettings
 from gateway.storage.mesh_storage import FenceOutcome
 from gateway.zmq_trio import zmq_context
-from protocol.dafka import new_uuid
+from protocol.dafka import Fence, Fenced, new_uuid
+from protocol.dafka import Record as DafkaRecord
 from protocol.records.builder import build_batch
 from protocol.records.record import Record
+from tests.mesh.memory_log import MemoryLog
 
 SUBJECT = "orders"
 
@@ -217,7 +220,6 @@ async def test_two_claimants_with_equal_epochs_never_both_win(mesh):
 
 def test_the_newest_epoch_wins_over_a_longer_older_log():
     """Raft's rule: a longer log of an older epoch may hold what no quorum acknowledged."""
-    from protocol.dafka import Fenced
     store_a, store_b = new_uuid(), new_uuid()
     outcome = FenceOutcome(3, {
         store_a: Fenced(new_uuid(), store_a, new_uuid(), SUBJECT, 3, 1, 61, 1),
@@ -254,3 +256,21 @@ def test_the_book_is_trimmed_to_the_log_when_loaded(tmp_path):
     loaded.load({("t", "P"): 3})  # the records from 4 on were not durable
     fence = loaded[("t", "P")]
     assert (fence.epoch, fence.requester, fence.start, fence.floor, fence.epochs) == (2, "R", 4, 4, [[1, 3]])
+
+
+async def test_a_newer_epochs_record_truncates_an_older_one_held_there(tmp_path, config):
+    """The store's intake, without the mesh: epoch 1 held at 0..3, fenced at 2 (start not
+    announced), epoch 2's record for 2 arrives: 2..3 go, and epoch 1's 3 is refused after."""
+    address = new_uuid()
+    key = (SUBJECT, address)
+    with zmq_context() as context, _closing(StoreWriter(context, config, MemoryLog(), uuid=new_uuid(),
+                                                         fences=FenceBook(tmp_path))) as writer:
+        for sequence in range(4):
+            writer._take(key, DafkaRecord(address, SUBJECT, sequence, batch(1, f"old {sequence}")))
+        writer._take_fence(Fence(address, new_uuid(), SUBJECT, 2))
+        writer._take(key, DafkaRecord(address, SUBJECT, 2, batch(2, "new 2")))
+        writer._take(key, DafkaRecord(address, SUBJECT, 3, batch(1, "old 3")))
+        first, contents = writer._queued[key]
+        assert (first, [bytes(c) for c in contents]) == (0, [batch(1, "old 0"), batch(1, "old 1"), batch(2, "new 2")])
+        assert writer._truncations_due == {key: 2}
+        assert writer.fences[key].epochs == [[2, 2]]

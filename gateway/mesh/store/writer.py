@@ -197,7 +197,9 @@ class StoreWriter:
     def _truncate(self, key: tuple[str, str], sequence: int) -> None:
         """Forget the partition's records from `sequence` on: queued ones now, durable ones
         with the next commit."""
-        self.fences[key].cut(sequence)
+        fence = self.fences[key]
+        fence.cut(sequence)
+        fence.floor = min(fence.floor, sequence)  # the new leader started there or before
         self.fences.dirty = True
         queued = self._queued.pop(key, None)
         if queued is not None:
