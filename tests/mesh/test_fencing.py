@@ -11,17 +11,18 @@ import trio
 
 from gateway.mesh.dafka_producer import Producer
 from gateway.mesh.store.fences import FenceBook, PartitionFence, batch_epoch
+from gateway.mesh.store.reader import StoreReader
 from gateway.mesh.store.store_node import run_store
 from gateway.mesh.store.writer import StoreWriter
 from gateway.mesh.tower import run_tower
 from gateway.settings.table import StoreSettings
 from gateway.storage.mesh_storage import FenceOutcome
 from gateway.zmq_trio import zmq_context
-from protocol.dafka import Fence, Fenced, new_uuid
+from protocol.dafka import Fence, Fenced, Fetch, new_uuid
 from protocol.dafka import Record as DafkaRecord
 from protocol.records.builder import build_batch
 from protocol.records.record import Record
-from tests.mesh.memory_log import MemoryLog
+from tests.mesh.memory_log import Entry, MemoryLog
 
 SUBJECT = "orders"
 
@@ -231,7 +232,7 @@ def test_the_newest_epoch_wins_over_a_longer_older_log():
 def test_the_fence_admits_older_epochs_only_below_the_new_leaders_start():
     fence = PartitionFence(epoch=5, requester="R", floor=10)
     assert fence.admits(9, 4) and not fence.admits(10, 4) and fence.admits(10, 5) and fence.admits(11, 6)
-    assert not fence.admits(3, None)  # not a Kafka batch
+    assert not fence.admits(13, None) and fence.admits(3, None)  # not a Kafka batch: only where held before
     fence.start = 20
     assert fence.admits(15, 4) and not fence.admits(20, 4)
 
@@ -274,3 +275,17 @@ async def test_a_newer_epochs_record_truncates_an_older_one_held_there(tmp_path,
         assert (first, [bytes(c) for c in contents]) == (0, [batch(1, "old 0"), batch(1, "old 1"), batch(2, "new 2")])
         assert writer._truncations_due == {key: 2}
         assert writer.fences[key].epochs == [[2, 2]]
+
+
+async def test_the_reader_never_serves_an_older_epochs_records_past_the_new_start(tmp_path, config):
+    address = new_uuid()
+    book = FenceBook(tmp_path)
+    book.claim((SUBJECT, address), 2, new_uuid(), floor=4, head_epoch=1)
+    book.announce((SUBJECT, address), 2)
+    held = [Entry(0, 0, batch(1, "0")), Entry(1, 0, batch(1, "1")), Entry(2, 0, batch(1, "stale")),
+            Entry(3, 0, batch(2, "new"))]
+    with zmq_context() as context, _closing(StoreReader(context, config, MemoryLog(), writer_uuid=new_uuid(),
+                                                         fences=book)) as reader:
+        fetch = Fetch(address, new_uuid(), SUBJECT, 0, 4)
+        assert reader._servable(fetch, held) == held[:2]
+        assert reader._servable(Fetch(new_uuid(), new_uuid(), SUBJECT, 0, 4), held) == held  # not fenced

@@ -53,9 +53,10 @@ class PartitionFence:
     refusals_logged: set[int] = field(default_factory=set)  # record epochs whose refusal was logged
 
     def admits(self, sequence: int, epoch: int | None) -> bool:
-        if epoch is None:
-            return False
-        return epoch >= self.epoch or sequence < (self.floor if self.start is None else self.start)
+        """Whether a record of `epoch` (None: not a Kafka batch) belongs at `sequence`."""
+        if sequence < (self.floor if self.start is None else self.start):
+            return True
+        return epoch is not None and epoch >= self.epoch
 
     def epoch_of(self, sequence: int) -> int:
         """The leader epoch of the held record at `sequence` (NO_EPOCH: not known)."""

@@ -61,8 +61,9 @@ async def run_store(context: zmq.Context, mesh: MeshSettings, store: StoreSettin
     with locked_directory(directory):
         if store_log is None:
             store_log = await trio.to_thread.run_sync(partial(open_log, directory / "log", store))
-        writer = StoreWriter(context, mesh, store_log, uuid=store_uuid(directory), fences=FenceBook(directory))
-        reader = StoreReader(context, mesh, store_log, writer_uuid=writer.node.uuid)
+        fences = FenceBook(directory)
+        writer = StoreWriter(context, mesh, store_log, uuid=store_uuid(directory), fences=fences)
+        reader = StoreReader(context, mesh, store_log, writer_uuid=writer.node.uuid, fences=fences)
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(writer.run)
