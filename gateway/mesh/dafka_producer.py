@@ -49,7 +49,7 @@ PUBLISH_BATCH = 500  # lines of stdin published at once
 STDIN_CHUNK = 1 << 16
 
 MAX_UNACKED_BYTES = 512 * 1024 * 1024
-FENCE_RETRY_S = 0.5  # a claim is sent again to the stores that have not answered by then
+FENCE_RETRY_S = 0.5  # a claim not answered by every store by then is sent again (stores answer alike)
 DropHook = Callable[[str, int], bool]  # (partition UUID, sequence) -> skip publishing it
 
 
@@ -63,7 +63,7 @@ class ProducerPartition:
         self.next_sequence = next_sequence
         self.start = next_sequence
         self.epoch = epoch  # the leader epoch it is fenced at; None: not fenced, plain ACKs count
-        self.deposed_by: int | None = None  # the newer epoch a store is fenced at
+        self.deposed_by: int | None = None  # the epoch of the EPOCH-ACK that told of a newer fence
         self._unacked: deque = deque()  # contents from sequence `_first_unacked` on
         self._first_unacked = next_sequence
         self._acked_by: dict[str, int] = {}  # store -> highest sequence it ACKed
@@ -288,8 +288,9 @@ class Producer:
 
     async def fence(self, subject: str, partition: str, epoch: int, stores: Callable[[], int],
                     timeout_s: float) -> dict[str, Fenced]:
-        """Claim `partition` at leader `epoch`: FENCE to the stores, again every FENCE_RETRY_S,
-        until `stores()` of them have answered or `timeout_s` passed. The answers by store."""
+        """Claim `partition` at leader `epoch`: FENCE to the stores, again every FENCE_RETRY_S
+        (a store answers a claim it accepted again alike), until `stores()` of them have
+        answered or `timeout_s` passed. The answers by store."""
         key = (subject, partition)
         claim = self._claims[key] = _Claim()
         try:
