@@ -24,6 +24,7 @@ import trio
 import zmq
 
 from gateway.lifecycle import run_node, start_command
+from gateway.mesh.leader_epochs import NO_EPOCH, Epochs, epoch_at
 from gateway.mesh.mesh_node import MeshNode, keep_serving, sender_of
 from gateway.settings.declaration import Command
 from gateway.settings.table import MeshSettings
@@ -56,13 +57,17 @@ DropHook = Callable[[str, int], bool]  # (partition UUID, sequence) -> skip publ
 class ProducerPartition:
     """One partition this node publishes: records are numbered from `next_sequence` on."""
 
-    def __init__(self, producer: Producer, subject: str, uuid: str, next_sequence: int, epoch: int | None = None):
+    def __init__(self, producer: Producer, subject: str, uuid: str, next_sequence: int, epoch: int | None = None,
+                 epochs: Epochs = ()):
         self.producer = producer
         self.subject = subject
         self.uuid = uuid
         self.next_sequence = next_sequence
         self.start = next_sequence
         self.epoch = epoch  # the leader epoch it is fenced at; None: not fenced, plain ACKs count
+        # The log's epochs (epoch, first sequence): those it continues, then its own from `start`.
+        self.epochs = (*(tuple(pair) for pair in epochs if pair[1] < next_sequence),
+                       *(((epoch, next_sequence),) if epoch is not None else ()))
         self.deposed_by: int | None = None  # the epoch of the EPOCH-ACK that told of a newer fence
         self._unacked: deque = deque()  # contents from sequence `_first_unacked` on
         self._first_unacked = next_sequence
@@ -145,13 +150,19 @@ class ProducerPartition:
             self.on_ack(store, sequence)
 
     def on_epoch_ack(self, store: str, sequence: int, epoch: int) -> None:
-        """An EPOCH-ACK: ours counts; an older epoch's vouches for the log below our start."""
+        """An EPOCH-ACK: ours counts; an older epoch's counts for the log below our start if
+        our log has that epoch there too (else the store holds what a missed epoch replaced)."""
         if self.epoch is None or epoch > self.epoch:
             self._deposed(store, epoch)
         elif epoch == self.epoch:
             self.on_ack(store, sequence)
-        elif self.start:
-            self.on_ack(store, min(sequence, self.start - 1))
+        elif sequence < self.start and self._ours_at(sequence, epoch):
+            self.on_ack(store, sequence)
+
+    def _ours_at(self, sequence: int, epoch: int) -> bool:
+        """Whether our log has `epoch` at `sequence` (or one side does not know)."""
+        ours = epoch_at(self.epochs, sequence)
+        return NO_EPOCH in (epoch, ours) or epoch == ours
 
     def _deposed(self, store: str, epoch: int) -> None:
         """A store is fenced at a newer epoch than ours: this partition has another leader,
@@ -168,7 +179,7 @@ class ProducerPartition:
         """FENCE naming our epoch and start, for the stores that missed it (none: not fenced)."""
         if self.epoch is None or self.deposed_by is not None:
             return []
-        return [encode(Fence(self.uuid, self.producer.node.uuid, self.subject, self.epoch, self.start))]
+        return [encode(Fence(self.uuid, self.producer.node.uuid, self.subject, self.epoch, self.start, self.epochs))]
 
     def on_ack(self, store: str, sequence: int) -> None:
         if store in self._diverged_stores:
@@ -276,10 +287,11 @@ class Producer:
         self.node.close()
 
     def host(self, subject: str, *, uuid: str | None = None, next_sequence: int = 0,
-             epoch: int | None = None) -> ProducerPartition:
+             epoch: int | None = None, epochs: Epochs = ()) -> ProducerPartition:
         """Start publishing a partition (a new one, or one resumed at `next_sequence`), fenced
-        at leader `epoch` if given: the announcement goes ahead of its records."""
-        partition = ProducerPartition(self, subject, uuid or new_uuid(), next_sequence, epoch)
+        at leader `epoch` if given, continuing a log of `epochs` (a won claim's): the
+        announcement goes ahead of its records."""
+        partition = ProducerPartition(self, subject, uuid or new_uuid(), next_sequence, epoch, epochs)
         self.partitions[partition.uuid] = partition
         for message_type in (Ack, EpochAck, Fetch):
             self.node.subscribe(subscription(message_type, partition.uuid))

@@ -12,7 +12,9 @@ A gateway that would lead a partition at a leader epoch fences it first
 (`FenceOutcome`): stores - min.insync.replicas + 1, so that every write
 acknowledged by min.insync.replicas stores is on one of them, and two
 claimants can never both have writes acknowledged; it continues the newest,
-longest log among them (`host` with the epoch, at `FenceOutcome.start`).
+longest log among them (`host` with the epoch, at `FenceOutcome.start`, with
+`FenceOutcome.epochs`: stores that hold what an epoch they missed replaced
+truncate it).
 """
 
 from __future__ import annotations
@@ -55,12 +57,23 @@ class FenceOutcome:
         return len(self.accepted) >= max(1, stores - min_insync + 1)
 
     @property
-    def start(self) -> int:
-        """The first sequence to publish: after the log of the newest epoch, the longest
-        of those (Raft's rule; a longer log of an older epoch may hold what no quorum did)."""
-        best = max(self.accepted.values(), key=lambda answer: (answer.head_epoch, answer.next_sequence),
+    def _continued(self) -> Fenced | None:
+        """The log to continue: of the newest epoch, the longest of those (Raft's rule; a
+        longer log of an older epoch may hold what no quorum acknowledged)."""
+        return max(self.accepted.values(), key=lambda answer: (answer.head_epoch, answer.next_sequence),
                    default=None)
-        return 0 if best is None else best.next_sequence
+
+    @property
+    def start(self) -> int:
+        """The first sequence to publish: after the log continued."""
+        continued = self._continued
+        return 0 if continued is None else continued.next_sequence
+
+    @property
+    def epochs(self) -> tuple[tuple[int, int], ...]:
+        """The epochs of the log continued, to host the partition with."""
+        continued = self._continued
+        return () if continued is None else continued.epochs
 
 READ_CHUNK = 64
 STORES_WAIT_S = 10.0  # between warnings while too few stores answer
@@ -108,10 +121,11 @@ class MeshStorage:
         log.warning("store_out_of_sync_until_written", store=store)
         self.producer.store_failed(store)
 
-    def host(self, subject: str, uuid: str, next_sequence: int, epoch: int | None = None) -> ProducerPartition:
-        """Publish a partition from `next_sequence` on; fenced at leader `epoch` if given (after
-        a won `fence`)."""
-        return self.producer.host(subject, uuid=uuid, next_sequence=next_sequence, epoch=epoch)
+    def host(self, subject: str, uuid: str, next_sequence: int, epoch: int | None = None,
+             epochs: tuple[tuple[int, int], ...] = ()) -> ProducerPartition:
+        """Publish a partition from `next_sequence` on; fenced at leader `epoch` if given, after
+        a won `fence`: at its `start`, with its `epochs`."""
+        return self.producer.host(subject, uuid=uuid, next_sequence=next_sequence, epoch=epoch, epochs=epochs)
 
     async def fence(self, subject: str, uuid: str, epoch: int, timeout_s: float = 5.0) -> FenceOutcome:
         """Claim a partition at leader `epoch`: the answers of the live stores (those that

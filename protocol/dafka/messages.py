@@ -29,6 +29,7 @@ U64 = "u64"
 U32 = "u32"
 I32 = "i32"  # a Kafka leader epoch: -1 for none
 U8 = "u8"
+EPOCHS = "epochs"  # 4-byte count of (i32 leader epoch, u64 its first sequence), ascending
 
 Buffer = Union[bytes, bytearray, memoryview]
 
@@ -47,6 +48,7 @@ _U32 = struct.Struct(">I")
 _I32 = struct.Struct(">i")
 _U8 = struct.Struct(">B")
 _NUMBERS = {U64: _U64, U32: _U32, I32: _I32, U8: _U8}
+_EPOCH_START = struct.Struct(">iQ")
 NO_START = 2**64 - 1  # FENCE: a claim of leadership, its first sequence not chosen yet
 
 
@@ -187,16 +189,19 @@ class Fence:
     the stores to refuse its records of older epochs. With `start` NO_START it is a claim,
     each store answers FENCED; with `start`, the first sequence the leader publishes, it is
     the leader's announcement, unanswered: older epochs' records from `start` on are refused
-    (and truncated where held), those below are the leader's log too."""
+    (and truncated where held), those below are the leader's log too, whose epochs
+    (epoch, first sequence) `epochs` lists, so that a store truncates where its own differ."""
 
     ID: ClassVar[bytes] = b"X"
     TOPIC: ClassVar[str] = "partition"
-    FIELDS: ClassVar[tuple] = (("requester", ADDRESS), ("subject", STRING), ("epoch", I32), ("start", U64))
+    FIELDS: ClassVar[tuple] = (("requester", ADDRESS), ("subject", STRING), ("epoch", I32), ("start", U64),
+                               ("epochs", EPOCHS))
     partition: str
     requester: str
     subject: str
     epoch: int
     start: int = NO_START
+    epochs: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,12 +210,12 @@ class Fenced:
     the outcome is durable. `epoch` is the store's fence epoch now (the claim's if
     `accepted`); `head` the last sequence it holds (-1: none) and `head_epoch` that record's
     leader epoch (-1: unknown), so that the claimant continues the longest log of the
-    newest epoch."""
+    newest epoch; `epochs` where each epoch it holds starts, as far as it knows."""
 
     ID: ClassVar[bytes] = b"Y"
     TOPIC: ClassVar[str] = "requester"
     FIELDS: ClassVar[tuple] = (("store", ADDRESS), ("partition", ADDRESS), ("subject", STRING), ("epoch", I32),
-                               ("accepted", U8), ("next_sequence", U64), ("head_epoch", I32))
+                               ("accepted", U8), ("next_sequence", U64), ("head_epoch", I32), ("epochs", EPOCHS))
     requester: str
     store: str
     partition: str
@@ -219,6 +224,7 @@ class Fenced:
     accepted: int
     next_sequence: int  # head + 1
     head_epoch: int
+    epochs: tuple[tuple[int, int], ...] = ()
 
     @property
     def head(self) -> int:
@@ -377,6 +383,8 @@ def _encode_field(kind: str, value, name: str) -> bytes:
         if kind == STRINGS:
             items = [item.encode() for item in value]
             return _U32.pack(len(items)) + b"".join(_U32.pack(len(i)) + i for i in items)
+        if kind == EPOCHS:
+            return _U32.pack(len(value)) + b"".join(_EPOCH_START.pack(*pair) for pair in value)
     except struct.error as error:
         raise EncodeError(f"{name}: {error}") from None
     raw = value.encode()
@@ -402,6 +410,13 @@ def _decode_field(kind: str, frame: bytes, position: int) -> tuple[object, int]:
             items.append(_decode_text(_slice(frame, position + 4, size), STRING, position + 4))
             position += 4 + size
         return tuple(items), position
+    if kind == EPOCHS:
+        count = _unpack(_U32, frame, position)
+        end = position + 4 + count * _EPOCH_START.size
+        if end > len(frame):
+            raise DecodeError("epochs count exceeds the frame", position)
+        pairs = tuple(_EPOCH_START.iter_unpack(frame[position + 4 : end]))
+        return pairs, end
     if position >= len(frame):
         raise DecodeError("truncated string length", position)
     size = frame[position]

@@ -25,12 +25,12 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gateway.mesh.leader_epochs import NO_EPOCH, epoch_at, first_divergence
 from gateway.mesh.store.handles import fsync_directory
 from protocol.dafka import NO_START
 from protocol.records.batch import HEADER_SIZE, LEADER_EPOCH_POSITION
 
 FENCES_FILE = "fences.json"
-NO_EPOCH = -1
 _EPOCH = struct.Struct(">i")
 _MAGIC_POSITION = LEADER_EPOCH_POSITION + 4
 
@@ -60,12 +60,7 @@ class PartitionFence:
 
     def epoch_of(self, sequence: int) -> int:
         """The leader epoch of the held record at `sequence` (NO_EPOCH: not known)."""
-        found = NO_EPOCH
-        for epoch, first in self.epochs:
-            if first > sequence:
-                break
-            found = epoch
-        return found
+        return epoch_at(self.epochs, sequence)
 
     def note(self, sequence: int, epoch: int) -> bool:
         """A record taken at `sequence`; whether the cache changed."""
@@ -86,6 +81,16 @@ class PartitionFence:
     def stale_from_start(self, head: int) -> bool:
         """Whether held records from the announced start on are of an older epoch."""
         return self.start is not None and head >= self.start and self.epoch_of(self.start) < self.epoch
+
+    def stale_from(self, leader_epochs, head: int) -> int | None:
+        """Where the records held up to `head` stop being the announced leader's log: the
+        first sequence below its start whose epoch differs from the leader's there (an epoch
+        this store missed wrote it), else the start if an older epoch's records lie from
+        there on; None if they all are."""
+        diverged = first_divergence(self.epochs, leader_epochs, min(head, self.start - 1))
+        if diverged is not None:
+            return diverged
+        return self.start if self.stale_from_start(head) else None
 
 
 class FenceBook(dict):

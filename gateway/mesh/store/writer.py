@@ -35,9 +35,10 @@ import time
 import trio
 import zmq
 
+from gateway.mesh.leader_epochs import NO_EPOCH
 from gateway.mesh.mesh_node import MeshNode, keep_serving
 from gateway.mesh.ordering import PartitionSequencer, Sequencers, fill_gaps, keep_filling_gaps
-from gateway.mesh.store.fences import NO_EPOCH, FenceBook, PartitionFence, batch_epoch
+from gateway.mesh.store.fences import FenceBook, PartitionFence, batch_epoch
 from gateway.settings.table import MeshSettings
 from protocol.dafka import NO_START, Ack, DirectRecord, EpochAck, Fence, Fenced, Head, Record, encode, subscription
 from protocol.journal.discard_directive import DISCARD_SUBJECT, decode_discard
@@ -170,8 +171,9 @@ class StoreWriter:
             self._fence_answers.append((message.requester, key, accepted))
         elif accepted:
             self.fences.announce(key, message.start)
-            if key in self.sequencers and fence.stale_from_start(floor - 1):
-                self._truncate(key, message.start)
+            stale = fence.stale_from(message.epochs, floor - 1) if key in self.sequencers else None
+            if stale is not None:
+                self._truncate(key, stale)
         if not accepted or before != (fence.epoch, fence.requester, fence.start):
             self.node.log.info("fence", subject=key[0], partition=key[1], epoch=message.epoch,
                                requester=message.requester, start=message.start, accepted=accepted,
@@ -324,6 +326,7 @@ class StoreWriter:
             head = self.durable.get(key, -1)
             fence = self.fences[key]
             head_epoch = fence.epoch_of(head) if head >= 0 else NO_EPOCH
+            epochs = tuple((epoch, first) for epoch, first in fence.epochs if first <= head)
             messages.append(encode(Fenced(requester, self.node.uuid, key[1], key[0], fence.epoch, int(accepted),
-                                          head + 1, head_epoch)))
+                                          head + 1, head_epoch, epochs)))
         await self.node.publisher.send_batch(messages)

@@ -73,12 +73,17 @@ EXPECTED = [
     ),
     (  # a claim: start is 2**64 - 1
         Fence(partition=P, requester=C, subject="t", epoch=7),
-        [b"X" + P.encode() + b"\x00\x01" + ADDR_C + b"\x01t" + b"\x00\x00\x00\x07" + b"\xff" * 8],
+        [b"X" + P.encode() + b"\x00\x01" + ADDR_C + b"\x01t" + b"\x00\x00\x00\x07" + b"\xff" * 8 + b"\x00" * 4],
+    ),
+    (  # an announcement: start, and the leader's epochs
+        Fence(partition=P, requester=C, subject="t", epoch=7, start=9, epochs=((2, 0), (7, 9))),
+        [b"X" + P.encode() + b"\x00\x01" + ADDR_C + b"\x01t" + b"\x00\x00\x00\x07" + b"\x00" * 7 + b"\x09"
+         + b"\x00\x00\x00\x02" + b"\x00\x00\x00\x02" + b"\x00" * 8 + b"\x00\x00\x00\x07" + b"\x00" * 7 + b"\x09"],
     ),
     (
         Fenced(requester=C, store=P, partition=P, subject="t", epoch=7, accepted=1, next_sequence=5, head_epoch=-1),
         [b"Y" + C.encode() + b"\x00\x01" + ADDR_P + ADDR_P + b"\x01t" + b"\x00\x00\x00\x07" + b"\x01"
-         + b"\x00" * 7 + b"\x05" + b"\xff" * 4],
+         + b"\x00" * 7 + b"\x05" + b"\xff" * 4 + b"\x00" * 4],
     ),
     (
         EpochAck(partition=P, subject="t", sequence=3, epoch=2),
@@ -157,6 +162,7 @@ subjects = st.text(st.characters(blacklist_characters="\x00", blacklist_categori
 u64 = st.integers(0, 2**64 - 1)
 u32 = st.integers(0, 2**32 - 1)
 i32 = st.integers(-(2**31), 2**31 - 1)
+epoch_starts = st.lists(st.tuples(i32, u64), max_size=4).map(tuple)
 contents = st.binary(max_size=300)
 
 messages = st.one_of(
@@ -170,9 +176,10 @@ messages = st.one_of(
     st.builds(ConsumerHello, store=addresses, consumer=addresses, subjects=st.lists(subjects, max_size=5).map(tuple)),
     st.builds(StoreHello, consumer=addresses, store=addresses),
     st.builds(HeadsDone, consumer=addresses, store=addresses, subject=subjects),
-    st.builds(Fence, partition=addresses, requester=addresses, subject=subjects, epoch=i32, start=u64),
+    st.builds(Fence, partition=addresses, requester=addresses, subject=subjects, epoch=i32, start=u64,
+              epochs=epoch_starts),
     st.builds(Fenced, requester=addresses, store=addresses, partition=addresses, subject=subjects, epoch=i32,
-              accepted=st.integers(0, 255), next_sequence=u64, head_epoch=i32),
+              accepted=st.integers(0, 255), next_sequence=u64, head_epoch=i32, epochs=epoch_starts),
     st.builds(EpochAck, partition=addresses, subject=subjects, sequence=u64, epoch=i32),
 )
 

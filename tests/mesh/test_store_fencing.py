@@ -10,6 +10,7 @@ import pytest
 import trio
 
 from gateway.mesh.dafka_producer import Producer
+from gateway.mesh.leader_epochs import epoch_at, first_divergence
 from gateway.mesh.store.fences import FenceBook, PartitionFence, batch_epoch
 from gateway.mesh.store.reader import StoreReader
 from gateway.mesh.store.store_node import run_store
@@ -289,3 +290,42 @@ async def test_the_reader_never_serves_an_older_epochs_records_past_the_new_star
         fetch = Fetch(address, new_uuid(), SUBJECT, 0, 4)
         assert reader._servable(fetch, held) == held[:2]
         assert reader._servable(Fetch(new_uuid(), new_uuid(), SUBJECT, 0, 4), held) == held  # not fenced
+
+
+def test_histories_diverge_where_both_know_different_epochs():
+    leader = [(1, 0), (2, 51), (3, 56)]
+    assert first_divergence([[1, 0]], leader, 60) == 51  # the store missed epoch 2
+    assert first_divergence([[1, 0], [2, 51]], leader, 55) is None
+    assert first_divergence([[1, 0]], leader, 50) is None  # it holds nothing epoch 2 wrote
+    assert first_divergence([], leader, 60) is None  # epochs never known: nothing to compare
+    assert [epoch_at(leader, s) for s in (0, 50, 51, 56, 99)] == [1, 1, 2, 3, 3]
+
+
+async def test_an_announcement_truncates_what_an_epoch_the_store_missed_replaced(tmp_path, config):
+    """Held: epoch 1 at 0..5. The epoch-3 leader's log has epoch 2 from 2 and starts at 4:
+    the store's 2..5 go, though 2..3 lie below the start."""
+    address = new_uuid()
+    key = (SUBJECT, address)
+    leader = new_uuid()
+    with zmq_context() as context, _closing(StoreWriter(context, config, MemoryLog(), uuid=new_uuid(),
+                                                         fences=FenceBook(tmp_path))) as writer:
+        writer._take_fence(Fence(address, new_uuid(), SUBJECT, 1, 0, ((1, 0),)))
+        for sequence in range(6):
+            writer._take(key, DafkaRecord(address, SUBJECT, sequence, batch(1, f"old {sequence}")))
+        writer._take_fence(Fence(address, leader, SUBJECT, 3, 4, ((1, 0), (2, 2), (3, 4))))
+        assert writer._truncations_due == {key: 2}
+        writer._take(key, DafkaRecord(address, SUBJECT, 2, batch(2, "epoch 2")))  # below the start: taken
+        first, contents = writer._queued[key]
+        assert (first, [bytes(c) for c in contents]) == (0, [batch(1, "old 0"), batch(1, "old 1"), batch(2, "epoch 2")])
+
+
+async def test_a_leader_counts_an_older_epochs_ack_only_where_its_log_has_that_epoch(config):
+    with zmq_context() as context, _closing(Producer(context, config)) as producer:
+        partition = producer.host(SUBJECT, next_sequence=56, epoch=3, epochs=((1, 0), (2, 51)))
+        stale, current, unknown, ours = new_uuid(), new_uuid(), new_uuid(), new_uuid()
+        partition.on_epoch_ack(stale, 55, 1)  # its 51..55 are epoch 1's, ours epoch 2's
+        partition.on_epoch_ack(current, 55, 2)
+        partition.on_epoch_ack(unknown, 40, -1)  # records from before any fence
+        partition.on_epoch_ack(ours, 50, 2)  # 50 is epoch 1 in our log
+        assert [partition.acked_by(store) for store in (stale, current, unknown, ours)] == [-1, 55, 40, -1]
+        assert partition.epochs == ((1, 0), (2, 51), (3, 56))
