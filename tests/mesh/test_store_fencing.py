@@ -329,3 +329,38 @@ async def test_a_leader_counts_an_older_epochs_ack_only_where_its_log_has_that_e
         partition.on_epoch_ack(ours, 50, 2)  # 50 is epoch 1 in our log
         assert [partition.acked_by(store) for store in (stale, current, unknown, ours)] == [-1, 55, 40, -1]
         assert partition.epochs == ((1, 0), (2, 51), (3, 56))
+
+
+async def test_a_store_that_missed_an_epoch_truncates_what_it_replaced(mesh):
+    """Store C alone takes epoch 1's 2..3; epoch 2 writes 2..3 on A and B; epoch 3 continues
+    A's log: C, back, finds from the announced epochs that its 2..3 are not the leader's,
+    though they lie below the start, and takes epoch 2's instead."""
+    stores_of, producer_of = mesh
+    with trio.fail_after(90):
+        a, b, c = await stores_of(3)
+        address = new_uuid()
+        first, second, third = await producer_of(), await producer_of(), await producer_of()
+        assert (await claim(first, address, 1, stores=3)).won(stores=3, min_insync=2)
+        one = first.host(SUBJECT, uuid=address, epoch=1)
+        await publish_acked(one, 1, ["0", "1"], stores=3)
+        await a.stop()
+        await b.stop()
+        await publish_acked(one, 1, ["lost 2", "lost 3"], stores=1)
+        await c.stop()
+        await a.start()
+        await b.start()
+
+        outcome = await claim(second, address, 2, stores=2)
+        assert outcome.start == 2 and outcome.won(stores=3, min_insync=2)
+        two = second.host(SUBJECT, uuid=address, next_sequence=2, epoch=2, epochs=outcome.epochs)
+        await publish_acked(two, 2, ["2", "3"], stores=2)
+        second.release(two)  # its announcements end: only epoch 3's reach C
+        await c.start()
+
+        outcome = await claim(third, address, 3, stores=3)
+        assert outcome.start == 4 and outcome.epochs == ((1, 0), (2, 2))
+        three = third.host(SUBJECT, uuid=address, next_sequence=4, epoch=3, epochs=outcome.epochs)
+        await publish_acked(three, 3, ["4"], stores=3)
+        assert c.contents(address) == a.contents(address)
+        assert [(batch_epoch(content), content.endswith(b"lost 2")) for _, content in c.contents(address)] == [
+            (1, False), (1, False), (2, False), (2, False), (3, False)]
