@@ -80,7 +80,7 @@ class PartitionLog:
     def __init__(self, topic: str, index: int, mesh: MeshPartition, read: MeshRead,
                  offsets: OffsetIndex, producers: ProducerStates, *, min_insync: int, tail_bytes: int,
                  live_stores: Callable[[], int], lag_s: float, log_start_offset: int = 0,
-                 leader_epoch: int = 0):
+                 leader_epoch: int = 0, sequence_epochs: Sequence[tuple[int, int]] = ()):
         self.topic = topic
         self.index = index
         self.mesh = mesh
@@ -94,9 +94,9 @@ class PartitionLog:
         self._marks = deque([(trio.current_time(), offsets.next_sequence - 1)])
         self.log_start_offset = log_start_offset
         self.leader_epoch = leader_epoch
-        # Kafka's leader-epoch cache: (epoch, first offset). This leader's epoch starts at the log
-        # end it opened at; what lies below was written under older epochs.
-        self.epochs: list[tuple[int, int]] = [(leader_epoch, offsets.next_offset)]
+        # Kafka's leader-epoch cache: (epoch, first offset), this leader's from the log end it
+        # opened at, older ones as far as known (the stores' epochs of a won fence).
+        self.epochs = epochs_in_offsets(offsets, sequence_epochs, leader_epoch)
         self.high_watermark = offsets.next_offset
         self._tail: deque[StoredBatch] = deque()
         self._tail_bytes = 0
@@ -390,6 +390,24 @@ class PartitionLog:
     def _stored(self, sequence: int, content: bytes) -> StoredBatch:
         base, last = self.offsets.range_of(sequence)
         return StoredBatch(base, last, sequence, memoryview(content))  # no copy: content is read-only
+
+
+def epochs_in_offsets(offsets: OffsetIndex, sequence_epochs: Sequence[tuple[int, int]],
+                      leader_epoch: int) -> list[tuple[int, int]]:
+    """The leader-epoch cache in offsets: older epochs' (epoch, first sequence), as the stores
+    keep them, through the index (one starting below the log start starts there, as Kafka
+    cuts its cache at the log start), then `leader_epoch` from the log end."""
+    epochs: list[tuple[int, int]] = []
+    for epoch, sequence in sequence_epochs:
+        if epoch >= leader_epoch or sequence >= offsets.next_sequence:
+            break
+        start = offsets.range_of(sequence)[0] if sequence >= offsets.first_sequence else offsets.first_offset
+        if epochs and epochs[-1][1] == start:
+            epochs.pop()  # an epoch with no records left of its own
+        epochs.append((epoch, start))
+    if epochs and epochs[-1][1] == offsets.next_offset:
+        epochs.pop()
+    return [*epochs, (leader_epoch, offsets.next_offset)]
 
 
 def epoch_end(epochs: Sequence[tuple[int, int]], epoch: int, log_end: int) -> tuple[int, int]:

@@ -17,7 +17,8 @@ import trio
 from kafka import KafkaProducer
 from kafka.errors import NotLeaderForPartitionError
 
-from gateway.partitions.partition_log import epoch_end
+from gateway.partitions.offset_index import OffsetIndex
+from gateway.partitions.partition_log import epoch_end, epochs_in_offsets
 from gateway.settings.table import MeshSettings
 from gateway.storage.mesh_storage import MeshStorage
 from gateway.zmq_trio import zmq_context
@@ -115,3 +116,14 @@ def test_an_epoch_ends_where_the_next_starts():
     assert epoch_end(epochs, 1, 12) == (1, 5)  # older than any known: ends where the first starts
     assert epoch_end(epochs, 5, 12) == (-1, -1)  # newer than the leader's
     assert epoch_end(epochs, -1, 12) == (-1, -1)
+
+
+def test_a_reopened_partitions_epochs_come_from_the_stores_in_offsets():
+    """Batches at sequences 3..7 hold offsets 10..29 (4 each, 5 from 26); the stores knew
+    epoch 1 from sequence 0, 2 from 5 and 4 from 7; the gateway now leads epoch 6."""
+    offsets = OffsetIndex(3, 10)
+    for sequence in range(3, 8):
+        offsets.add(sequence, offsets.next_offset, 4 if sequence < 7 else 5, 1000, 100)
+    assert epochs_in_offsets(offsets, [(1, 0), (2, 5), (4, 7)], 6) == [(1, 10), (2, 18), (4, 26), (6, 31)]
+    assert epochs_in_offsets(offsets, [(1, 0), (2, 3), (6, 8)], 6) == [(2, 10), (6, 31)]  # 1's records are gone
+    assert epochs_in_offsets(OffsetIndex(0, 0), [(0, 0)], 1) == [(1, 0)]  # nothing stored
