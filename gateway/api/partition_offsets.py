@@ -111,11 +111,10 @@ async def offset_for_leader_epoch(request: Request, services: Services):
         error = partition.epoch_error(wanted.current_leader_epoch)
         if error is not None:
             response.error_code = error
-        elif wanted.leader_epoch <= partition.leader_epoch:
-            # One epoch so far: it ends at the log end.
-            response.end_offset = partition.next_offset
+        else:
+            epoch, response.end_offset = partition.end_of_epoch(wanted.leader_epoch)
             if request.version >= 1:
-                response.leader_epoch = partition.leader_epoch
+                response.leader_epoch = epoch
         return response
 
     topics = await for_each_partition(

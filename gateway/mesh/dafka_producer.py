@@ -5,6 +5,12 @@ sequence counter, keeps its records until a store ACKs them (answering
 FETCHes from them meanwhile) and tells its caller when enough distinct stores
 hold a record. Run as `python -m gateway.mesh.dafka_producer TOPIC` to publish the
 lines of stdin.
+
+A partition hosted with a leader epoch is fenced (our FENCE extension, see
+store/fences.py): the producer announces the epoch and its first sequence
+with every HEAD, counts only the stores' EPOCH-ACKs of that epoch, and is
+deposed by one of a newer epoch (or by any, if it was hosted without one).
+`Producer.fence` is the claim before hosting: the stores' FENCED answers.
 """
 
 from __future__ import annotations
@@ -18,12 +24,16 @@ import trio
 import zmq
 
 from gateway.lifecycle import run_node, start_command
+from gateway.mesh.leader_epochs import NO_EPOCH, Epochs, epoch_at
 from gateway.mesh.mesh_node import MeshNode, keep_serving, sender_of
 from gateway.settings.declaration import Command
 from gateway.settings.table import MeshSettings
 from protocol.dafka import (
     Ack,
     DirectRecord,
+    EpochAck,
+    Fence,
+    Fenced,
     Fetch,
     Head,
     Record,
@@ -40,17 +50,25 @@ PUBLISH_BATCH = 500  # lines of stdin published at once
 STDIN_CHUNK = 1 << 16
 
 MAX_UNACKED_BYTES = 512 * 1024 * 1024
+FENCE_RETRY_S = 0.5  # a claim not answered by every store by then is sent again (stores answer alike)
 DropHook = Callable[[str, int], bool]  # (partition UUID, sequence) -> skip publishing it
 
 
 class ProducerPartition:
     """One partition this node publishes: records are numbered from `next_sequence` on."""
 
-    def __init__(self, producer: Producer, subject: str, uuid: str, next_sequence: int):
+    def __init__(self, producer: Producer, subject: str, uuid: str, next_sequence: int, epoch: int | None = None,
+                 epochs: Epochs = ()):
         self.producer = producer
         self.subject = subject
         self.uuid = uuid
         self.next_sequence = next_sequence
+        self.start = next_sequence
+        self.epoch = epoch  # the leader epoch it is fenced at; None: not fenced, plain ACKs count
+        # The log's epochs (epoch, first sequence): those it continues, then its own from `start`.
+        self.epochs = (*(tuple(pair) for pair in epochs if pair[1] < next_sequence),
+                       *(((epoch, next_sequence),) if epoch is not None else ()))
+        self.deposed_by: int | None = None  # the epoch of the EPOCH-ACK that told of a newer fence
         self._unacked: deque = deque()  # contents from sequence `_first_unacked` on
         self._first_unacked = next_sequence
         self._acked_by: dict[str, int] = {}  # store -> highest sequence it ACKed
@@ -96,8 +114,9 @@ class ProducerPartition:
         return first
 
     async def wait_acked(self, sequence: int, stores: int) -> None:
-        """Return once `stores` distinct stores have ACKed every record up to `sequence`."""
-        if self._covered(sequence) >= stores:
+        """Return once `stores` distinct stores have ACKed every record up to `sequence`, or
+        the partition is deposed (`deposed_by`): it never will be then."""
+        if self._covered(sequence) >= stores or self.deposed_by is not None:
             await trio.lowlevel.checkpoint()
             return
         event = trio.Event()
@@ -124,6 +143,43 @@ class ProducerPartition:
         only once it holds them all, which a store restarted on a failing disk never does."""
         if self._acked_by.get(store, -1) < self.next_sequence - 1:
             self._failed_stores[store] = self.next_sequence - 1
+
+    def on_plain_ack(self, store: str, sequence: int) -> None:
+        """An ACK of a store that was never fenced: it counts unless we were."""
+        if self.epoch is None:
+            self.on_ack(store, sequence)
+
+    def on_epoch_ack(self, store: str, sequence: int, epoch: int) -> None:
+        """An EPOCH-ACK: ours counts; an older epoch's counts for the log below our start if
+        our log has that epoch there too (else the store holds what a missed epoch replaced)."""
+        if self.epoch is None or epoch > self.epoch:
+            self._deposed(store, epoch)
+        elif epoch == self.epoch:
+            self.on_ack(store, sequence)
+        elif sequence < self.start and self._ours_at(sequence, epoch):
+            self.on_ack(store, sequence)
+
+    def _ours_at(self, sequence: int, epoch: int) -> bool:
+        """Whether our log has `epoch` at `sequence` (or one side does not know)."""
+        ours = epoch_at(self.epochs, sequence)
+        return NO_EPOCH in (epoch, ours) or epoch == ours
+
+    def _deposed(self, store: str, epoch: int) -> None:
+        """A store is fenced at a newer epoch than ours: this partition has another leader,
+        whose records take our sequences; what waits for ACKs will never get them."""
+        if self.deposed_by is None:
+            self.producer.node.log.warning("partition_deposed", subject=self.subject, partition=self.uuid,
+                                           epoch=self.epoch, store=store, store_epoch=epoch)
+        self.deposed_by = max(epoch, self.deposed_by or epoch)
+        for _, _, event in self._waiters:
+            event.set()
+        self._waiters = []
+
+    def announcement(self) -> list:
+        """FENCE naming our epoch and start, for the stores that missed it (none: not fenced)."""
+        if self.epoch is None or self.deposed_by is not None:
+            return []
+        return [encode(Fence(self.uuid, self.producer.node.uuid, self.subject, self.epoch, self.start, self.epochs))]
 
     def on_ack(self, store: str, sequence: int) -> None:
         if store in self._diverged_stores:
@@ -202,6 +258,19 @@ class UnackedBytes:
             self._freed = trio.Event()
 
 
+class _Claim:
+    """The FENCED answers to one claim, by store."""
+
+    def __init__(self):
+        self.answers: dict[str, Fenced] = {}
+        self.answered = trio.Event()
+
+    def take(self, answer: Fenced) -> None:
+        self.answers[answer.store] = answer
+        self.answered.set()
+        self.answered = trio.Event()
+
+
 class Producer:
     """The node: one beacon identity, one PUB/SUB pair, many hosted partitions."""
 
@@ -211,17 +280,40 @@ class Producer:
         self.drop = drop  # test hook: records it selects are never published, only FETCHable
         self.partitions: dict[str, ProducerPartition] = {}
         self.unacked = UnackedBytes(max_unacked_bytes)
+        self._claims: dict[tuple[str, str], _Claim] = {}  # (subject, partition) -> answers to our claim
+        self.node.subscribe(subscription(Fenced, self.node.uuid))
 
     def close(self) -> None:
         self.node.close()
 
-    def host(self, subject: str, *, uuid: str | None = None, next_sequence: int = 0) -> ProducerPartition:
-        """Start publishing a partition (a new one, or one resumed at `next_sequence`)."""
-        partition = ProducerPartition(self, subject, uuid or new_uuid(), next_sequence)
+    def host(self, subject: str, *, uuid: str | None = None, next_sequence: int = 0,
+             epoch: int | None = None, epochs: Epochs = ()) -> ProducerPartition:
+        """Start publishing a partition (a new one, or one resumed at `next_sequence`), fenced
+        at leader `epoch` if given, continuing a log of `epochs` (a won claim's): the
+        announcement goes ahead of its records."""
+        partition = ProducerPartition(self, subject, uuid or new_uuid(), next_sequence, epoch, epochs)
         self.partitions[partition.uuid] = partition
-        self.node.subscribe(subscription(Ack, partition.uuid))
-        self.node.subscribe(subscription(Fetch, partition.uuid))
+        for message_type in (Ack, EpochAck, Fetch):
+            self.node.subscribe(subscription(message_type, partition.uuid))
+        self.node.publisher.send_nowait(partition.announcement())
         return partition
+
+    async def fence(self, subject: str, partition: str, epoch: int, stores: Callable[[], int],
+                    timeout_s: float) -> dict[str, Fenced]:
+        """Claim `partition` at leader `epoch`: FENCE to the stores, again every FENCE_RETRY_S
+        (a store answers a claim it accepted again alike), until `stores()` of them have
+        answered or `timeout_s` passed. The answers by store."""
+        key = (subject, partition)
+        claim = self._claims[key] = _Claim()
+        try:
+            with trio.move_on_after(timeout_s):
+                while len(claim.answers) < stores():
+                    await self.node.send(Fence(partition, self.node.uuid, subject, epoch))
+                    with trio.move_on_after(FENCE_RETRY_S):
+                        await claim.answered.wait()
+        finally:
+            del self._claims[key]
+        return claim.answers
 
     def store_failed(self, store: str) -> None:
         """The store whose writer is `store` lost what it had not synced (its disk failed)."""
@@ -232,8 +324,8 @@ class Producer:
         """Stop hosting a partition (e.g. its leadership moved elsewhere)."""
         del self.partitions[partition.uuid]
         self.unacked.freed(partition.unacked_bytes)
-        self.node.unsubscribe(subscription(Ack, partition.uuid))
-        self.node.unsubscribe(subscription(Fetch, partition.uuid))
+        for message_type in (Ack, EpochAck, Fetch):
+            self.node.unsubscribe(subscription(message_type, partition.uuid))
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         async with trio.open_nursery() as nursery:
@@ -246,11 +338,18 @@ class Producer:
         while True:
             answers = []
             for first_frame, message in await self.node.receive_with_frames(RECV_BATCH):
+                if isinstance(message, Fenced):
+                    claim = self._claims.get((message.subject, message.partition))
+                    if claim is not None and message.requester == self.node.uuid:
+                        claim.take(message)
+                    continue
                 partition = self.partitions.get(getattr(message, "partition", None))
                 if partition is None or partition.subject != message.subject:
                     continue
                 if isinstance(message, Ack):
-                    partition.on_ack(sender_of(first_frame), message.sequence)
+                    partition.on_plain_ack(sender_of(first_frame), message.sequence)
+                elif isinstance(message, EpochAck):
+                    partition.on_epoch_ack(sender_of(first_frame), message.sequence, message.epoch)
                 elif isinstance(message, Fetch):
                     answers.extend(partition.answer(message))
             await self.node.publisher.send_batch(answers)
@@ -263,7 +362,8 @@ class Producer:
                 for p in self.partitions.values()
                 if p.next_sequence > 0
             ]
-            await self.node.publisher.send_batch(heads)
+            announcements = [message for p in self.partitions.values() for message in p.announcement()]
+            await self.node.publisher.send_batch(announcements + heads)
 
 
 async def _publish_stdin(context: zmq.Context, config: MeshSettings, topic: str, acks: int) -> None:

@@ -68,6 +68,11 @@ class PartitionSequencer:
         self._ahead_bytes -= len(content)
         return self.offer(sequence, content)
 
+    def rewind(self, sequence: int) -> None:
+        """Take records again from `sequence` on: the one there was refused, or truncated."""
+        self.next_sequence = sequence
+        self._fetch_end = -1
+
     def note_head(self, sequence: int) -> None:
         self.known_head = max(self.known_head, sequence)
 

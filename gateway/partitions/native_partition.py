@@ -96,7 +96,9 @@ class NativePartition:
     """The read side of PartitionLog's interface, over a native producer's partition."""
 
     leader_epoch = 0
+    epochs = ((0, 0),)  # one epoch from the start: no gateway leads it
     epoch_error = PartitionLog.epoch_error
+    end_of_epoch = PartitionLog.end_of_epoch
 
     def __init__(self, topic: str, index: int, address: str, read: MeshRead, *, log_start_offset: int = 0):
         self.topic = topic

@@ -56,6 +56,7 @@ class MeshPartition(Protocol):
 
     uuid: str
     next_sequence: int
+    deposed_by: int | None  # not None once the stores are fenced by a newer leader: this gateway leads no more
 
     def publish_now(self, contents: Sequence[bytes]) -> int: ...
 
@@ -88,7 +89,7 @@ class PartitionLog:
     def __init__(self, topic: str, index: int, mesh: MeshPartition, read: MeshRead,
                  offsets: OffsetIndex, producers: ProducerStates, *, min_insync: int, tail_bytes: int,
                  live_stores: Callable[[], int], lag_s: float, log_start_offset: int = 0,
-                 leader_epoch: int = 0):
+                 leader_epoch: int = 0, sequence_epochs: Sequence[tuple[int, int]] = ()):
         self.topic = topic
         self.index = index
         self.mesh = mesh
@@ -103,6 +104,9 @@ class PartitionLog:
         self._marks = deque([(trio.current_time(), offsets.next_sequence - 1)])
         self.log_start_offset = log_start_offset
         self.leader_epoch = leader_epoch
+        # Kafka's leader-epoch cache: (epoch, first offset), this leader's from the log end it
+        # opened at, older ones as far as known (the stores' epochs of a won fence).
+        self.epochs = epochs_in_offsets(offsets, sequence_epochs, leader_epoch)
         self.high_watermark = offsets.next_offset
         self._tail: deque[StoredBatch] = deque()
         self._tail_bytes = 0
@@ -119,6 +123,10 @@ class PartitionLog:
         if current_leader_epoch > self.leader_epoch:
             return ErrorCode.UNKNOWN_LEADER_EPOCH
         return ErrorCode.FENCED_LEADER_EPOCH
+
+    def end_of_epoch(self, epoch: int) -> tuple[int, int]:
+        """OffsetForLeaderEpoch's answer for `epoch` (see `epoch_end`)."""
+        return epoch_end(self.epochs, epoch, self.next_offset)
 
     @property
     def min_insync(self) -> int:
@@ -169,13 +177,17 @@ class PartitionLog:
         in the order of the bytes published without a lock. While the stores
         take nothing and the batches they have not taken fill the producer's
         memory, the append waits, REQUEST_TIMED_OUT after `room_timeout_s`.
+        A partition whose stores are fenced at a newer leader epoch is led elsewhere:
+        NOT_LEADER_OR_FOLLOWER, as Kafka's deposed leader answers.
         """
+        self._check_leading()
         if not self.mesh.has_room(batch.size):  # the common case needs no timer
             with trio.move_on_after(room_timeout_s) as waiting:
                 await self.mesh.wait_for_room(batch.size)
             if waiting.cancelled_caught:
                 raise KafkaError(ErrorCode.REQUEST_TIMED_OUT,
                                  "the stores have not taken earlier batches: no room for more")
+        self._check_leading()
         duplicate = self.producers.duplicate_of(batch)
         if duplicate is not None:
             return duplicate.base_offset, duplicate.dafka_sequence
@@ -188,6 +200,11 @@ class PartitionLog:
         self._index(sequence, batch, log_append_time)
         self._keep(StoredBatch(first, first + batch.last_offset_delta, sequence, batch.buffer))
         return first, sequence
+
+    def _check_leading(self) -> None:
+        if self.mesh.deposed_by is not None:
+            raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                             f"the stores are fenced by a leader newer than this gateway's epoch {self.leader_epoch}")
 
     def _index(self, sequence: int, batch: RecordBatch, log_append_time: int | None = None) -> None:
         timestamp = batch.max_timestamp if log_append_time is None else log_append_time
@@ -202,8 +219,11 @@ class PartitionLog:
         return self.mesh.acked_through(stores) >= sequence
 
     async def wait_durable(self, sequence: int) -> None:
-        """Return once `min_insync` stores hold every batch up to `sequence`, however long that takes."""
+        """Return once `min_insync` stores hold every batch up to `sequence`, however long that
+        takes; KafkaError NOT_LEADER_OR_FOLLOWER if the partition is deposed first."""
         await self.mesh.wait_acked(sequence, self._min_insync)
+        if not self.is_stored(sequence, self._min_insync):
+            self._check_leading()
         self._acks_moved()
 
     async def wait_stored(self, sequence: int, stores: int) -> None:
@@ -224,6 +244,7 @@ class PartitionLog:
             finally:
                 del self._store_waits[waiting]
         if not self.is_stored(sequence, stores):
+            self._check_leading()  # deposed: Kafka's DelayedProduce answers NOT_LEADER_OR_FOLLOWER
             raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
                              f"{self.in_sync_stores()} stores in sync, {stores} needed: the batch is not durable")
         self._acks_moved()
@@ -403,6 +424,40 @@ class PartitionLog:
     def _stored(self, sequence: int, content: bytes) -> StoredBatch:
         base, last = self.offsets.range_of(sequence)
         return StoredBatch(base, last, sequence, memoryview(content))  # no copy: content is read-only
+
+
+def epochs_in_offsets(offsets: OffsetIndex, sequence_epochs: Sequence[tuple[int, int]],
+                      leader_epoch: int) -> list[tuple[int, int]]:
+    """The leader-epoch cache in offsets: older epochs' (epoch, first sequence), as the stores
+    keep them, through the index (one starting below the log start starts there, as Kafka
+    cuts its cache at the log start), then `leader_epoch` from the log end."""
+    epochs: list[tuple[int, int]] = []
+    for epoch, sequence in sequence_epochs:
+        if epoch >= leader_epoch or sequence >= offsets.next_sequence:
+            break
+        start = offsets.range_of(sequence)[0] if sequence >= offsets.first_sequence else offsets.first_offset
+        if epochs and epochs[-1][1] == start:
+            epochs.pop()  # an epoch with no records left of its own
+        epochs.append((epoch, start))
+    if epochs and epochs[-1][1] == offsets.next_offset:
+        epochs.pop()
+    return [*epochs, (leader_epoch, offsets.next_offset)]
+
+
+def epoch_end(epochs: Sequence[tuple[int, int]], epoch: int, log_end: int) -> tuple[int, int]:
+    """Kafka's leader-epoch cache lookup (KIP-101/279) over `epochs`, (epoch, start offset)
+    ascending: (the largest epoch at most `epoch`, where it ends: the next epoch's start, or
+    the log end for the latest). An epoch older than any known ends where the first known
+    starts; a newer one, or none (-1), is undefined: (-1, -1)."""
+    if epoch < 0:
+        return -1, -1
+    if epoch == epochs[-1][0]:
+        return epoch, log_end
+    later = next((start for known, start in epochs if known > epoch), None)
+    if later is None:
+        return -1, -1
+    earlier = [known for known, _ in epochs if known <= epoch]
+    return (earlier[-1] if earlier else epoch), later
 
 
 async def recovered_state(contents, first_sequence: int = 0, next_offset: int = 0,

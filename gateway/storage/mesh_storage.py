@@ -6,9 +6,20 @@ back what the in-memory tails no longer hold, and asks the stores for the
 heads of partitions when the gateway starts; the watcher node hears the
 HEADs and ACKs of every topic, which is how native producers are found
 (topics/native_topics.py).
+
+A gateway that would lead a partition at a leader epoch fences it first
+(`fence`), and leads it only if a quorum of the live stores accepted
+(`FenceOutcome`): stores - min.insync.replicas + 1, so that every write
+acknowledged by min.insync.replicas stores is on one of them, and two
+claimants can never both have writes acknowledged; it continues the newest,
+longest log among them (`host` with the epoch, at `FenceOutcome.start`, with
+`FenceOutcome.epochs`: stores that hold what an epoch they missed replaced
+truncate it).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import structlog
 import trio
@@ -18,8 +29,51 @@ from gateway.mesh.dafka_consumer import Consumer
 from gateway.mesh.dafka_producer import MAX_UNACKED_BYTES, Producer, ProducerPartition
 from gateway.mesh.mesh_node import MeshNode
 from gateway.settings.table import MeshSettings
+from protocol.dafka import Fenced
 
 log = structlog.get_logger()
+
+
+@dataclass(frozen=True)
+class FenceOutcome:
+    """What the stores answered a claim of a partition at `epoch`."""
+
+    epoch: int
+    answers: dict[str, Fenced]  # by store writer UUID
+
+    @property
+    def accepted(self) -> dict[str, Fenced]:
+        return {store: answer for store, answer in self.answers.items() if answer.accepted}
+
+    @property
+    def newest_epoch(self) -> int:
+        """The highest fence epoch a store named: a refused claimant retries above it."""
+        return max((answer.epoch for answer in self.answers.values()), default=self.epoch)
+
+    def won(self, stores: int, min_insync: int) -> bool:
+        """Whether enough stores accepted: one more than could be missing from any set of
+        `min_insync` stores that acknowledged a write, among `stores`, every store that may
+        hold one (the expected stores; counting only live ones is unsafe while one is down)."""
+        return len(self.accepted) >= max(1, stores - min_insync + 1)
+
+    @property
+    def _continued(self) -> Fenced | None:
+        """The log to continue: of the newest epoch, the longest of those (Raft's rule; a
+        longer log of an older epoch may hold what no quorum acknowledged)."""
+        return max(self.accepted.values(), key=lambda answer: (answer.head_epoch, answer.next_sequence),
+                   default=None)
+
+    @property
+    def start(self) -> int:
+        """The first sequence to publish: after the log continued."""
+        continued = self._continued
+        return 0 if continued is None else continued.next_sequence
+
+    @property
+    def epochs(self) -> tuple[tuple[int, int], ...]:
+        """The epochs of the log continued, to host the partition with."""
+        continued = self._continued
+        return () if continued is None else continued.epochs
 
 READ_CHUNK = 64
 STORES_WAIT_S = 10.0  # between warnings while too few stores answer
@@ -67,8 +121,20 @@ class MeshStorage:
         log.warning("store_out_of_sync_until_written", store=store)
         self.producer.store_failed(store)
 
-    def host(self, subject: str, uuid: str, next_sequence: int) -> ProducerPartition:
-        return self.producer.host(subject, uuid=uuid, next_sequence=next_sequence)
+    def host(self, subject: str, uuid: str, next_sequence: int, epoch: int | None = None,
+             epochs: tuple[tuple[int, int], ...] = ()) -> ProducerPartition:
+        """Publish a partition from `next_sequence` on; fenced at leader `epoch` if given, after
+        a won `fence`: at its `start`, with its `epochs`."""
+        return self.producer.host(subject, uuid=uuid, next_sequence=next_sequence, epoch=epoch, epochs=epochs)
+
+    async def fence(self, subject: str, uuid: str, epoch: int, timeout_s: float = 5.0) -> FenceOutcome:
+        """Claim a partition at leader `epoch`: the answers of the live stores (those that
+        answered within `timeout_s`)."""
+        answers = await self.producer.fence(subject, uuid, epoch, self.live_stores, timeout_s)
+        outcome = FenceOutcome(epoch, answers)
+        log.info("partition_fenced", subject=subject, partition=uuid, epoch=epoch, answers=len(answers),
+                 accepted=len(outcome.accepted), newest_epoch=outcome.newest_epoch)
+        return outcome
 
     def release(self, partition: ProducerPartition) -> None:
         self.producer.release(partition)

@@ -1,4 +1,4 @@
-"""Dafka wire codec (sans-IO): the nine mesh messages, our HEADS-DONE, and the discovery beacons."""
+"""Dafka wire codec (sans-IO): the nine mesh messages, our extensions, and the discovery beacons."""
 
 from protocol.dafka.beacon import (
     NodeBeacon,
@@ -10,10 +10,14 @@ from protocol.dafka.beacon import (
     encode_tower_beacon,
 )
 from protocol.dafka.messages import (
+    NO_START,
     Ack,
     ConsumerHello,
     DirectHead,
     DirectRecord,
+    EpochAck,
+    Fence,
+    Fenced,
     Fetch,
     GetHeads,
     Head,
@@ -37,11 +41,15 @@ __all__ = [
     "ConsumerHello",
     "DirectHead",
     "DirectRecord",
+    "EpochAck",
+    "Fence",
+    "Fenced",
     "Fetch",
     "GetHeads",
     "Head",
     "HeadsDone",
     "Message",
+    "NO_START",
     "NodeBeacon",
     "Record",
     "StoreHello",

@@ -1,8 +1,11 @@
-"""The nine Dafka messages, framed as the C reference nodes send them.
+"""The nine Dafka messages, framed as the C reference nodes send them, and our extensions.
 
 Frame 0 is `[id][topic][0x00][0x01][fields...]`; RECORD and DIRECT-RECORD add
 the content as frame 1, which is passed through untouched (no copy). Each
-message type declares its layout as data, so one codec serves all nine.
+message type declares its layout as data, so one codec serves them all.
+
+Our extensions (HEADS-DONE, FENCE, FENCED, EPOCH-ACK) use command ids no
+reference node subscribes to: they never receive them.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ STRING = "string"  # 1-byte length + UTF-8
 STRINGS = "strings"  # 4-byte count of `longstr` (4-byte length + UTF-8)
 U64 = "u64"
 U32 = "u32"
+I32 = "i32"  # a Kafka leader epoch: -1 for none
+U8 = "u8"
+EPOCHS = "epochs"  # 4-byte count of (i32 leader epoch, u64 its first sequence), ascending
 
 Buffer = Union[bytes, bytearray, memoryview]
 
@@ -39,6 +45,11 @@ _CONTENT_FIELDS = re.compile(rb"\x01\x20([0-9A-F]{32})(.)", re.DOTALL)
 _U64 = struct.Struct(">Q")
 encode_sequence = _U64.pack  # the last field of RECORD and DIRECT-RECORD
 _U32 = struct.Struct(">I")
+_I32 = struct.Struct(">i")
+_U8 = struct.Struct(">B")
+_NUMBERS = {U64: _U64, U32: _U32, I32: _I32, U8: _U8}
+_EPOCH_START = struct.Struct(">iQ")
+NO_START = 2**64 - 1  # FENCE: a claim of leadership, its first sequence not chosen yet
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,11 +183,75 @@ class HeadsDone:
     subject: str
 
 
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """Our extension: a gateway that leads, or would lead, a partition at leader `epoch` asks
+    the stores to refuse its records of older epochs. With `start` NO_START it is a claim,
+    each store answers FENCED; with `start`, the first sequence the leader publishes, it is
+    the leader's announcement, unanswered: older epochs' records from `start` on are refused
+    (and truncated where held), those below are the leader's log too, whose epochs
+    (epoch, first sequence) `epochs` lists, so that a store truncates where its own differ."""
+
+    ID: ClassVar[bytes] = b"X"
+    TOPIC: ClassVar[str] = "partition"
+    FIELDS: ClassVar[tuple] = (("requester", ADDRESS), ("subject", STRING), ("epoch", I32), ("start", U64),
+                               ("epochs", EPOCHS))
+    partition: str
+    requester: str
+    subject: str
+    epoch: int
+    start: int = NO_START
+    epochs: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Fenced:
+    """Our extension: a store writer's answer to a FENCE claim, sent to the requester once
+    the outcome is durable. `epoch` is the store's fence epoch now (the claim's if
+    `accepted`); `head` the last sequence it holds (-1: none) and `head_epoch` that record's
+    leader epoch (-1: unknown), so that the claimant continues the longest log of the
+    newest epoch; `epochs` where each epoch it holds starts, as far as it knows."""
+
+    ID: ClassVar[bytes] = b"Y"
+    TOPIC: ClassVar[str] = "requester"
+    FIELDS: ClassVar[tuple] = (("store", ADDRESS), ("partition", ADDRESS), ("subject", STRING), ("epoch", I32),
+                               ("accepted", U8), ("next_sequence", U64), ("head_epoch", I32), ("epochs", EPOCHS))
+    requester: str
+    store: str
+    partition: str
+    subject: str
+    epoch: int
+    accepted: int
+    next_sequence: int  # head + 1
+    head_epoch: int
+    epochs: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def head(self) -> int:
+        return self.next_sequence - 1
+
+
+@dataclass(frozen=True, slots=True)
+class EpochAck:
+    """Our extension: ACK of a fenced partition, naming the leader epoch of the record at
+    `sequence`, so that only the leader of that epoch counts it (a deposed leader publishing
+    the same sequences must not)."""
+
+    ID: ClassVar[bytes] = b"V"
+    TOPIC: ClassVar[str] = "partition"
+    FIELDS: ClassVar[tuple] = (("subject", STRING), ("sequence", U64), ("epoch", I32))
+    partition: str
+    subject: str
+    sequence: int
+    epoch: int
+
+
 Message = Union[
-    Record, DirectRecord, Fetch, Ack, Head, DirectHead, GetHeads, ConsumerHello, StoreHello, HeadsDone
+    Record, DirectRecord, Fetch, Ack, Head, DirectHead, GetHeads, ConsumerHello, StoreHello, HeadsDone,
+    Fence, Fenced, EpochAck,
 ]
 MESSAGE_TYPES = (Record, DirectRecord, Fetch, Ack, Head, DirectHead, GetHeads, ConsumerHello, StoreHello,
-                 HeadsDone)
+                 HeadsDone, Fence, Fenced, EpochAck)
 _BY_ID = {cls.ID[0]: cls for cls in MESSAGE_TYPES}
 _WITH_CONTENT = (Record, DirectRecord)
 # Topic kinds: an address where the topic names a node, else a topic name.
@@ -303,13 +378,13 @@ def _encode_topic(topic: str) -> bytes:
 
 def _encode_field(kind: str, value, name: str) -> bytes:
     try:
-        if kind == U64:
-            return _U64.pack(value)
-        if kind == U32:
-            return _U32.pack(value)
+        if kind in _NUMBERS:
+            return _NUMBERS[kind].pack(value)
         if kind == STRINGS:
             items = [item.encode() for item in value]
             return _U32.pack(len(items)) + b"".join(_U32.pack(len(i)) + i for i in items)
+        if kind == EPOCHS:
+            return _U32.pack(len(value)) + b"".join(_EPOCH_START.pack(*pair) for pair in value)
     except struct.error as error:
         raise EncodeError(f"{name}: {error}") from None
     raw = value.encode()
@@ -321,10 +396,9 @@ def _encode_field(kind: str, value, name: str) -> bytes:
 
 
 def _decode_field(kind: str, frame: bytes, position: int) -> tuple[object, int]:
-    if kind == U64:
-        return _unpack(_U64, frame, position), position + 8
-    if kind == U32:
-        return _unpack(_U32, frame, position), position + 4
+    if kind in _NUMBERS:
+        layout = _NUMBERS[kind]
+        return _unpack(layout, frame, position), position + layout.size
     if kind == STRINGS:
         count = _unpack(_U32, frame, position)
         position += 4
@@ -336,6 +410,13 @@ def _decode_field(kind: str, frame: bytes, position: int) -> tuple[object, int]:
             items.append(_decode_text(_slice(frame, position + 4, size), STRING, position + 4))
             position += 4 + size
         return tuple(items), position
+    if kind == EPOCHS:
+        count = _unpack(_U32, frame, position)
+        end = position + 4 + count * _EPOCH_START.size
+        if end > len(frame):
+            raise DecodeError("epochs count exceeds the frame", position)
+        pairs = tuple(_EPOCH_START.iter_unpack(frame[position + 4 : end]))
+        return pairs, end
     if position >= len(frame):
         raise DecodeError("truncated string length", position)
     size = frame[position]

@@ -26,6 +26,10 @@ class MemoryLog:
         assert not entries or first == entries[-1].sequence + 1
         entries += [Entry(sequence, timestamp_ms, bytes(content)) for sequence, content in enumerate(contents, first)]
 
+    def truncate_from(self, subject, address, sequence):
+        entries = self.entries.get((subject, address), [])
+        entries[:] = [entry for entry in entries if entry.sequence < sequence]
+
     def sync(self):
         self.syncs += 1
 

@@ -4,23 +4,30 @@ Its publisher is a verbose XPUB so that it sees consumers subscribe to
 `L`+UUID and greets them with STORE-HELLO. With XPUB_NODROP it learns when a
 requester's queue is full; it then ends that answer instead of waiting, so a
 slow requester never stalls the others: it FETCHes the rest again later.
+
+Of a fenced partition it serves only what the fence admits (fences.py): an
+older epoch's records past the new leader's start, about to be truncated,
+are never served.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Container
+from itertools import takewhile
 
 import trio
 import zmq
 
 from gateway.mesh.mesh_node import MeshNode, keep_serving, sender_of
+from gateway.mesh.store.fences import FenceBook, batch_epoch
 from gateway.settings.table import MeshSettings
 from protocol.dafka import (
     Ack,
     ConsumerHello,
     DirectHead,
     DirectRecord,
+    EpochAck,
     Fetch,
     GetHeads,
     HeadsDone,
@@ -54,7 +61,7 @@ class FetchRota:
         self._acked: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)  # key -> store -> sequence
         self._declined: dict[Fetch, None] = {}  # insertion-ordered: the oldest is forgotten first
 
-    def note_ack(self, store: str, ack: Ack) -> None:
+    def note_ack(self, store: str, ack: Ack | EpochAck) -> None:
         acked = self._acked[(ack.subject, ack.partition)]
         acked[store] = max(acked.get(store, -1), ack.sequence)
 
@@ -75,14 +82,15 @@ class FetchRota:
 
 
 class StoreReader:
-    def __init__(self, context: zmq.Context, config: MeshSettings, log, *, writer_uuid: str):
+    def __init__(self, context: zmq.Context, config: MeshSettings, log, *, writer_uuid: str, fences: FenceBook):
         self.node = MeshNode(context, config, kind="store-reader", verbose_publisher=True)
         self.node.publisher.zsock.setsockopt(zmq.XPUB_NODROP, 1)
         self.log = log
         self.writer_uuid = writer_uuid
+        self.fences = fences  # the writer's, read on the same loop
         self.rota = FetchRota(writer_uuid)
         for prefix in (subscription(Fetch), subscription(GetHeads), subscription(ConsumerHello, self.node.uuid),
-                       subscription(Ack)):
+                       subscription(Ack), subscription(EpochAck)):
             self.node.subscribe(prefix)
 
     def close(self) -> None:
@@ -103,7 +111,7 @@ class StoreReader:
             except DecodeError as error:
                 self.node.log.warning("bad_message", reason=error.reason)
                 continue
-            if isinstance(message, Ack):
+            if isinstance(message, (Ack, EpochAck)):
                 self.rota.note_ack(sender_of(frames[0]), message)
             elif (isinstance(message, Fetch) and message.requester != self.writer_uuid
                   and self.rota.on_duty(message, self.node.peers)):
@@ -120,12 +128,20 @@ class StoreReader:
         while sequence < end:
             entries = await trio.to_thread.run_sync(self._read, fetch.subject, fetch.partition, sequence,
                                                     min(end - sequence, READ_MAX_COUNT))
+            entries = self._servable(fetch, entries)
             if not entries or entries[0].sequence != sequence:
                 return
             answers = [[prefix + encode_sequence(entry.sequence), entry.content] for entry in entries]
             if self.node.publisher.send_nowait(answers) < len(answers):
                 return
             sequence = entries[-1].sequence + 1
+
+    def _servable(self, fetch: Fetch, entries: list) -> list:
+        """The entries up to the first the partition's fence, if any, does not admit."""
+        fence = self.fences.get((fetch.subject, fetch.partition))
+        if fence is None:
+            return entries
+        return list(takewhile(lambda entry: fence.admits(entry.sequence, batch_epoch(entry.content)), entries))
 
     def _read(self, subject: str, partition: str, sequence: int, count: int) -> list:
         return list(self.log.read(subject, partition, sequence, count, READ_MAX_BYTES))

@@ -190,6 +190,26 @@ class Segment:
         except OSError as error:  # a restart would then adopt the tail: its CRCs are all that guard it
             log.error("store_log.cut_back_failed", path=self.log_path, durable=self.size, reason=str(error))
 
+    def truncate(self, files: Files, sequence: int) -> None:
+        """Keep only the entries below `sequence`, durably. The smaller durable point goes
+        first: a crash before the log is cut leaves entries past it, adopted again on
+        recovery as a torn tail would be, never a durable point past the data."""
+        self.flush(files)
+        relative, position = self.loaded_index(files).floor(sequence - self.base)
+        reader = EntryReader(files.fd(self.log_path), position, self.written)
+        for _ in range(relative, sequence - self.base):
+            reader.header()
+            reader.skip()
+        self.count, self.size = sequence - self.base, reader.position
+        self.written = self.size
+        self.index.cut(self.size)
+        self.record_durable(files)
+        with naming(self.index_path):
+            os.fdatasync(files.fd(self.index_path))
+        with naming(self.log_path):
+            os.ftruncate(files.fd(self.log_path), self.size)
+            os.fdatasync(files.fd(self.log_path))
+
     def seal(self, files: Files) -> None:
         """Finish the segment for good: data and index durable."""
         self.sync(files)

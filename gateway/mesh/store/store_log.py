@@ -228,6 +228,18 @@ class StoreLog:
             partition = self._partitions.get((subject, address))
             return partition is not None and partition.swap_cleaned(self._files, base, next_sequence)
 
+    def truncate_from(self, subject: str, address: str, sequence: int) -> None:
+        """Delete, durably, a partition's entries from `sequence` on: the next append goes there."""
+        with self._lock, self._writing():
+            partition = self._partitions.get((subject, address))
+            if partition is None:
+                return
+            deleted = partition.truncate_from(self._files, sequence)
+            self._unsynced.difference_update(deleted)
+            self._unsynced.discard(partition.segments[-1])
+            if deleted:
+                fsync_directory(str(partition.directory))
+
     def close(self) -> None:
         with self._lock:
             if self._lock_fd is None:

@@ -21,6 +21,7 @@ from gateway.lifecycle import first_failure, run_node, served, start_command
 from gateway.mesh.mesh_node import MeshBindError
 from gateway.mesh.store.cleaner import StoreCleaner
 from gateway.mesh.store.entry import CorruptLogError
+from gateway.mesh.store.fences import FenceBook
 from gateway.mesh.store.reader import StoreReader
 from gateway.mesh.store.storage_failure import STORAGE_FAILED, StorageFailed, is_storage_error
 from gateway.mesh.store.store_log import StoreLog
@@ -61,8 +62,9 @@ async def run_store(context: zmq.Context, mesh: MeshSettings, store: StoreSettin
     with locked_directory(directory):
         if store_log is None:
             store_log = await trio.to_thread.run_sync(partial(open_log, directory / "log", store))
-        writer = StoreWriter(context, mesh, store_log, uuid=store_uuid(directory))
-        reader = StoreReader(context, mesh, store_log, writer_uuid=writer.node.uuid)
+        fences = FenceBook(directory)
+        writer = StoreWriter(context, mesh, store_log, uuid=store_uuid(directory), fences=fences)
+        reader = StoreReader(context, mesh, store_log, writer_uuid=writer.node.uuid, fences=fences)
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(writer.run)

@@ -134,6 +134,22 @@ class Partition:
             self.segments.append(Segment.create(self.directory, before, files))
         return deleted
 
+    def truncate_from(self, files: Files, sequence: int) -> list[Segment]:
+        """Delete, durably, the entries from `sequence` on (a diverged tail); the segments
+        that went. Emptied, the partition goes on at `sequence`, as after discard_before."""
+        if self.head is None or sequence > self.head:
+            return []
+        deleted = []
+        while self.segments and self.segments[-1].base >= sequence:
+            deleted.append(self.segments.pop())
+            deleted[-1].delete(files)
+        if self.segments:
+            self.segments[-1].truncate(files, sequence)
+        else:
+            self.segments.append(Segment.create(self.directory, sequence, files))
+        log.warning("store_log.truncated", subject=self.subject, address=self.address, sequence=sequence)
+        return deleted
+
     def _delete_oldest(self, files: Files, event: str) -> Segment:
         oldest = self.segments.pop(0)
         oldest.delete(files)

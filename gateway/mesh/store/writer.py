@@ -21,6 +21,13 @@ topic's partition's directive also tells the cleaner how far it may clean
 behind a directive (it was down, is new or lags) skips to that log start
 instead of waiting for records that nobody holds any more, as a Kafka
 follower resets to the leader's log start.
+
+FENCE (our extension) fences a partition at a leader epoch (fences.py): the
+claim is made durable with the next commit and answered after it (FENCED,
+with the head that commit left); from then on the partition's records of
+older epochs are refused (never stored, never ACKed), its ACKs name the
+epoch of the record they cover (EPOCH-ACK), and a newer epoch's record for a
+sequence held from an older one truncates the log there.
 """
 
 from __future__ import annotations
@@ -30,10 +37,12 @@ import time
 import trio
 import zmq
 
+from gateway.mesh.leader_epochs import NO_EPOCH
 from gateway.mesh.mesh_node import MeshNode, keep_serving
 from gateway.mesh.ordering import PartitionSequencer, Sequencers, fill_gaps, keep_filling_gaps
+from gateway.mesh.store.fences import FenceBook, PartitionFence, batch_epoch
 from gateway.settings.table import MeshSettings
-from protocol.dafka import Ack, DirectRecord, Head, Record, encode, subscription
+from protocol.dafka import NO_START, Ack, DirectRecord, EpochAck, Fence, Fenced, Head, Record, encode, subscription
 from protocol.journal.discard_directive import DISCARD_SUBJECT, Compaction, decode_discard
 
 RECV_BATCH = 512
@@ -42,9 +51,12 @@ INLINE_COMMIT_S = 0.002  # a commit that took longer sends the next one to a wor
 
 
 class StoreWriter:
-    def __init__(self, context: zmq.Context, config: MeshSettings, log, *, uuid: str):
+    def __init__(self, context: zmq.Context, config: MeshSettings, log, *, uuid: str, fences: FenceBook):
         self.node = MeshNode(context, config, kind="store-writer", uuid=uuid)
         self.log = log
+        self.fences = fences
+        self._truncations_due: dict[tuple[str, str], int] = {}  # key -> first sequence to delete
+        self._fence_answers: list[tuple[str, tuple[str, str], bool]] = []  # (requester, key, accepted)
         self.sequencers = Sequencers()
         self.durable: dict[tuple[str, str], int] = {}  # (subject, partition) -> last sequence synced
         self._queued: dict[tuple[str, str], tuple[int, list]] = {}  # key -> (first sequence, contents)
@@ -56,14 +68,15 @@ class StoreWriter:
         self._work = trio.Event()  # set when something waits for the committer
         self._committed = trio.Event()  # set after each commit
         self.last_commit_s = 0.0  # how long the last commit's writes and sync took
-        for prefix in (subscription(Record), subscription(Head), subscription(DirectRecord, uuid)):
+        for prefix in (subscription(Record), subscription(Head), subscription(DirectRecord, uuid),
+                       subscription(Fence)):
             self.node.subscribe(prefix)
 
     def close(self) -> None:
         self.node.close()
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        heads = await trio.to_thread.run_sync(lambda: {key: self.log.head(*key) for key in self.log.partitions()})
+        heads = await trio.to_thread.run_sync(self._load)
         for key, head in heads.items():
             self.sequencers[key] = PartitionSequencer(head + 1)
             self.durable[key] = head
@@ -76,12 +89,27 @@ class StoreWriter:
             task_status.started()
             await keep_serving(self.node.log, self._receive)
 
+    def _load(self) -> dict[tuple[str, str], int]:
+        """The heads of the partitions held, and the fence book, redoing a truncation to an
+        announced start that a crash cut short."""
+        heads = {key: self.log.head(*key) for key in self.log.partitions()}
+        self.fences.load(heads)
+        for key, fence in self.fences.items():
+            if fence.stale_from_start(heads.get(key, -1)):
+                self.log.truncate_from(*key, fence.start)
+                fence.floor = fence.start
+                heads[key] = fence.start - 1
+        return heads
+
     async def _receive(self) -> None:
         while True:
             while self._queued_bytes >= MAX_QUEUED_BYTES:
                 await self._committed.wait()
             touched: set[tuple[str, str]] = set()
             for message in await self.node.receive(RECV_BATCH):
+                if isinstance(message, Fence):
+                    self._take_fence(message)
+                    continue
                 key = (message.subject, message.partition)
                 touched.add(key)
                 self._take(key, message)
@@ -102,7 +130,94 @@ class StoreWriter:
             sequencer.note_head(message.sequence)
             self._heads_seen.add(key)
             return
-        self._queue(key, sequencer.offer(message.sequence, message.content))
+        fence = self.fences.get(key)
+        if fence is None:
+            self._queue(key, sequencer.offer(message.sequence, message.content))
+        else:
+            self._take_fenced(key, sequencer, fence, message)
+
+    def _take_fenced(self, key: tuple[str, str], sequencer: PartitionSequencer, fence: PartitionFence,
+                     message) -> None:
+        """Only records the fence admits, in order; a newer epoch's record where an older
+        one's is held truncates the log there (Kafka's follower truncation)."""
+        if message.sequence < sequencer.next_sequence:
+            if not fence.diverges(message.sequence, batch_epoch(message.content)):
+                return  # a duplicate
+            self._truncate(key, message.sequence)
+        taken = []
+        for sequence, content in sequencer.offer(message.sequence, message.content):
+            epoch = batch_epoch(content)
+            if not fence.admits(sequence, epoch):
+                self._refused(key, fence, epoch)
+                sequencer.rewind(sequence)  # what followed it comes again, by FETCH
+                break
+            if fence.note(sequence, epoch):
+                self.fences.dirty = True
+            taken.append((sequence, content))
+        self._queue(key, taken)
+
+    def _refused(self, key: tuple[str, str], fence: PartitionFence, epoch: int | None) -> None:
+        if epoch not in fence.refusals_logged:  # once per epoch: a deposed leader may send many
+            fence.refusals_logged.add(epoch)
+            self.node.log.warning("fenced_records_refused", subject=key[0], partition=key[1], record_epoch=epoch,
+                                  fence_epoch=fence.epoch)
+
+    def _take_fence(self, message: Fence) -> None:
+        """A claim is answered after the commit that makes its outcome durable; an
+        announcement is not answered, and truncates a stale tail from its start."""
+        key = (message.subject, message.partition)
+        floor = self._next_sequence(key)
+        before = self.fences.get(key)
+        head_epoch = NO_EPOCH if before is not None else self._epoch_held(key, floor - 1)
+        before = before and (before.epoch, before.requester, before.start)
+        accepted = self.fences.claim(key, message.epoch, message.requester, floor, head_epoch)
+        fence = self.fences[key]
+        if message.start == NO_START:
+            self._fence_answers.append((message.requester, key, accepted))
+        elif accepted:
+            self.fences.announce(key, message.start)
+            stale = fence.stale_from(message.epochs, floor - 1) if key in self.sequencers else None
+            if stale is not None:
+                self._truncate(key, stale)
+        if not accepted or before != (fence.epoch, fence.requester, fence.start):
+            self.node.log.info("fence", subject=key[0], partition=key[1], epoch=message.epoch,
+                               requester=message.requester, start=message.start, accepted=accepted,
+                               fence_epoch=fence.epoch)
+        self._work.set()
+
+    def _next_sequence(self, key: tuple[str, str]) -> int:
+        sequencer = self.sequencers.get(key)
+        return self.log_starts.get(key, 0) if sequencer is None else sequencer.next_sequence
+
+    def _epoch_held(self, key: tuple[str, str], sequence: int) -> int:
+        """The leader epoch of the record at `sequence`, queued or in the log (a partition
+        fenced for the first time: its records were never parsed)."""
+        queued = self._queued.get(key)
+        if queued is not None and queued[0] + len(queued[1]) - 1 == sequence:
+            content = queued[1][-1]
+        else:
+            entries = list(self.log.read(*key, sequence, 1, 1 << 30)) if sequence >= 0 else []
+            content = entries[0].content if entries and entries[0].sequence == sequence else b""
+        epoch = batch_epoch(content)
+        return NO_EPOCH if epoch is None else epoch
+
+    def _truncate(self, key: tuple[str, str], sequence: int) -> None:
+        """Forget the partition's records from `sequence` on: queued ones now, durable ones
+        with the next commit."""
+        fence = self.fences[key]
+        fence.cut(sequence)
+        fence.floor = min(fence.floor, sequence)  # the new leader started there or before
+        self.fences.dirty = True
+        queued = self._queued.pop(key, None)
+        if queued is not None:
+            first, contents = queued
+            kept = contents[: max(0, sequence - first)]
+            self._queued_bytes -= sum(len(content) for content in contents[len(kept):])
+            if kept:
+                self._queued[key] = (first, kept)
+        self._truncations_due[key] = min(sequence, self._truncations_due.get(key, sequence))
+        self.sequencers[key].rewind(sequence)
+        self._work.set()
 
     def _directives_kept(self) -> list:
         """The directives this store still holds (the newest: older ones go as applied)."""
@@ -168,28 +283,40 @@ class StoreWriter:
             self._work = trio.Event()
             appends, self._queued, self._queued_bytes = self._queued, {}, 0
             discards, self._discards_due = self._discards_due, {}
+            truncations, self._truncations_due = self._truncations_due, {}
+            book = self.fences.encoded() if self.fences.dirty else None
+            answers, self._fence_answers = self._fence_answers, []
             heads_seen, self._heads_seen = self._heads_seen, set()
-            if appends or discards:
-                await self._commit(discards, appends)
+            if appends or discards or truncations or book is not None:
+                await self._commit(discards, book, truncations, appends)
             self._committed.set()
             self._committed = trio.Event()
+            for key, sequence in truncations.items():
+                if key in self.durable:
+                    self.durable[key] = min(self.durable[key], sequence - 1)
             grown = {key: first + len(contents) - 1 for key, (first, contents) in appends.items()}
             self.durable.update(grown)
-            await self._ack(grown.keys() | (heads_seen & self.durable.keys()))
+            await self._ack(grown.keys() | ((truncations.keys() | heads_seen) & self.durable.keys()))
+            await self._answer_fences(answers)
 
-    async def _commit(self, discards, appends) -> None:
+    async def _commit(self, *changes) -> None:
         if self.last_commit_s < INLINE_COMMIT_S:
-            self._write_durably(discards, appends)
+            self._write_durably(*changes)
         else:
-            await trio.to_thread.run_sync(self._write_durably, discards, appends)
+            await trio.to_thread.run_sync(self._write_durably, *changes)
 
-    def _write_durably(self, discards, appends) -> None:
+    def _write_durably(self, discards, book, truncations, appends) -> None:
         """Discards first: a partition that skipped to its log start is emptied before its
-        records from there on are appended."""
+        records from there on are appended. The fence book before the truncations and
+        appends it describes (fences.py trims it to the log on load)."""
         started = time.perf_counter()
         now_ms = int(time.time() * 1000)
         for key, before in discards.items():
             self.log.discard_before(*key, before)
+        if book is not None:
+            self.fences.write(book)
+        for key, sequence in truncations.items():
+            self.log.truncate_from(*key, sequence)
         for (subject, partition), (first, contents) in appends.items():
             self.log.append_many(subject, partition, first, contents, now_ms)
             if subject == DISCARD_SUBJECT:  # directives below were applied, and later ones supersede them
@@ -200,6 +327,25 @@ class StoreWriter:
     async def _ack(self, keys) -> None:
         """One cumulative ACK per partition, for what is synced; HEADs are answered too, so
         a producer that missed an ACK (e.g. it connected late) learns it within a HEAD interval."""
-        await self.node.publisher.send_batch([
-            encode(Ack(partition, subject, self.durable[(subject, partition)])) for subject, partition in keys
-        ])
+        await self.node.publisher.send_batch([self._ack_of(key) for key in keys if self.durable[key] >= 0])
+
+    def _ack_of(self, key: tuple[str, str]) -> list:
+        """ACK, or EPOCH-ACK for a fenced partition: counted only by its leader of that epoch."""
+        subject, partition = key
+        sequence = self.durable[key]
+        fence = self.fences.get(key)
+        if fence is None:
+            return encode(Ack(partition, subject, sequence))
+        return encode(EpochAck(partition, subject, sequence, fence.epoch_of(sequence)))
+
+    async def _answer_fences(self, answers) -> None:
+        """FENCED to each claimant, with the head the commit left."""
+        messages = []
+        for requester, key, accepted in answers:
+            head = self.durable.get(key, -1)
+            fence = self.fences[key]
+            head_epoch = fence.epoch_of(head) if head >= 0 else NO_EPOCH
+            epochs = tuple((epoch, first) for epoch, first in fence.epochs if first <= head)
+            messages.append(encode(Fenced(requester, self.node.uuid, key[1], key[0], fence.epoch, int(accepted),
+                                          head + 1, head_epoch, epochs)))
+        await self.node.publisher.send_batch(messages)

@@ -9,6 +9,9 @@ from protocol.dafka import (
     ConsumerHello,
     DirectHead,
     DirectRecord,
+    EpochAck,
+    Fence,
+    Fenced,
     Fetch,
     GetHeads,
     Head,
@@ -68,6 +71,24 @@ EXPECTED = [
         HeadsDone(consumer=C, store=P, subject="t"),
         [b"Z" + C.encode() + b"\x00\x01" + ADDR_P + b"\x01t"],
     ),
+    (  # a claim: start is 2**64 - 1
+        Fence(partition=P, requester=C, subject="t", epoch=7),
+        [b"X" + P.encode() + b"\x00\x01" + ADDR_C + b"\x01t" + b"\x00\x00\x00\x07" + b"\xff" * 8 + b"\x00" * 4],
+    ),
+    (  # an announcement: start, and the leader's epochs
+        Fence(partition=P, requester=C, subject="t", epoch=7, start=9, epochs=((2, 0), (7, 9))),
+        [b"X" + P.encode() + b"\x00\x01" + ADDR_C + b"\x01t" + b"\x00\x00\x00\x07" + b"\x00" * 7 + b"\x09"
+         + b"\x00\x00\x00\x02" + b"\x00\x00\x00\x02" + b"\x00" * 8 + b"\x00\x00\x00\x07" + b"\x00" * 7 + b"\x09"],
+    ),
+    (
+        Fenced(requester=C, store=P, partition=P, subject="t", epoch=7, accepted=1, next_sequence=5, head_epoch=-1),
+        [b"Y" + C.encode() + b"\x00\x01" + ADDR_P + ADDR_P + b"\x01t" + b"\x00\x00\x00\x07" + b"\x01"
+         + b"\x00" * 7 + b"\x05" + b"\xff" * 4 + b"\x00" * 4],
+    ),
+    (
+        EpochAck(partition=P, subject="t", sequence=3, epoch=2),
+        [b"V" + P.encode() + b"\x00\x01" + b"\x01t" + b"\x00" * 7 + b"\x03" + b"\x00\x00\x00\x02"],
+    ),
 ]
 
 
@@ -84,9 +105,10 @@ def test_content_frame_is_passed_through_without_copy():
     assert decode(frames).content is content
 
 
-def test_heads_done_has_an_id_of_no_reference_message():
+@pytest.mark.parametrize("extension", [HeadsDone, Fence, Fenced, EpochAck], ids=lambda c: c.__name__)
+def test_extensions_have_ids_of_no_reference_message(extension):
     """A reference node drops what it cannot parse, and subscribes to none of ours."""
-    assert HeadsDone.ID not in b"MDFKHEGWL"
+    assert extension.ID not in b"MDFKHEGWL"
 
 
 def test_subscription_prefixes():
@@ -139,6 +161,8 @@ addresses = st.text("0123456789ABCDEF", min_size=32, max_size=32)
 subjects = st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=60)
 u64 = st.integers(0, 2**64 - 1)
 u32 = st.integers(0, 2**32 - 1)
+i32 = st.integers(-(2**31), 2**31 - 1)
+epoch_starts = st.lists(st.tuples(i32, u64), max_size=4).map(tuple)
 contents = st.binary(max_size=300)
 
 messages = st.one_of(
@@ -152,6 +176,11 @@ messages = st.one_of(
     st.builds(ConsumerHello, store=addresses, consumer=addresses, subjects=st.lists(subjects, max_size=5).map(tuple)),
     st.builds(StoreHello, consumer=addresses, store=addresses),
     st.builds(HeadsDone, consumer=addresses, store=addresses, subject=subjects),
+    st.builds(Fence, partition=addresses, requester=addresses, subject=subjects, epoch=i32, start=u64,
+              epochs=epoch_starts),
+    st.builds(Fenced, requester=addresses, store=addresses, partition=addresses, subject=subjects, epoch=i32,
+              accepted=st.integers(0, 255), next_sequence=u64, head_epoch=i32, epochs=epoch_starts),
+    st.builds(EpochAck, partition=addresses, subject=subjects, sequence=u64, epoch=i32),
 )
 
 

@@ -1,0 +1,150 @@
+"""The fences a store accepted, and the leader epochs of the records it holds of fenced partitions.
+
+A gateway leading a Kafka partition at leader epoch E fences it (FENCE, our
+extension): from then on the store refuses that partition's records of an
+older epoch, read from the Kafka batch header each record carries
+(partitionLeaderEpoch), so that a deposed leader never gets another write
+acknowledged. Records of older epochs stay welcome below the new leader's
+first sequence (`start`, once it announced it): they are its log too.
+Before that, below `floor`, what the store held when it accepted the fence.
+
+For each fenced partition the store keeps where each epoch's records start
+(Kafka's leader-epoch cache): to tell a diverged tail (an older epoch's
+records where the new leader wrote) from a duplicate, and to name the epoch
+of the record an ACK covers. Partitions never fenced are never parsed.
+
+The book is one small JSON file, replaced atomically; a store writes it
+before the records it describes, and trims on load what lies past the log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gateway.mesh.leader_epochs import NO_EPOCH, epoch_at, first_divergence
+from gateway.mesh.store.handles import fsync_directory
+from protocol.dafka import NO_START
+from protocol.records.batch import HEADER_SIZE, LEADER_EPOCH_POSITION
+
+FENCES_FILE = "fences.json"
+_EPOCH = struct.Struct(">i")
+_MAGIC_POSITION = LEADER_EPOCH_POSITION + 4
+
+
+def batch_epoch(content) -> int | None:
+    """The partitionLeaderEpoch of a v2 Kafka batch, None if `content` is not one."""
+    content = memoryview(content)
+    if len(content) < HEADER_SIZE or content[_MAGIC_POSITION] != 2:
+        return None
+    return _EPOCH.unpack_from(content, LEADER_EPOCH_POSITION)[0]
+
+
+@dataclass
+class PartitionFence:
+    epoch: int
+    requester: str  # the node whose claim won: its retries are answered alike
+    floor: int  # before `start` is known, older epochs are refused from here on
+    start: int | None = None  # the fencing leader's first sequence, once announced
+    epochs: list[list[int]] = field(default_factory=list)  # [epoch, first sequence], ascending
+    refusals_logged: set[int] = field(default_factory=set)  # record epochs whose refusal was logged
+
+    def admits(self, sequence: int, epoch: int | None) -> bool:
+        """Whether a record of `epoch` (None: not a Kafka batch) belongs at `sequence`."""
+        if sequence < (self.floor if self.start is None else self.start):
+            return True
+        return epoch is not None and epoch >= self.epoch
+
+    def epoch_of(self, sequence: int) -> int:
+        """The leader epoch of the held record at `sequence` (NO_EPOCH: not known)."""
+        return epoch_at(self.epochs, sequence)
+
+    def note(self, sequence: int, epoch: int) -> bool:
+        """A record taken at `sequence`; whether the cache changed."""
+        if self.epochs and epoch <= self.epochs[-1][0]:
+            return False
+        self.epochs.append([epoch, sequence])
+        return True
+
+    def cut(self, sequence: int) -> None:
+        """The records from `sequence` on are gone: so are the epochs starting there."""
+        self.epochs = [entry for entry in self.epochs if entry[1] < sequence]
+
+    def diverges(self, sequence: int, epoch: int | None) -> bool:
+        """Whether a record of `epoch` for the held `sequence` replaces what is held there:
+        a newer epoch's leader wrote where an older one's record lies (Kafka's truncation)."""
+        return epoch is not None and epoch >= self.epoch and self.epoch_of(sequence) < epoch
+
+    def stale_from_start(self, head: int) -> bool:
+        """Whether held records from the announced start on are of an older epoch."""
+        return self.start is not None and head >= self.start and self.epoch_of(self.start) < self.epoch
+
+    def stale_from(self, leader_epochs, head: int) -> int | None:
+        """Where the records held up to `head` stop being the announced leader's log: the
+        first sequence below its start whose epoch differs from the leader's there (an epoch
+        this store missed wrote it), else the start if an older epoch's records lie from
+        there on; None if they all are."""
+        diverged = first_divergence(self.epochs, leader_epochs, min(head, self.start - 1))
+        if diverged is not None:
+            return diverged
+        return self.start if self.stale_from_start(head) else None
+
+
+class FenceBook(dict):
+    """(subject, partition) -> PartitionFence, kept in `directory`/fences.json."""
+
+    def __init__(self, directory: Path):
+        super().__init__()
+        self.path = Path(directory) / FENCES_FILE
+        self.dirty = False
+
+    def load(self, heads: dict[tuple[str, str], int]) -> None:
+        """Read the book, trimming what lies past each partition's head in `heads`."""
+        if not self.path.exists():
+            return
+        for entry in json.loads(self.path.read_bytes()):
+            head = heads.get((entry["subject"], entry["partition"]), -1)
+            start = entry["start"]
+            fence = PartitionFence(entry["epoch"], entry["requester"], head + 1, start, entry["epochs"])
+            fence.cut(head + 1)
+            self[(entry["subject"], entry["partition"])] = fence
+
+    def claim(self, key: tuple[str, str], epoch: int, requester: str, floor: int, head_epoch: int) -> bool:
+        """A FENCE of `key` at `epoch`: whether it is accepted (newer than any accepted, or the
+        accepted claim again); a new one replaces the old, keeping the epochs known."""
+        fence = self.get(key)
+        if fence is not None and (epoch < fence.epoch or (epoch == fence.epoch and requester != fence.requester)):
+            return False
+        if fence is None or epoch > fence.epoch:
+            epochs = fence.epochs if fence is not None else ([[head_epoch, floor - 1]] if head_epoch != NO_EPOCH else [])
+            self[key] = PartitionFence(epoch, requester, floor, epochs=epochs)
+            self.dirty = True
+        return True
+
+    def announce(self, key: tuple[str, str], start: int) -> None:
+        fence = self[key]
+        if start != NO_START and fence.start != start:
+            fence.start = start
+            self.dirty = True
+
+    def encoded(self) -> bytes:
+        """The book as it stands, to be written by `write` (maybe in another thread)."""
+        self.dirty = False
+        return json.dumps([
+            {"subject": subject, "partition": partition, "epoch": fence.epoch, "requester": fence.requester,
+             "start": fence.start, "epochs": fence.epochs}
+            for (subject, partition), fence in self.items()
+        ]).encode()
+
+    def write(self, encoded: bytes) -> None:
+        """Replace the file durably: a crash leaves the old book or the new one."""
+        temporary = self.path.with_name(FENCES_FILE + ".new")
+        with open(temporary, "wb") as file:
+            file.write(encoded)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, self.path)
+        fsync_directory(str(self.path.parent))

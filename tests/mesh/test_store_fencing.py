@@ -1,0 +1,366 @@
+"""Fencing at the stores: FENCE claims, refusal of older epochs, EPOCH-ACKs, truncation, restarts.
+
+Leaders are Producer nodes in the test; stores are real ones (StoreLog on disk), each
+in a scope of its own so that it can be stopped and started again on its directory.
+"""
+
+from contextlib import ExitStack
+
+import pytest
+import trio
+
+from gateway.mesh.dafka_producer import Producer
+from gateway.mesh.leader_epochs import epoch_at, first_divergence
+from gateway.mesh.store.fences import FenceBook, PartitionFence, batch_epoch
+from gateway.mesh.store.reader import StoreReader
+from gateway.mesh.store.store_node import run_store
+from gateway.mesh.store.writer import StoreWriter
+from gateway.mesh.tower import run_tower
+from gateway.settings.table import StoreSettings
+from gateway.storage.mesh_storage import FenceOutcome
+from gateway.zmq_trio import zmq_context
+from protocol.dafka import Fence, Fenced, Fetch, new_uuid
+from protocol.dafka import Record as DafkaRecord
+from protocol.records.builder import build_batch
+from protocol.records.record import Record
+from tests.mesh.memory_log import Entry, MemoryLog
+
+SUBJECT = "orders"
+
+
+def batch(epoch: int, text: str) -> bytes:
+    """A Kafka v2 batch stamped with leader `epoch`, as the gateway publishes them."""
+    return build_batch([Record(0, 1000, None, text.encode())], partition_leader_epoch=epoch)
+
+
+class Store:
+    """A store that can be stopped and started again on its directory."""
+
+    def __init__(self, nursery, context, config, directory):
+        self.nursery = nursery
+        self.args = (context, config, StoreSettings(store_db=directory))
+        self.writer = None
+        self._scope = None
+        self._stopped = None
+
+    async def start(self) -> None:
+        self._scope, self._stopped = trio.CancelScope(), trio.Event()
+
+        async def run(task_status):
+            try:
+                with self._scope:
+                    await run_store(*self.args, task_status=task_status)
+            finally:
+                self._stopped.set()
+
+        self.writer, _ = await self.nursery.start(run)
+
+    async def stop(self) -> None:
+        self._scope.cancel()
+        await self._stopped.wait()
+
+    def contents(self, partition: str) -> list[tuple[int, bytes]]:
+        log = self.writer.log
+        first = log.first(SUBJECT, partition)
+        if first is None:
+            return []
+        return [(entry.sequence, bytes(entry.content)) for entry in log.read(SUBJECT, partition, first, 10_000, 1 << 30)]
+
+
+@pytest.fixture
+async def mesh(tmp_path, config, nursery):
+    """(stores factory, producers factory) on a running tower."""
+    with zmq_context() as context, ExitStack() as closing:
+        await nursery.start(run_tower, context, config)
+
+        async def stores(count: int) -> list[Store]:
+            started = [Store(nursery, context, config, tmp_path / f"store-{n}") for n in range(count)]
+            for store in started:
+                await store.start()
+            return started
+
+        async def producer() -> Producer:
+            node = closing.enter_context(_closing(Producer(context, config)))
+            await nursery.start(node.run)
+            return node
+
+        yield stores, producer
+        nursery.cancel_scope.cancel()
+
+
+class _closing:
+    def __init__(self, node):
+        self.node = node
+
+    def __enter__(self):
+        return self.node
+
+    def __exit__(self, *_):
+        self.node.close()
+
+
+async def publish_acked(partition, epoch: int, texts: list[str], stores: int) -> int:
+    """Publish batches of `epoch` and wait until `stores` stores hold them; the last sequence."""
+    first = await partition.publish_many([batch(epoch, text) for text in texts])
+    last = first + len(texts) - 1
+    await partition.wait_acked(last, stores)
+    assert partition.deposed_by is None
+    return last
+
+
+async def claim(producer, partition: str, epoch: int, stores: int) -> FenceOutcome:
+    return FenceOutcome(epoch, await producer.fence(SUBJECT, partition, epoch, lambda: stores, timeout_s=20))
+
+
+async def wait_deposed(partition) -> None:
+    while partition.deposed_by is None:
+        await trio.sleep(0.02)
+
+
+async def test_a_fence_refuses_the_old_leaders_records_and_acks_the_new_ones(mesh):
+    stores_of, producer_of = mesh
+    with trio.fail_after(60):
+        stores = await stores_of(2)
+        old, new = await producer_of(), await producer_of()
+        address = new_uuid()
+        deposed = old.host(SUBJECT, uuid=address)
+        await publish_acked(deposed, 0, ["a", "b", "c"], stores=2)
+
+        outcome = await claim(new, address, 1, stores=2)
+        assert outcome.won(stores=2, min_insync=2)
+        assert outcome.start == 3
+        assert {(a.head, a.head_epoch) for a in outcome.answers.values()} == {(2, 0)}
+
+        late = await deposed.publish(batch(0, "late"))  # after the fence: refused
+        await deposed.wait_acked(late, 1)  # returns once a fenced store's EPOCH-ACK deposed it
+        assert deposed.deposed_by is not None and deposed.acked_through(1) < late
+
+        leader = new.host(SUBJECT, uuid=address, next_sequence=outcome.start, epoch=1)
+        await publish_acked(leader, 1, ["d", "e"], stores=2)
+        for store in stores:
+            assert [(s, batch_epoch(c)) for s, c in store.contents(address)] == [(0, 0), (1, 0), (2, 0),
+                                                                                (3, 1), (4, 1)]
+            assert b"late" not in b"".join(c for _, c in store.contents(address))
+
+
+async def test_a_fence_of_an_equal_or_lower_epoch_is_refused_and_a_retry_accepted(mesh):
+    stores_of, producer_of = mesh
+    with trio.fail_after(60):
+        await stores_of(1)
+        first, second = await producer_of(), await producer_of()
+        address = new_uuid()
+        assert (await claim(first, address, 2, stores=1)).won(stores=1, min_insync=1)
+        for epoch in (2, 1):
+            refused = await claim(second, address, epoch, stores=1)
+            assert not refused.accepted and refused.newest_epoch == 2
+        assert (await claim(first, address, 2, stores=1)).won(stores=1, min_insync=1)  # its own claim again
+        assert (await claim(second, address, 3, stores=1)).won(stores=1, min_insync=1)
+
+
+async def test_the_fence_survives_a_store_restart(mesh):
+    stores_of, producer_of = mesh
+    with trio.fail_after(60):
+        [store] = await stores_of(1)
+        old, new = await producer_of(), await producer_of()
+        address = new_uuid()
+        deposed = old.host(SUBJECT, uuid=address)
+        await publish_acked(deposed, 0, ["a"], stores=1)
+        assert (await claim(new, address, 4, stores=1)).won(stores=1, min_insync=1)
+        await store.stop()
+        await store.start()
+        assert not (await claim(old, address, 4, stores=1)).accepted
+        await deposed.publish(batch(0, "late"))
+        await wait_deposed(deposed)
+        assert [c for _, c in store.contents(address)] == [batch(0, "a")]
+
+
+async def test_a_diverged_tail_is_truncated_where_the_new_leader_writes(mesh):
+    """Store 1 misses the end of epoch 1, which only store 2 took; the epoch-2 leader, fenced
+    by store 1 alone, continues after store 1's head; store 2, back, truncates its tail
+    there and takes the new records: its ACKs then count for the new leader."""
+    stores_of, producer_of = mesh
+    with trio.fail_after(90):
+        one, two = await stores_of(2)
+        first, second = await producer_of(), await producer_of()
+        address = new_uuid()
+        assert (await claim(first, address, 1, stores=2)).won(stores=2, min_insync=2)
+        old = first.host(SUBJECT, uuid=address, epoch=1)
+        await publish_acked(old, 1, ["a", "b"], stores=2)
+        await one.stop()
+        await publish_acked(old, 1, ["only on two 2", "only on two 3", "only on two 4"], stores=1)
+        await two.stop()
+        await one.start()
+
+        outcome = await claim(second, address, 2, stores=1)
+        assert outcome.won(stores=2, min_insync=2) and outcome.start == 2
+        new = second.host(SUBJECT, uuid=address, next_sequence=2, epoch=2)
+        await publish_acked(new, 2, ["c", "d"], stores=1)
+        await two.start()
+        await new.wait_acked(3, stores=2)  # store 2 truncated 2..4 and took 2..3 again
+        assert [(s, batch_epoch(c)) for s, c in two.contents(address)] == [(0, 1), (1, 1), (2, 2), (3, 2)]
+        assert two.contents(address) == one.contents(address)
+        await wait_deposed(old)
+
+
+async def test_two_claimants_with_equal_epochs_never_both_win(mesh):
+    stores_of, producer_of = mesh
+    with trio.fail_after(60):
+        await stores_of(3)
+        claimants = [await producer_of(), await producer_of()]
+        address = new_uuid()
+        outcomes = []
+
+        async def claim_into(producer):
+            outcomes.append(await claim(producer, address, 7, stores=3))
+
+        async with trio.open_nursery() as both:
+            for producer in claimants:
+                both.start_soon(claim_into, producer)
+        assert sum(len(outcome.accepted) for outcome in outcomes) == 3  # each store accepted one
+        assert [outcome.won(stores=3, min_insync=2) for outcome in outcomes].count(True) == 1
+
+
+def test_the_newest_epoch_wins_over_a_longer_older_log():
+    """Raft's rule: a longer log of an older epoch may hold what no quorum acknowledged."""
+    store_a, store_b = new_uuid(), new_uuid()
+    outcome = FenceOutcome(3, {
+        store_a: Fenced(new_uuid(), store_a, new_uuid(), SUBJECT, 3, 1, 61, 1),
+        store_b: Fenced(new_uuid(), store_b, new_uuid(), SUBJECT, 3, 1, 56, 2),
+    })
+    assert outcome.start == 56
+
+
+def test_the_fence_admits_older_epochs_only_below_the_new_leaders_start():
+    fence = PartitionFence(epoch=5, requester="R", floor=10)
+    assert fence.admits(9, 4) and not fence.admits(10, 4) and fence.admits(10, 5) and fence.admits(11, 6)
+    assert not fence.admits(13, None) and fence.admits(3, None)  # not a Kafka batch: only where held before
+    fence.start = 20
+    assert fence.admits(15, 4) and not fence.admits(20, 4)
+
+
+def test_the_epoch_cache_names_each_records_epoch_and_spots_divergence():
+    fence = PartitionFence(epoch=3, requester="R", floor=0)
+    for sequence, epoch in [(0, 1), (1, 1), (2, 2), (5, 3)]:
+        fence.note(sequence, epoch)
+    assert [fence.epoch_of(s) for s in range(7)] == [1, 1, 2, 2, 2, 3, 3]
+    assert fence.diverges(4, 3) and not fence.diverges(5, 3) and not fence.diverges(1, 2)
+    fence.cut(2)
+    assert fence.epochs == [[1, 0]]
+
+
+def test_the_book_is_trimmed_to_the_log_when_loaded(tmp_path):
+    book = FenceBook(tmp_path)
+    assert book.claim(("t", "P"), 2, "R", floor=4, head_epoch=1)
+    book[("t", "P")].note(4, 2)
+    book.announce(("t", "P"), 4)
+    book.write(book.encoded())
+    loaded = FenceBook(tmp_path)
+    loaded.load({("t", "P"): 3})  # the records from 4 on were not durable
+    fence = loaded[("t", "P")]
+    assert (fence.epoch, fence.requester, fence.start, fence.floor, fence.epochs) == (2, "R", 4, 4, [[1, 3]])
+
+
+async def test_a_newer_epochs_record_truncates_an_older_one_held_there(tmp_path, config):
+    """The store's intake, without the mesh: epoch 1 held at 0..3, fenced at 2 (start not
+    announced), epoch 2's record for 2 arrives: 2..3 go, and epoch 1's 3 is refused after."""
+    address = new_uuid()
+    key = (SUBJECT, address)
+    with zmq_context() as context, _closing(StoreWriter(context, config, MemoryLog(), uuid=new_uuid(),
+                                                         fences=FenceBook(tmp_path))) as writer:
+        for sequence in range(4):
+            writer._take(key, DafkaRecord(address, SUBJECT, sequence, batch(1, f"old {sequence}")))
+        writer._take_fence(Fence(address, new_uuid(), SUBJECT, 2))
+        writer._take(key, DafkaRecord(address, SUBJECT, 2, batch(2, "new 2")))
+        writer._take(key, DafkaRecord(address, SUBJECT, 3, batch(1, "old 3")))
+        first, contents = writer._queued[key]
+        assert (first, [bytes(c) for c in contents]) == (0, [batch(1, "old 0"), batch(1, "old 1"), batch(2, "new 2")])
+        assert writer._truncations_due == {key: 2}
+        assert writer.fences[key].epochs == [[2, 2]]
+
+
+async def test_the_reader_never_serves_an_older_epochs_records_past_the_new_start(tmp_path, config):
+    address = new_uuid()
+    book = FenceBook(tmp_path)
+    book.claim((SUBJECT, address), 2, new_uuid(), floor=4, head_epoch=1)
+    book.announce((SUBJECT, address), 2)
+    held = [Entry(0, 0, batch(1, "0")), Entry(1, 0, batch(1, "1")), Entry(2, 0, batch(1, "stale")),
+            Entry(3, 0, batch(2, "new"))]
+    with zmq_context() as context, _closing(StoreReader(context, config, MemoryLog(), writer_uuid=new_uuid(),
+                                                         fences=book)) as reader:
+        fetch = Fetch(address, new_uuid(), SUBJECT, 0, 4)
+        assert reader._servable(fetch, held) == held[:2]
+        assert reader._servable(Fetch(new_uuid(), new_uuid(), SUBJECT, 0, 4), held) == held  # not fenced
+
+
+def test_histories_diverge_where_both_know_different_epochs():
+    leader = [(1, 0), (2, 51), (3, 56)]
+    assert first_divergence([[1, 0]], leader, 60) == 51  # the store missed epoch 2
+    assert first_divergence([[1, 0], [2, 51]], leader, 55) is None
+    assert first_divergence([[1, 0]], leader, 50) is None  # it holds nothing epoch 2 wrote
+    assert first_divergence([], leader, 60) is None  # epochs never known: nothing to compare
+    assert [epoch_at(leader, s) for s in (0, 50, 51, 56, 99)] == [1, 1, 2, 3, 3]
+
+
+async def test_an_announcement_truncates_what_an_epoch_the_store_missed_replaced(tmp_path, config):
+    """Held: epoch 1 at 0..5. The epoch-3 leader's log has epoch 2 from 2 and starts at 4:
+    the store's 2..5 go, though 2..3 lie below the start."""
+    address = new_uuid()
+    key = (SUBJECT, address)
+    leader = new_uuid()
+    with zmq_context() as context, _closing(StoreWriter(context, config, MemoryLog(), uuid=new_uuid(),
+                                                         fences=FenceBook(tmp_path))) as writer:
+        writer._take_fence(Fence(address, new_uuid(), SUBJECT, 1, 0, ((1, 0),)))
+        for sequence in range(6):
+            writer._take(key, DafkaRecord(address, SUBJECT, sequence, batch(1, f"old {sequence}")))
+        writer._take_fence(Fence(address, leader, SUBJECT, 3, 4, ((1, 0), (2, 2), (3, 4))))
+        assert writer._truncations_due == {key: 2}
+        writer._take(key, DafkaRecord(address, SUBJECT, 2, batch(2, "epoch 2")))  # below the start: taken
+        first, contents = writer._queued[key]
+        assert (first, [bytes(c) for c in contents]) == (0, [batch(1, "old 0"), batch(1, "old 1"), batch(2, "epoch 2")])
+
+
+async def test_a_leader_counts_an_older_epochs_ack_only_where_its_log_has_that_epoch(config):
+    with zmq_context() as context, _closing(Producer(context, config)) as producer:
+        partition = producer.host(SUBJECT, next_sequence=56, epoch=3, epochs=((1, 0), (2, 51)))
+        stale, current, unknown, ours = new_uuid(), new_uuid(), new_uuid(), new_uuid()
+        partition.on_epoch_ack(stale, 55, 1)  # its 51..55 are epoch 1's, ours epoch 2's
+        partition.on_epoch_ack(current, 55, 2)
+        partition.on_epoch_ack(unknown, 40, -1)  # records from before any fence
+        partition.on_epoch_ack(ours, 50, 2)  # 50 is epoch 1 in our log
+        assert [partition.acked_by(store) for store in (stale, current, unknown, ours)] == [-1, 55, 40, -1]
+        assert partition.epochs == ((1, 0), (2, 51), (3, 56))
+
+
+async def test_a_store_that_missed_an_epoch_truncates_what_it_replaced(mesh):
+    """Store C alone takes epoch 1's 2..3; epoch 2 writes 2..3 on A and B; epoch 3 continues
+    A's log: C, back, finds from the announced epochs that its 2..3 are not the leader's,
+    though they lie below the start, and takes epoch 2's instead."""
+    stores_of, producer_of = mesh
+    with trio.fail_after(90):
+        a, b, c = await stores_of(3)
+        address = new_uuid()
+        first, second, third = await producer_of(), await producer_of(), await producer_of()
+        assert (await claim(first, address, 1, stores=3)).won(stores=3, min_insync=2)
+        one = first.host(SUBJECT, uuid=address, epoch=1)
+        await publish_acked(one, 1, ["0", "1"], stores=3)
+        await a.stop()
+        await b.stop()
+        await publish_acked(one, 1, ["lost 2", "lost 3"], stores=1)
+        await c.stop()
+        await a.start()
+        await b.start()
+
+        outcome = await claim(second, address, 2, stores=2)
+        assert outcome.start == 2 and outcome.won(stores=3, min_insync=2)
+        two = second.host(SUBJECT, uuid=address, next_sequence=2, epoch=2, epochs=outcome.epochs)
+        await publish_acked(two, 2, ["2", "3"], stores=2)
+        second.release(two)  # its announcements end: only epoch 3's reach C
+        await c.start()
+
+        outcome = await claim(third, address, 3, stores=3)
+        assert outcome.start == 4 and outcome.epochs == ((1, 0), (2, 2))
+        three = third.host(SUBJECT, uuid=address, next_sequence=4, epoch=3, epochs=outcome.epochs)
+        await publish_acked(three, 3, ["4"], stores=3)
+        assert c.contents(address) == a.contents(address)
+        assert [(batch_epoch(content), content.endswith(b"lost 2")) for _, content in c.contents(address)] == [
+            (1, False), (1, False), (2, False), (2, False), (3, False)]
