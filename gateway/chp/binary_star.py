@@ -1,0 +1,60 @@
+"""The Binary Star state machine of a CHP server pair (no I/O; times in seconds).
+
+Each server hears its peer's state every heartbeat. A server becomes
+active only when its peer says it may (a booting backup, or a restarting
+peer while this one followed it), or when a client asks it to serve AND
+the peer has been silent for `timeout`: a server that merely lost sight
+of its peer does not take over until a client can no longer reach the
+peer either, which keeps both from being active in most splits.
+"""
+
+import structlog
+
+from protocol.chp.peer import State
+
+log = structlog.get_logger()
+
+
+class BinaryStar:
+    def __init__(self, primary: bool, timeout: float, now: float):
+        self.primary = primary
+        self.state = State.PRIMARY if primary else State.BACKUP
+        self.timeout = timeout
+        # At start the peer gets a full timeout to speak up before a client may
+        # make a fresh primary active (it could be restarting beside an active backup).
+        self.peer_expiry = now + timeout
+
+    @property
+    def active(self) -> bool:
+        return self.state is State.ACTIVE
+
+    def peer_alive(self, now: float) -> bool:
+        return now < self.peer_expiry
+
+    def on_peer(self, peer: State, now: float) -> None:
+        """The peer's heartbeat said `peer`."""
+        self.peer_expiry = now + self.timeout
+        self._become(self._after_peer(peer))
+
+    def on_client_request(self, now: float) -> bool:
+        """A client asks this server to serve; whether it may."""
+        if self.state in (State.PRIMARY, State.PASSIVE) and not self.peer_alive(now):
+            self._become(State.ACTIVE)
+        return self.active
+
+    def _after_peer(self, peer: State) -> State:
+        match self.state, peer:
+            case (State.PRIMARY, State.BACKUP) | (State.PASSIVE, State.PRIMARY | State.BACKUP):
+                return State.ACTIVE  # the peer is (re)starting without state
+            case (State.PRIMARY | State.BACKUP, State.ACTIVE):
+                return State.PASSIVE
+            case (State.ACTIVE, State.ACTIVE) if not self.primary:
+                return State.PASSIVE  # both active after a split: the backup yields
+            case (State.PASSIVE, State.PASSIVE) if self.primary:
+                return State.ACTIVE
+        return self.state
+
+    def _become(self, state: State) -> None:
+        if state is not self.state:
+            log.info("chp.binary_star", old=self.state.value, new=state.value)
+            self.state = state

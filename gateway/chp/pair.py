@@ -1,0 +1,179 @@
+"""A CHP server's side of a Binary Star pair: heartbeats, replication, fail-over.
+
+Each server of the pair binds a PUB on its P+3 and subscribes to its
+peer's (protocol.chp.peer). The active one sends every update it
+sequenced as KVREPL and publishes it once the passive acknowledged it
+(gateway.chp.outbox). The passive asks for the whole hashmap (SYNC?),
+then applies KVREPLs in sequence order; a gap makes it ask again.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import structlog
+import trio
+import zmq
+
+from gateway.chp.binary_star import BinaryStar
+from gateway.chp.hashmap import Hashmap
+from gateway.chp.outbox import Outbox
+from gateway.chp.pending import Pending
+from gateway.settings.table import ChpSettings
+from gateway.zmq_trio import Socket
+from protocol.chp import KVMsg
+from protocol.chp.peer import (
+    Ack,
+    PeerMessage,
+    PeerState,
+    Replicated,
+    State,
+    SyncEnd,
+    SyncEntry,
+    SyncRequest,
+    decode_peer,
+    encode_peer,
+)
+from protocol.errors import DecodeError
+
+if TYPE_CHECKING:
+    from gateway.chp.chp_server import ChpServer
+
+log = structlog.get_logger()
+BATCH = 256
+
+
+class Pair:
+    def __init__(self, server: ChpServer, settings: ChpSettings):
+        self.server = server
+        self.peer = f"tcp://{settings.chp_peer_host}:{settings.chp_peer_port + 3}"
+        self.timeout = settings.chp_peer_timeout_ms / 1000
+        self.star = BinaryStar(settings.chp_role == "primary", self.timeout, time.monotonic())
+        self.pending = Pending(self.timeout)
+        self.synced = False  # whether a passive holds the active's hashmap
+        self._fresh = Hashmap()  # a snapshot from the active, while it comes in
+        self._peer_state: State | None = None
+        self._out: Socket | None = None
+
+    async def run(self, context: zmq.Context, endpoint: str, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        with Socket(context, zmq.PUB, linger_ms=0) as out, Socket(context, zmq.SUB, linger_ms=0) as into:
+            for socket in (out, into):
+                # A whole hashmap goes out at once when a passive syncs; none of it may be dropped.
+                socket.zsock.setsockopt(zmq.SNDHWM, 0)
+                socket.zsock.setsockopt(zmq.RCVHWM, 0)
+            out.zsock.bind(endpoint)
+            into.zsock.setsockopt(zmq.SUBSCRIBE, b"")
+            into.connect(self.peer)
+            self._out = out
+            task_status.started()
+            while True:
+                for frames in await into.recv_batch(BATCH):
+                    try:
+                        message = decode_peer(frames)
+                    except DecodeError as error:
+                        log.warning("chp.bad_peer_message", reason=str(error))
+                        continue
+                    await self._on(message)
+                if self.synced and not self.star.active:
+                    await self._send(Ack(self.server.hashmap.sequence))
+
+    async def client_asks(self) -> bool:
+        """A client's vote: whether this server serves it (it may take over now)."""
+        return await self._changing(lambda: self.star.on_client_request(time.monotonic()))
+
+    async def replicate(self, msg: KVMsg) -> None:
+        await self._send(Replicated(msg))
+
+    async def heartbeat(self) -> None:
+        """Every HUGZ interval: tell the peer our state, notice its silence, ask to sync."""
+        await self._send(PeerState(self.star.state, self.server.hashmap.sequence))
+        outbox = self.server.outbox
+        if outbox.replicating and not self.star.peer_alive(time.monotonic()):
+            log.warning("chp.peer_lost", peer=self.peer)
+            outbox.alone()
+            self.server.wake()
+        if self.star.state is State.PASSIVE and not self.synced and self._peer_state is State.ACTIVE:
+            await self._send(SyncRequest())
+
+    async def _on(self, message: PeerMessage) -> None:
+        match message:
+            case PeerState(state):
+                await self._on_state(state)
+            case SyncRequest() if self.star.active:
+                await self._send_hashmap()
+            case SyncEntry(msg) if not self.synced:
+                self._fresh.store(msg)
+            case SyncEnd(sequence, count) if not self.synced:
+                self._adopt(sequence, count)
+            case Replicated(msg) if self.synced and not self.star.active:
+                self._follow(msg)
+            case Ack(sequence) if self.star.active:
+                self.server.outbox.acknowledge(sequence)
+                self.server.wake()
+
+    async def _on_state(self, state: State) -> None:
+        now = time.monotonic()
+        self._peer_state = state
+        if state is State.ACTIVE:
+            self.pending.peer_heard(now)
+        await self._changing(lambda: self.star.on_peer(state, now))
+
+    async def _changing(self, event) -> bool:
+        """Run a Binary Star event and act on the state it leads to; what it returned."""
+        was_active = self.star.active
+        result = event()
+        if self.star.active and not was_active:
+            await self._take_over()
+        elif was_active and not self.star.active:
+            self._yield()
+        return result
+
+    async def _take_over(self) -> None:
+        server = self.server
+        log.info("chp.active", sequence=server.hashmap.sequence, synced=self.synced)
+        # Everything this server holds may already have reached clients through the old active.
+        server.outbox = Outbox(published=server.hashmap.sequence)
+        for update in self.pending.take():
+            await server.sequence(server.hashmap.apply(update))
+        server.progressed()
+
+    def _yield(self) -> None:
+        # Both were active after a split; this fork's updates give way to the primary's.
+        log.warning("chp.yielded", sequence=self.server.hashmap.sequence)
+        self.synced = False
+        self._fresh = Hashmap()
+        self.pending.take()
+        self.server.outbox = Outbox()
+        self.server.progressed()
+
+    async def _send_hashmap(self) -> None:
+        hashmap = self.server.hashmap
+        entries = list(hashmap.entries.values())
+        for msg in entries:
+            await self._send(SyncEntry(msg))
+        await self._send(SyncEnd(hashmap.sequence, len(entries)))
+        self.server.outbox.follow(hashmap.sequence)
+        log.info("chp.passive_following", sequence=hashmap.sequence, keys=len(entries))
+
+    def _adopt(self, sequence: int, count: int) -> None:
+        fresh, self._fresh = self._fresh, Hashmap()
+        if len(fresh.entries) != count:
+            log.warning("chp.sync_incomplete", received=len(fresh.entries), sent=count)
+            return
+        fresh.sequence = sequence
+        self.server.hashmap = fresh
+        self.synced = True
+        log.info("chp.synced_with_active", sequence=sequence, keys=count)
+
+    def _follow(self, msg: KVMsg) -> None:
+        hashmap = self.server.hashmap
+        if msg.sequence == hashmap.sequence + 1:
+            hashmap.store(msg)
+            self.pending.from_active(msg.uuid, time.monotonic())
+        elif msg.sequence > hashmap.sequence:
+            log.warning("chp.replication_gap", held=hashmap.sequence, got=msg.sequence)
+            self.synced = False
+
+    async def _send(self, message: PeerMessage) -> None:
+        await self._out.send(encode_peer(message))
