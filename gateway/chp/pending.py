@@ -17,6 +17,9 @@ class Pending:
         # UUID -> (when it came, the client's update, or None if it came from the active first)
         self._entries: dict[bytes, tuple[float, KVMsg | None]] = {}
 
+    def __len__(self) -> int:
+        return len(self._entries)
+
     def from_client(self, update: KVMsg, now: float) -> None:
         self._match(update.uuid, update, now)
 
