@@ -30,9 +30,9 @@ class Outbox:
             self.published = released[-1].sequence
         return released
 
-    def follow(self, sequence: int) -> None:
-        """A passive took our hashmap at `sequence`: from now on wait for it."""
-        self.replicating, self.acknowledged = True, sequence
+    def follow(self) -> None:
+        """A passive is taking our hashmap: from now on wait for its acknowledgements."""
+        self.replicating = True
 
     def acknowledge(self, sequence: int) -> None:
         self.acknowledged = max(self.acknowledged, sequence)

@@ -54,6 +54,7 @@ class Pair:
         self.synced = False  # whether a passive holds the active's hashmap
         self._fresh = Hashmap()  # a snapshot from the active, while it comes in
         self._peer_state: State | None = None
+        self._acknowledged = -1  # what this passive last told the active it holds
         self._out: Socket | None = None
 
     async def run(self, context: zmq.Context, endpoint: str, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
@@ -75,8 +76,13 @@ class Pair:
                         log.warning("chp.bad_peer_message", reason=str(error))
                         continue
                     await self._on(message)
-                if self.synced and not self.star.active:
-                    await self._send(Ack(self.server.hashmap.sequence))
+                await self._acknowledge()
+
+    async def _acknowledge(self) -> None:
+        sequence = self.server.hashmap.sequence
+        if self.synced and not self.star.active and sequence != self._acknowledged:
+            await self._send(Ack(sequence))
+            self._acknowledged = sequence
 
     async def client_asks(self) -> bool:
         """A client's vote: whether this server serves it (it may take over now)."""
@@ -148,13 +154,13 @@ class Pair:
         self.server.progressed()
 
     async def _send_hashmap(self) -> None:
+        # One batch, so that no KVREPL slips in between the entries and their end.
         hashmap = self.server.hashmap
-        entries = list(hashmap.entries.values())
-        for msg in entries:
-            await self._send(SyncEntry(msg))
-        await self._send(SyncEnd(hashmap.sequence, len(entries)))
-        self.server.outbox.follow(hashmap.sequence)
-        log.info("chp.passive_following", sequence=hashmap.sequence, keys=len(entries))
+        messages = [SyncEntry(msg) for msg in hashmap.entries.values()]
+        messages.append(SyncEnd(hashmap.sequence, len(messages)))
+        await self._out.send_batch([encode_peer(message) for message in messages])
+        self.server.outbox.follow()
+        log.info("chp.passive_following", sequence=hashmap.sequence, keys=len(messages) - 1)
 
     def _adopt(self, sequence: int, count: int) -> None:
         fresh, self._fresh = self._fresh, Hashmap()
@@ -164,6 +170,7 @@ class Pair:
         fresh.sequence = sequence
         self.server.hashmap = fresh
         self.synced = True
+        self._acknowledged = -1
         log.info("chp.synced_with_active", sequence=sequence, keys=count)
 
     def _follow(self, msg: KVMsg) -> None:

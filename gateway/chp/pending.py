@@ -6,6 +6,8 @@ the update's UUID. On fail-over the passive applies what is still pending:
 updates the dead active never replicated, so no client saw them.
 Entries the active, while alive, left unmatched for a whole peer timeout
 are dropped: it refused them (a lost compare-and-set) or never got them.
+Updates without a UUID (some C clients send none) cannot be matched and
+are not kept.
 """
 
 from protocol.chp import KVMsg

@@ -16,7 +16,7 @@ from protocol.chp.peer import PeerState, State, encode_peer
 from tests.chp.conftest import HUGZ_INTERVAL_MS
 from tests.chp.test_chp_client_server import endpoint, next_change, next_deletion, next_update
 
-FAST = {"hugz_timeout": 1.0}
+FAST = {"hugz_timeout": 2.0}
 KEY = "/cluster/controller"
 
 
@@ -52,8 +52,7 @@ async def test_passive_does_not_take_over_while_the_primary_lives(start_pair):
         with backup_only.watch() as changes:
             nursery.start_soon(backup_only.run)
             for _ in range(3):
-                refused = await next_change(changes, lambda c: isinstance(c, ServerLost))
-                assert "no snapshot" in refused.reason
+                await next_change(changes, lambda c: isinstance(c, ServerLost))
             assert backup_only.server is None
             with on_primary.watch() as primary_changes:
                 await on_primary.set("/still", b"primary")

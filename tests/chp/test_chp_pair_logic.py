@@ -73,8 +73,10 @@ def test_after_a_split_the_backup_yields_and_the_primary_stays():
 def test_outbox_publishes_only_what_the_passive_acknowledged():
     outbox = Outbox()
     outbox.add(KVMsg("a", sequence=1, body=b"x"))
-    outbox.follow(0)
+    outbox.follow()
     outbox.add(KVMsg("b", sequence=2, body=b"x"))
+    assert outbox.releasable() == []
+    outbox.acknowledge(0)
     assert outbox.releasable() == []
     outbox.acknowledge(1)
     assert [m.sequence for m in outbox.releasable()] == [1]
