@@ -31,10 +31,10 @@ class BinaryStar:
     def peer_alive(self, now: float) -> bool:
         return now < self.peer_expiry
 
-    def on_peer(self, peer: State, now: float) -> None:
-        """The peer's heartbeat said `peer`."""
+    def on_peer(self, peer: State, now: float, lead: int = 0) -> None:
+        """The peer's heartbeat said `peer`; `lead`: its sequence minus ours."""
         self.peer_expiry = now + self.timeout
-        self._become(self._after_peer(peer))
+        self._become(self._after_peer(peer, lead))
 
     def on_client_request(self, now: float) -> bool:
         """A client asks this server to serve; whether it may."""
@@ -42,14 +42,16 @@ class BinaryStar:
             self._become(State.ACTIVE)
         return self.active
 
-    def _after_peer(self, peer: State) -> State:
+    def _after_peer(self, peer: State, lead: int) -> State:
         match self.state, peer:
             case (State.PRIMARY, State.BACKUP) | (State.PASSIVE, State.PRIMARY | State.BACKUP):
                 return State.ACTIVE  # the peer is (re)starting without state
             case (State.PRIMARY | State.BACKUP, State.ACTIVE):
                 return State.PASSIVE
-            case (State.ACTIVE, State.ACTIVE) if not self.primary:
-                return State.PASSIVE  # both active after a split: the backup yields
+            case (State.ACTIVE, State.ACTIVE) if lead > 0 or (lead == 0 and not self.primary):
+                # Both active after a split or a pause: the one that sequenced
+                # more goes on (a paused server sequenced nothing); at a tie, the primary.
+                return State.PASSIVE
             case (State.PASSIVE, State.PASSIVE) if self.primary:
                 return State.ACTIVE
         return self.state

@@ -104,8 +104,8 @@ class Pair:
 
     async def _on(self, message: PeerMessage) -> None:
         match message:
-            case PeerState(state):
-                await self._on_state(state)
+            case PeerState(state, sequence):
+                await self._on_state(state, sequence)
             case SyncRequest() if self.star.active:
                 await self._send_hashmap()
             case SyncEntry(msg) if not self.synced:
@@ -118,12 +118,13 @@ class Pair:
                 self.server.outbox.acknowledge(sequence)
                 self.server.wake()
 
-    async def _on_state(self, state: State) -> None:
+    async def _on_state(self, state: State, sequence: int) -> None:
         now = time.monotonic()
         self._peer_state = state
         if state is State.ACTIVE:
             self.pending.peer_heard(now)
-        await self._changing(lambda: self.star.on_peer(state, now))
+        lead = sequence - self.server.hashmap.sequence
+        await self._changing(lambda: self.star.on_peer(state, now, lead))
 
     async def _changing(self, event) -> bool:
         """Run a Binary Star event and act on the state it leads to; what it returned."""
@@ -145,7 +146,7 @@ class Pair:
         server.progressed()
 
     def _yield(self) -> None:
-        # Both were active after a split; this fork's updates give way to the primary's.
+        # Both were active after a split; this fork's updates give way to the peer's.
         log.warning("chp.yielded", sequence=self.server.hashmap.sequence)
         self.synced = False
         self._fresh = Hashmap()

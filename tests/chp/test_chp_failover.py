@@ -1,5 +1,6 @@
 """A primary and a backup chp-server: kill -9, fail-over, compare-and-set races, ttl keys."""
 
+import signal
 import time
 from contextlib import AsyncExitStack
 
@@ -13,7 +14,7 @@ from gateway.settings.table import ChpSettings
 from gateway.zmq_trio import Socket, is_subscription_event
 from protocol.chp import TTL, KVMsg, encode_kvmsg
 from protocol.chp.peer import PeerState, State, encode_peer
-from tests.chp.conftest import HUGZ_INTERVAL_MS
+from tests.chp.conftest import HUGZ_INTERVAL_MS, logged
 from tests.chp.test_chp_client_server import endpoint, next_change, next_deletion, next_update
 
 FAST = {"hugz_timeout": 2.0}
@@ -159,3 +160,26 @@ async def _beat_as_active(active: Socket) -> None:
     while True:
         await active.send(encode_peer(PeerState(State.ACTIVE, 0)))
         await trio.sleep(0.05)
+
+
+async def test_primary_paused_past_a_fail_over_yields_to_the_backup_when_it_wakes(start_pair):
+    servers, primary, _ = await start_pair()
+    async with open_chp_client(servers, **FAST) as client:
+        await _set_and_see(client, "/before", b"1")
+        primary.send_signal(signal.SIGSTOP)
+        await until(client, lambda: client.server == servers[1])
+        await _set_and_see(client, "/during", b"2")
+        primary.send_signal(signal.SIGCONT)
+        await logged(primary, "chp.yielded")
+        await logged(primary, "chp.synced_with_active")
+        await _set_and_see(client, "/after", b"3")
+        assert client.server == servers[1]
+        assert client.items() == {"/before": b"1", "/during": b"2", "/after": b"3"}
+        async with open_chp_client(servers, **FAST) as late:
+            assert late.server == servers[1] and late.items() == client.items()
+
+
+async def _set_and_see(client: ChpClient, key: str, value: bytes) -> None:
+    with client.watch() as changes:
+        await client.set(key, value)
+        await next_update(changes, key)

@@ -70,6 +70,18 @@ def test_after_a_split_the_backup_yields_and_the_primary_stays():
     assert (primary.state, backup.state) == (State.ACTIVE, State.PASSIVE)
 
 
+def test_after_a_pause_the_server_that_sequenced_more_stays_active():
+    primary = BinaryStar(True, 2, now=0)
+    primary.on_peer(State.BACKUP, now=0)
+    primary.on_peer(State.ACTIVE, now=9, lead=1)
+    assert primary.state is State.PASSIVE
+    backup = BinaryStar(False, 2, now=0)
+    backup.on_peer(State.ACTIVE, now=0)
+    assert backup.on_client_request(now=5)
+    backup.on_peer(State.ACTIVE, now=6, lead=-1)
+    assert backup.state is State.ACTIVE
+
+
 def test_outbox_publishes_only_what_the_passive_acknowledged():
     outbox = Outbox()
     outbox.add(KVMsg("a", sequence=1, body=b"x"))
