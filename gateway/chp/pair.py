@@ -55,6 +55,9 @@ class Pair:
         self._fresh = Hashmap()  # a snapshot from the active, while it comes in
         self._peer_state: State | None = None
         self._acknowledged = -1  # what this passive last told the active it holds
+        self._last_beat = time.monotonic()
+        # A longer gap between heartbeats than this, and this process was paused.
+        self._pause = max(self.timeout, 2 * settings.chp_hugz_interval_ms / 1000)
         self._out: Socket | None = None
 
     async def run(self, context: zmq.Context, endpoint: str, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
@@ -93,9 +96,12 @@ class Pair:
 
     async def heartbeat(self) -> None:
         """Every HUGZ interval: tell the peer our state, notice its silence, ask to sync."""
+        now = time.monotonic()
+        # After a pause of this process (SIGSTOP) the peer's silence is ours: listen a beat first.
+        woke, self._last_beat = now - self._last_beat > self._pause, now
         await self._send(PeerState(self.star.state, self.server.hashmap.sequence))
         outbox = self.server.outbox
-        if outbox.replicating and not self.star.peer_alive(time.monotonic()):
+        if outbox.replicating and not self.star.peer_alive(now) and not woke:
             log.warning("chp.peer_lost", peer=self.peer)
             outbox.alone()
             self.server.wake()
