@@ -14,7 +14,7 @@ from gateway.settings.table import ChpSettings
 from gateway.zmq_trio import Socket, is_subscription_event
 from protocol.chp import TTL, KVMsg, encode_kvmsg
 from protocol.chp.peer import PeerState, State, encode_peer
-from tests.chp.conftest import HUGZ_INTERVAL_MS, logged
+from tests.chp.conftest import HUGZ_INTERVAL_MS, PEER_TIMEOUT_MS, logged
 from tests.chp.test_chp_client_server import endpoint, next_change, next_deletion, next_update
 
 FAST = {"hugz_timeout": 2.0}
@@ -183,3 +183,24 @@ async def _set_and_see(client: ChpClient, key: str, value: bytes) -> None:
     with client.watch() as changes:
         await client.set(key, value)
         await next_update(changes, key)
+
+
+async def test_restarted_primary_follows_the_backup_and_takes_over_when_the_backup_dies(
+    start_pair, server_process
+):
+    servers, primary, backup = await start_pair()
+    async with open_chp_client(servers, **FAST) as client:
+        await _set_and_see(client, "/first", b"1")
+        primary.kill()
+        primary.wait()
+        await until(client, lambda: client.server == servers[1])
+        await _set_and_see(client, "/second", b"2")
+        options = ["--chp-role", "primary", "--chp-peer-host", "127.0.0.1", "--chp-peer-port", str(servers[1][1]),
+                   "--chp-peer-timeout-ms", str(PEER_TIMEOUT_MS)]
+        restarted = await server_process(servers[0][1], *options)
+        await logged(restarted, "chp.synced_with_active")
+        await _set_and_see(client, "/third", b"3")
+        backup.kill()
+        await until(client, lambda: client.server == servers[0])
+        await _set_and_see(client, "/fourth", b"4")
+        assert client.items() == {"/first": b"1", "/second": b"2", "/third": b"3", "/fourth": b"4"}
