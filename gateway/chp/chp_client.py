@@ -110,8 +110,10 @@ class ChpClient:
 
         The outcome shows in the first update of `key` above the expected
         sequence: this client's own (won) or another's (lost), also across a
-        fail-over. trio.TooSlowError if it did not show within `timeout`
-        seconds: then the outcome is unknown (read the key to learn it).
+        fail-over. When a fail-over's snapshot shows the key already changed
+        again after this set won, it counts as lost (it no longer holds).
+        trio.TooSlowError if nothing showed within `timeout` seconds: then
+        the outcome is unknown (read the key to learn it).
         """
         if not value:
             raise ValueError("an empty value deletes; compare_and_set needs a value")
@@ -168,10 +170,10 @@ class ChpClient:
         subscriber, snapshot = (
             sockets.enter_context(Socket(self._context, kind, linger_ms=0)) for kind in (zmq.SUB, zmq.DEALER)
         )
-        others = [other for other in self.servers if other != server]
-        updates = [sockets.enter_context(Socket(self._context, zmq.XPUB, linger_ms=0)) for _ in (server, *others)]
-        for collector, (collector_host, collector_port) in zip(updates, (server, *others), strict=True):
-            collector.zsock.connect(f"tcp://{collector_host}:{collector_port + 2}")
+        collectors = [server, *(other for other in self.servers if other != server)]
+        updates = [sockets.enter_context(Socket(self._context, zmq.XPUB, linger_ms=0)) for _ in collectors]
+        for socket, (collector_host, collector_port) in zip(updates, collectors, strict=True):
+            socket.zsock.connect(f"tcp://{collector_host}:{collector_port + 2}")
         for prefix in {self.subtree.encode(), HUGZ.encode()}:
             subscriber.zsock.setsockopt(zmq.SUBSCRIBE, prefix)
         subscriber.zsock.connect(f"tcp://{host}:{port + 1}")

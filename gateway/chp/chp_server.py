@@ -70,6 +70,7 @@ class ChpServer:
             async with trio.open_nursery() as nursery:
                 if self.pair:
                     await nursery.start(self.pair.run, self._context, f"tcp://{self.host}:{self.port + 3}")
+                # Bound last: once it accepts connections, every port is bound.
                 collector.zsock.bind(f"tcp://{self.host}:{self.port + 2}")
                 log.info("chp.server_started", host=self.host, port=self.port)
                 nursery.start_soon(self._serve_snapshots, snapshot)
@@ -79,7 +80,7 @@ class ChpServer:
                 nursery.start_soon(self._flush_expired)
                 task_status.started()
 
-    async def sequence(self, msg: KVMsg | None) -> None:
+    async def enqueue(self, msg: KVMsg | None) -> None:
         """Hand an update the hashmap accepted (None: a failed compare-and-set) to the outbox."""
         if msg is None:
             log.debug("chp.cas_refused")
@@ -138,7 +139,7 @@ class ChpServer:
                 log.warning("chp.bad_update", reason=str(error))
                 continue
             if self.active:
-                await self.sequence(self.hashmap.apply(update))
+                await self.enqueue(self.hashmap.apply(update))
             else:
                 self.pair.pending.from_client(update, time.monotonic())
 
@@ -168,7 +169,7 @@ class ChpServer:
             await trio.sleep(self.flush_interval)
             if self.active:
                 for deletion in self.hashmap.expire(_now_ms()):
-                    await self.sequence(deletion)
+                    await self.enqueue(deletion)
 
 
 def _now_ms() -> int:

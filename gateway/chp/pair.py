@@ -148,7 +148,7 @@ class Pair:
         # Everything this server holds may already have reached clients through the old active.
         server.outbox = Outbox(published=server.hashmap.sequence)
         for update in self.pending.take():
-            await server.sequence(server.hashmap.apply(update))
+            await server.enqueue(server.hashmap.apply(update))
         server.progressed()
 
     def _yield(self) -> None:
