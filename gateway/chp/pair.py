@@ -161,12 +161,13 @@ class Pair:
         self.server.progressed()
 
     async def _send_hashmap(self) -> None:
-        # One batch, so that no KVREPL slips in between the entries and their end.
+        # One batch, so that no KVREPL slips in between the entries and their end;
+        # updates from here on wait for the passive, which acknowledges once it took them.
         hashmap = self.server.hashmap
         messages = [SyncEntry(msg) for msg in hashmap.entries.values()]
         messages.append(SyncEnd(hashmap.sequence, len(messages)))
-        await self._out.send_batch([encode_peer(message) for message in messages])
         self.server.outbox.follow()
+        await self._out.send_batch([encode_peer(message) for message in messages])
         log.info("chp.passive_following", sequence=hashmap.sequence, keys=len(messages) - 1)
 
     def _adopt(self, sequence: int, count: int) -> None:
