@@ -197,3 +197,9 @@ def test_cas_and_passive_properties():
 def test_bad_cas_raises_decode_error(cas):
     with pytest.raises(DecodeError):
         expected_sequence(KVMsg("k", properties={"cas": cas}))
+
+
+@given(st.integers(0, (1 << 64) - 1), messages)
+def test_cas_property_round_trips_through_the_frames(sequence, msg):
+    tagged = KVMsg(msg.key, msg.sequence, msg.body, msg.uuid, {**msg.properties, "cas": str(sequence)})
+    assert expected_sequence(decode_kvmsg(encode_kvmsg(tagged))) == sequence

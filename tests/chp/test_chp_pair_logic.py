@@ -6,6 +6,8 @@ from gateway.chp.binary_star import BinaryStar
 from gateway.chp.hashmap import Hashmap
 from gateway.chp.outbox import Outbox
 from gateway.chp.pending import Pending
+from gateway.settings.kinds import NotAllowed
+from gateway.settings.table import ChpSettings
 from protocol.chp import KVMsg
 from protocol.chp.peer import State
 
@@ -126,3 +128,9 @@ def test_compare_and_set_applies_only_at_the_expected_sequence():
     assert hashmap.accept(KVMsg("k", body=b"c", properties={"cas": "2"}), now_ms=0) is None
     assert hashmap.accept(KVMsg("k", body=b"d", properties={"cas": "1"}), now_ms=0).sequence == 3
     assert (hashmap.entries["k"].body, hashmap.key_sequence("k"), hashmap.key_sequence("none")) == (b"d", 3, 0)
+
+
+def test_a_paired_role_needs_the_peer_host():
+    with pytest.raises(NotAllowed, match="chp.peer.host"):
+        ChpSettings(chp_role="backup")
+    assert ChpSettings(chp_role="backup", chp_peer_host="10.0.0.1").chp_peer_port == 5566
