@@ -52,6 +52,8 @@ class Pair:
         self.star = BinaryStar(settings.chp_role == "primary", self.timeout, time.monotonic())
         self.pending = Pending(self.timeout)
         self.synced = False  # whether a passive holds the active's hashmap
+        # Whether it took one since it started or yielded: only then may a passive take over.
+        self._holds_state = False
         self._fresh = Hashmap()  # a snapshot from the active, while it comes in
         self._peer_state: State | None = None
         self._acknowledged = -1  # what this passive last told the active it holds
@@ -89,6 +91,8 @@ class Pair:
 
     async def client_asks(self) -> bool:
         """A client's vote: whether this server serves it (it may take over now)."""
+        if self.star.state is State.PASSIVE and not self._holds_state:
+            return False  # an empty or yielded passive would serve a state clients never saw
         return await self._changing(lambda: self.star.on_client_request(time.monotonic()))
 
     async def replicate(self, msg: KVMsg) -> None:
@@ -154,7 +158,7 @@ class Pair:
     def _yield(self) -> None:
         # Both were active after a split; this fork's updates give way to the peer's.
         log.warning("chp.yielded", sequence=self.server.hashmap.sequence)
-        self.synced = False
+        self.synced = self._holds_state = False
         self._fresh = Hashmap()
         self.pending.take()
         self.server.outbox = Outbox()
@@ -177,7 +181,7 @@ class Pair:
             return
         fresh.sequence = sequence
         self.server.hashmap = fresh
-        self.synced = True
+        self.synced = self._holds_state = True
         self._acknowledged = -1
         log.info("chp.synced_with_active", sequence=sequence, keys=count)
 

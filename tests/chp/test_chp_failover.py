@@ -13,7 +13,7 @@ from gateway.chp.chp_server import ChpServer
 from gateway.settings.table import ChpSettings
 from gateway.zmq_trio import Socket, is_subscription_event
 from protocol.chp import TTL, KVMsg, encode_kvmsg
-from protocol.chp.peer import PeerState, State, encode_peer
+from protocol.chp.peer import PeerState, State, SyncEnd, encode_peer
 from tests.chp.conftest import HUGZ_INTERVAL_MS, PEER_TIMEOUT_MS, logged
 from tests.chp.test_chp_client_server import endpoint, next_change, next_deletion, next_update
 
@@ -123,20 +123,24 @@ async def test_ttl_keys_survive_a_fail_over_with_their_remaining_time(start_pair
         assert client.get("/long") == b"lease"
 
 
+def backup_of(port: int, active_port: int) -> ChpServer:
+    return ChpServer(ChpSettings(chp_port=port, chp_host="127.0.0.1", chp_hugz_interval_ms=HUGZ_INTERVAL_MS,
+                                 chp_role="backup", chp_peer_host="127.0.0.1", chp_peer_port=active_port,
+                                 chp_peer_timeout_ms=1000))
+
+
 async def test_pending_ttl_key_counts_from_when_the_passive_got_it(nursery, free_base_port, client_options):
     # The reference's backup deletes such keys at once on fail-over.
     port, active_port = free_base_port(), free_base_port()
-    backup = ChpServer(ChpSettings(chp_port=port, chp_host="127.0.0.1", chp_hugz_interval_ms=HUGZ_INTERVAL_MS,
-                                   chp_role="backup", chp_peer_host="127.0.0.1", chp_peer_port=active_port,
-                                   chp_peer_timeout_ms=1000))
+    backup = backup_of(port, active_port)
     context = zmq.Context.instance()
     with Socket(context, zmq.PUB, linger_ms=0) as active, Socket(context, zmq.XPUB, linger_ms=0) as kvset:
         active.zsock.bind(f"tcp://127.0.0.1:{active_port + 3}")
         await nursery.start(backup.run)
         kvset.zsock.connect(f"tcp://127.0.0.1:{port + 2}")
         async with trio.open_nursery() as heartbeats:
-            heartbeats.start_soon(_beat_as_active, active)
-            await _polled(lambda: backup.pair.star.state is State.PASSIVE)
+            heartbeats.start_soon(_beat_as_active, active, [SyncEnd(0, 0)])
+            await _polled(lambda: backup.pair.synced)
             while not is_subscription_event((await kvset.recv())[0]):
                 pass
             sent_ms = time.time_ns() // 1_000_000
@@ -156,10 +160,31 @@ async def _polled(condition) -> None:
             await trio.sleep(0.01)
 
 
-async def _beat_as_active(active: Socket) -> None:
+async def _beat_as_active(active: Socket, answer: list) -> None:
+    """Heartbeats of an active peer with an empty hashmap; `answer`: what it sends a syncing passive."""
     while True:
-        await active.send(encode_peer(PeerState(State.ACTIVE, 0)))
+        await active.send_batch([encode_peer(message) for message in (PeerState(State.ACTIVE, 0), *answer)])
         await trio.sleep(0.05)
+
+
+async def test_passive_that_never_took_the_active_hashmap_does_not_take_over(nursery, free_base_port):
+    port, active_port = free_base_port(), free_base_port()
+    backup = backup_of(port, active_port)
+    with Socket(zmq.Context.instance(), zmq.PUB, linger_ms=0) as active:
+        active.zsock.bind(f"tcp://127.0.0.1:{active_port + 3}")
+        await nursery.start(backup.run)
+        async with trio.open_nursery() as heartbeats:
+            heartbeats.start_soon(_beat_as_active, active, [])
+            await _polled(lambda: backup.pair.star.state is State.PASSIVE)
+            heartbeats.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        client = ChpClient([endpoint(backup)], hugz_timeout=0.5)
+        with client.watch() as changes:
+            nursery.start_soon(client.run)
+            for _ in range(4):  # 2 s: twice the peer timeout
+                await next_change(changes, lambda c: isinstance(c, ServerLost))
+        assert client.server is None and backup.pair.star.state is State.PASSIVE
+        nursery.cancel_scope.cancel()
 
 
 async def test_primary_paused_past_a_fail_over_yields_to_the_backup_when_it_wakes(start_pair):
