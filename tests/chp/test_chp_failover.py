@@ -4,6 +4,7 @@ import signal
 import time
 from contextlib import AsyncExitStack
 
+import pytest
 import trio
 import zmq
 
@@ -65,8 +66,11 @@ async def test_passive_does_not_take_over_while_the_primary_lives(start_pair):
         nursery.cancel_scope.cancel()
 
 
-async def race(clients, expected: int) -> list[int]:
-    """Every client tries the same compare-and-set; the indexes of those that won."""
+async def race(clients, expected: int, during=None) -> list[int]:
+    """Every client tries the same compare-and-set; the indexes of those that won.
+
+    `during` runs once the attempts are under way (they may or may not have reached a server).
+    """
     outcomes = {}
 
     async def attempt(index, client):
@@ -75,15 +79,16 @@ async def race(clients, expected: int) -> list[int]:
     async with trio.open_nursery() as nursery:
         for index, client in enumerate(clients):
             nursery.start_soon(attempt, index, client)
+        if during:
+            await trio.lowlevel.checkpoint()
+            during()
     return [index for index, won in outcomes.items() if won]
 
 
 async def rounds_of_races(clients, count: int, kill=None) -> None:
     expected = 0
     for number in range(count):
-        if number == 3 and kill:
-            kill()
-        [winner] = await race(clients, expected)
+        [winner] = await race(clients, expected, kill if number == 3 else None)
         sequences = {client.sequence(KEY) for client in clients}
         assert len(sequences) == 1 and sequences.pop() > expected
         assert {client.get(KEY) for client in clients} == {str(winner).encode()}
@@ -96,6 +101,14 @@ async def test_exactly_one_client_wins_each_compare_and_set(chp_server, client_o
                    for _ in range(4)]
         await rounds_of_races(clients, 10)
         assert not await clients[0].compare_and_set(KEY, b"stale", 0)
+
+
+async def test_compare_and_set_whose_outcome_never_shows_times_out(chp_server, client_options):
+    async with open_chp_client([endpoint(chp_server)], **client_options) as client:
+        with pytest.raises(trio.TooSlowError):
+            await client.compare_and_set(KEY, b"never", 99, timeout=0.5)  # no such sequence: dropped
+        assert await client.compare_and_set(KEY, b"first", 0, ttl=60)
+        assert client.get(KEY) == b"first" and TTL in client.hashmap.entries[KEY].properties
 
 
 async def test_exactly_one_client_wins_each_compare_and_set_across_a_fail_over(start_pair):
