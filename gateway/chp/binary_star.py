@@ -20,6 +20,8 @@ class BinaryStar:
         self.primary = primary
         self.state = State.PRIMARY if primary else State.BACKUP
         self.timeout = timeout
+        # How many times a server of the pair became active, as far as this one knows.
+        self.term = 0
         # At start the peer gets a full timeout to speak up before a client may
         # make a fresh primary active (it could be restarting beside an active backup).
         self.peer_expiry = now + timeout
@@ -31,9 +33,10 @@ class BinaryStar:
     def peer_alive(self, now: float) -> bool:
         return now < self.peer_expiry
 
-    def on_peer(self, peer: State, now: float, lead: int = 0) -> None:
-        """The peer's heartbeat said `peer`; `lead`: its sequence minus ours."""
+    def on_peer(self, peer: State, now: float, term: int = 0) -> None:
+        """The peer's heartbeat said `peer`, and the latest `term` it knows."""
         self.peer_expiry = now + self.timeout
+        lead, self.term = term - self.term, max(self.term, term)
         self._become(self._after_peer(peer, lead))
 
     def on_client_request(self, now: float) -> bool:
@@ -49,8 +52,8 @@ class BinaryStar:
             case (State.PRIMARY | State.BACKUP, State.ACTIVE):
                 return State.PASSIVE
             case (State.ACTIVE, State.ACTIVE) if lead > 0 or (lead == 0 and not self.primary):
-                # Both active after a split or a pause: the one that sequenced
-                # more goes on (a paused server sequenced nothing); at a tie, the primary.
+                # Both active after a split or a pause: the one that took over
+                # last goes on (a paused one did not); at a tie, the primary.
                 return State.PASSIVE
             case (State.PASSIVE, State.PASSIVE) if self.primary:
                 return State.ACTIVE
@@ -58,5 +61,6 @@ class BinaryStar:
 
     def _become(self, state: State) -> None:
         if state is not self.state:
-            log.info("chp.binary_star", old=self.state.value, new=state.value)
+            self.term += state is State.ACTIVE
+            log.info("chp.binary_star", old=self.state.value, new=state.value, term=self.term)
             self.state = state

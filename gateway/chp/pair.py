@@ -103,7 +103,7 @@ class Pair:
         now = time.monotonic()
         # After a pause of this process (SIGSTOP) the peer's silence is ours: listen a beat first.
         woke, self._last_beat = now - self._last_beat > self._pause, now
-        await self._send(PeerState(self.star.state, self.server.hashmap.sequence))
+        await self._send(PeerState(self.star.state, self.star.term))
         outbox = self.server.outbox
         if outbox.replicating and not self.star.peer_alive(now) and not woke:
             log.warning("chp.peer_lost", peer=self.peer)
@@ -114,8 +114,8 @@ class Pair:
 
     async def _on(self, message: PeerMessage) -> None:
         match message:
-            case PeerState(state, sequence):
-                await self._on_state(state, sequence)
+            case PeerState(state, term):
+                await self._on_state(state, term)
             case SyncRequest() if self.star.active:
                 await self._send_hashmap()
             case SyncEntry(msg) if not self.synced:
@@ -128,13 +128,12 @@ class Pair:
                 self.server.outbox.acknowledge(sequence)
                 self.server.wake()
 
-    async def _on_state(self, state: State, sequence: int) -> None:
+    async def _on_state(self, state: State, term: int) -> None:
         now = time.monotonic()
         self._peer_state = state
         if state is State.ACTIVE:
             self.pending.peer_heard(now)
-        lead = sequence - self.server.hashmap.sequence
-        await self._changing(lambda: self.star.on_peer(state, now, lead))
+        await self._changing(lambda: self.star.on_peer(state, now, term))
 
     async def _changing(self, event) -> bool:
         """Run a Binary Star event and act on the state it leads to; what it returned."""

@@ -2,14 +2,15 @@
 
 Every message starts with a command frame:
 
-    STATE   state, sequence        heartbeat: the sender's Binary Star state and its sequence
+    STATE   state, term            heartbeat: the sender's Binary Star state and the number of
+                                   times a server of the pair became active, as far as it knows
     SYNC?                          the passive asks the active for its whole hashmap
     KVSYNC  kvmsg (5 frames)       one entry of that hashmap
     KTHXBAI sequence, count        its end: the hashmap's sequence and how many entries it sent
     KVREPL  kvmsg (5 frames)       an update the active sequenced and publishes once acknowledged
     KVACK   sequence               the passive holds every update up to `sequence`
 
-Sequences and counts are 8 bytes big-endian, as in kvmsg.
+Sequences, terms and counts are 8 bytes big-endian, as in kvmsg.
 """
 
 from collections.abc import Sequence
@@ -32,7 +33,7 @@ class State(Enum):
 @dataclass(frozen=True)
 class PeerState:
     state: State
-    sequence: int
+    term: int
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,8 @@ _KVMSG_COMMANDS = {b"KVSYNC": SyncEntry, b"KVREPL": Replicated}
 
 def encode_peer(message: PeerMessage) -> list[bytes]:
     match message:
-        case PeerState(state, sequence):
-            return [b"STATE", state.value.encode(), _number(sequence)]
+        case PeerState(state, term):
+            return [b"STATE", state.value.encode(), _number(term)]
         case SyncRequest():
             return [b"SYNC?"]
         case SyncEntry(msg):
@@ -90,8 +91,8 @@ def decode_peer(frames: Sequence[bytes]) -> PeerMessage:
     if command in _KVMSG_COMMANDS:
         return _KVMSG_COMMANDS[command](decode_kvmsg(rest))
     match command, rest:
-        case b"STATE", [state, sequence]:
-            return PeerState(_state(state), _read_number(sequence))
+        case b"STATE", [state, term]:
+            return PeerState(_state(state), _read_number(term))
         case b"SYNC?", []:
             return SyncRequest()
         case b"KTHXBAI", [sequence, count]:

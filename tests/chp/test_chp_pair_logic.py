@@ -62,26 +62,28 @@ def test_restarted_primary_follows_the_active_backup():
     assert primary.state is State.PASSIVE
 
 
-def test_after_a_split_the_backup_yields_and_the_primary_stays():
+def test_both_active_at_the_same_term_the_backup_yields():
     primary, backup = BinaryStar(True, 2, now=0), BinaryStar(False, 2, now=0)
-    primary.on_peer(State.BACKUP, now=0)
-    backup.on_peer(State.ACTIVE, now=0)
-    assert backup.on_client_request(now=5)  # split: the backup took over
-    primary.on_peer(State.ACTIVE, now=6)
-    backup.on_peer(State.ACTIVE, now=6)
+    assert primary.on_client_request(now=2) and backup.on_client_request(now=2) is False
+    backup.on_peer(State.ACTIVE, now=3, term=0)
+    assert backup.on_client_request(now=6)
+    assert primary.term == backup.term == 1
+    primary.on_peer(State.ACTIVE, now=7, term=1)
+    backup.on_peer(State.ACTIVE, now=7, term=1)
     assert (primary.state, backup.state) == (State.ACTIVE, State.PASSIVE)
 
 
-def test_after_a_pause_the_server_that_sequenced_more_stays_active():
-    primary = BinaryStar(True, 2, now=0)
-    primary.on_peer(State.BACKUP, now=0)
-    primary.on_peer(State.ACTIVE, now=9, lead=1)
-    assert primary.state is State.PASSIVE
-    backup = BinaryStar(False, 2, now=0)
-    backup.on_peer(State.ACTIVE, now=0)
-    assert backup.on_client_request(now=5)
-    backup.on_peer(State.ACTIVE, now=6, lead=-1)
-    assert backup.state is State.ACTIVE
+def test_after_a_pause_or_split_the_server_that_took_over_last_stays_active():
+    primary, backup = BinaryStar(True, 2, now=0), BinaryStar(False, 2, now=0)
+    primary.on_peer(State.BACKUP, now=0, term=backup.term)
+    backup.on_peer(State.ACTIVE, now=0, term=primary.term)
+    assert (primary.term, backup.term) == (1, 1)
+    assert backup.on_client_request(now=5)  # the primary was paused, or cut off
+    assert backup.term == 2
+    primary.on_peer(State.ACTIVE, now=9, term=backup.term)
+    backup.on_peer(State.ACTIVE, now=9, term=1)
+    assert (primary.state, backup.state) == (State.PASSIVE, State.ACTIVE)
+    assert primary.term == 2
 
 
 def test_outbox_publishes_only_what_the_passive_acknowledged():
