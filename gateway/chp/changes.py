@@ -15,11 +15,15 @@ Endpoint = tuple[str, int]
 
 @dataclass(frozen=True)
 class Update:
-    """A key in the client's subtree changed; `value` None means deleted."""
+    """A key in the client's subtree changed; `value` None means deleted.
+
+    `uuid` is the one its writer tagged the update with (empty if none).
+    """
 
     key: str
     value: bytes | None
     sequence: int
+    uuid: bytes = b""
 
 
 @dataclass(frozen=True)

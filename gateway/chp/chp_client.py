@@ -1,15 +1,20 @@
 """A CHP client: mirrors one subtree of the cluster hashmap and updates it.
 
 It follows one server at a time: subscribe, snapshot, then live updates.
-A server that sends no HUGZ for `hugz_timeout` seconds, or whose sequence
-goes back (it restarted), is reported as ServerLost to the watchers and the
-client moves to the next server in its list, for as long as it runs.
+A server that sends no HUGZ for `hugz_timeout` seconds, whose sequence
+goes back (it restarted), that turned passive or that does not answer the
+snapshot request (a passive whose active peer lives) is reported as
+ServerLost to the watchers and the client moves to the next server in its
+list, for as long as it runs. Updates go to every listed server, so that a
+passive keeps them pending in case the active dies before it replicated them.
 """
 
 import itertools
 import uuid
+from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import structlog
@@ -20,6 +25,7 @@ from gateway.chp.changes import Change, Endpoint, ServerLost, Synced, Update, Wa
 from gateway.chp.hashmap import Hashmap
 from gateway.zmq_trio import Socket, is_subscription_event
 from protocol.chp import (
+    CAS,
     HUGZ,
     KTHXBAI,
     TTL,
@@ -28,6 +34,7 @@ from protocol.chp import (
     encode_icanhaz,
     encode_kvmsg,
     is_command_key,
+    is_passive_hugz,
 )
 from protocol.errors import DecodeError
 
@@ -37,6 +44,16 @@ T = TypeVar("T")
 
 class ServerDead(Exception):
     """The server being followed has to be given up."""
+
+
+@dataclass
+class _CompareAndSet:
+    """A compare-and-set this client sent and whose outcome it waits to see."""
+
+    expected: int
+    uuid: bytes
+    settled: trio.Event = field(default_factory=trio.Event)
+    won: bool = False
 
 
 class ChpClient:
@@ -60,12 +77,17 @@ class ChpClient:
         self.server: Endpoint | None = None
         self._watchers = Watchers(watch_buffer)
         self._context = context or zmq.Context.instance()
-        self._updates: Socket | None = None
+        self._updates: list[Socket] | None = None  # the followed server's collector first
         self._synced = trio.Event()
+        self._cas: defaultdict[str, list[_CompareAndSet]] = defaultdict(list)
 
     def get(self, key: str) -> bytes | None:
         msg = self.hashmap.entries.get(key)
         return None if msg is None else msg.body
+
+    def sequence(self, key: str) -> int:
+        """The sequence of the update that set `key` (0: absent): what compare_and_set expects."""
+        return self.hashmap.key_sequence(key)
 
     def items(self) -> dict[str, bytes]:
         return {key: msg.body for key, msg in self.hashmap.entries.items()}
@@ -81,6 +103,35 @@ class ChpClient:
         properties = {TTL: _ttl_text(ttl)} if ttl else {}
         await self._send(KVMsg(key=key, body=value, uuid=uuid.uuid4().bytes, properties=properties))
 
+    async def compare_and_set(
+        self, key: str, value: bytes, expected_sequence: int, ttl: float | None = None, *, timeout: float = 15.0
+    ) -> bool:
+        """Set `key` only if its sequence is still `expected_sequence` (0: absent); whether this set won.
+
+        The outcome shows in the first update of `key` above the expected
+        sequence: this client's own (won) or another's (lost), also across a
+        fail-over. When a fail-over's snapshot shows the key already changed
+        again after this set won, it counts as lost (it no longer holds).
+        trio.TooSlowError if nothing showed within `timeout` seconds: then
+        the outcome is unknown (read the key to learn it).
+        """
+        if not value:
+            raise ValueError("an empty value deletes; compare_and_set needs a value")
+        if self.sequence(key) > expected_sequence:
+            return False
+        properties = {CAS: str(expected_sequence)} | ({TTL: _ttl_text(ttl)} if ttl else {})
+        waiter = _CompareAndSet(expected_sequence, uuid.uuid4().bytes)
+        self._cas[key].append(waiter)
+        try:
+            with trio.fail_after(timeout):
+                await self._send(KVMsg(key=key, body=value, uuid=waiter.uuid, properties=properties))
+                await waiter.settled.wait()
+            return waiter.won
+        finally:
+            self._cas[key].remove(waiter)
+            if not self._cas[key]:
+                del self._cas[key]
+
     async def delete(self, key: str) -> None:
         await self._send(KVMsg(key=key, uuid=uuid.uuid4().bytes))
 
@@ -93,7 +144,9 @@ class ChpClient:
         if is_command_key(msg.key):
             raise ValueError(f"{msg.key} is a CHP command, not a key")
         await self.wait_synced()
-        await self._updates.send(encode_kvmsg(msg))
+        frames = encode_kvmsg(msg)
+        for updates in self._updates:
+            await updates.send(frames)
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Follow the servers in turn until cancelled; started after the first snapshot."""
@@ -114,20 +167,22 @@ class ChpClient:
     async def _sync(self, server: Endpoint, sockets: ExitStack) -> tuple[Socket, KVMsg]:
         """Connect to `server` and take its snapshot; the subscriber and its first message."""
         host, port = server
-        subscriber, snapshot, updates = (
-            sockets.enter_context(Socket(self._context, kind, linger_ms=0))
-            for kind in (zmq.SUB, zmq.DEALER, zmq.XPUB)
+        subscriber, snapshot = (
+            sockets.enter_context(Socket(self._context, kind, linger_ms=0)) for kind in (zmq.SUB, zmq.DEALER)
         )
+        collectors = [server, *(other for other in self.servers if other != server)]
+        updates = [sockets.enter_context(Socket(self._context, zmq.XPUB, linger_ms=0)) for _ in collectors]
+        for socket, (collector_host, collector_port) in zip(updates, collectors, strict=True):
+            socket.zsock.connect(f"tcp://{collector_host}:{collector_port + 2}")
         for prefix in {self.subtree.encode(), HUGZ.encode()}:
             subscriber.zsock.setsockopt(zmq.SUBSCRIBE, prefix)
         subscriber.zsock.connect(f"tcp://{host}:{port + 1}")
-        updates.zsock.connect(f"tcp://{host}:{port + 2}")
         snapshot.zsock.connect(f"tcp://{host}:{port}")
         # The first message proves our subscription is in place, so no
         # update published after the snapshot can slip past us; the
         # collector's subscription does the same for our KVSETs.
         first = await self._receive(subscriber, "message on the subscriber")
-        await self._within(_subscribed(updates), "subscription from the collector")
+        await self._within(_subscribed(updates[0]), "subscription from the collector")
         await self._take_snapshot(snapshot)
         self.server, self._updates = server, updates
         self._synced.set()
@@ -144,25 +199,41 @@ class ChpClient:
         for key in self.hashmap.entries.keys() - fresh.entries.keys():
             self._watchers.emit(Update(key, None, fresh.sequence))
         for key, entry in fresh.entries.items():
-            if self.get(key) != entry.body:
-                self._watchers.emit(Update(key, entry.body, entry.sequence))
+            if self.sequence(key) != entry.sequence or self.get(key) != entry.body:
+                self._watchers.emit(Update(key, entry.body, entry.sequence, entry.uuid))
         self.hashmap = fresh
+        for key in list(self._cas):
+            if key in fresh.entries:
+                self._settle(fresh.entries[key])
 
     async def _follow_updates(self, subscriber: Socket, first: KVMsg) -> None:
         # Messages queued before the snapshot may be older than it; the
         # stream has caught up once one is at or past the snapshot.
-        caught_up = False
+        caught_up = seen_active = False
         msg = first
         while True:
-            if msg.key == HUGZ:
+            if is_passive_hugz(msg):
+                # Stale ones may precede the snapshot of a passive that took over.
+                if seen_active:
+                    raise ServerDead("server became passive")
+            elif msg.key == HUGZ:
+                seen_active = True
                 if caught_up and msg.sequence < self.hashmap.sequence:
                     raise ServerDead("server sequence went back: it restarted")
                 caught_up |= msg.sequence >= self.hashmap.sequence
             elif msg.sequence > self.hashmap.sequence:
                 self.hashmap.store(msg)
-                self._watchers.emit(Update(msg.key, msg.body or None, msg.sequence))
+                self._watchers.emit(Update(msg.key, msg.body or None, msg.sequence, msg.uuid))
+                self._settle(msg)
                 caught_up = True
             msg = await self._receive(subscriber, "HUGZ")
+
+    def _settle(self, msg: KVMsg) -> None:
+        """Resolve the compare-and-sets on `msg.key` that `msg` decides."""
+        for waiter in self._cas.get(msg.key, ()):
+            if msg.sequence > waiter.expected and not waiter.settled.is_set():
+                waiter.won = msg.uuid == waiter.uuid
+                waiter.settled.set()
 
     async def _receive(self, socket: Socket, what: str) -> KVMsg:
         """The next well-formed message; ServerDead if nothing comes in time."""

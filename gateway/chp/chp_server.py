@@ -1,8 +1,8 @@
 """The CHP server: owns the hashmap, sequences updates, serves snapshots.
 
 Ports: ROUTER for snapshots on P, PUB for updates and HUGZ on P+1, SUB
-collector for client KVSETs on P+2. Runs a single server; Binary Star
-primary/backup fail-over is not implemented.
+collector for client KVSETs on P+2. A standalone server is always active;
+a primary or backup runs Binary Star with its peer over P+3 (gateway.chp.pair).
 """
 
 import time
@@ -12,6 +12,8 @@ import trio
 import zmq
 
 from gateway.chp.hashmap import Hashmap
+from gateway.chp.outbox import Outbox
+from gateway.chp.pair import Pair
 from gateway.lifecycle import run_node, served, start_command
 from gateway.settings.declaration import Command
 from gateway.settings.table import ChpSettings
@@ -21,9 +23,11 @@ from protocol.chp import (
     decode_icanhaz,
     decode_kvmsg,
     encode_kvmsg,
+    expected_sequence,
     hugz,
     is_command_key,
     kthxbai,
+    with_absolute_ttl,
 )
 from protocol.errors import DecodeError
 
@@ -31,7 +35,7 @@ log = structlog.get_logger()
 
 
 class ChpServer:
-    """One CHP server on ports chp.port..chp.port+2 of chp.host."""
+    """One CHP server on ports chp.port..chp.port+2 (+3 when paired) of chp.host."""
 
     def __init__(self, settings: ChpSettings, context: zmq.Context | None = None):
         self.port = settings.chp_port
@@ -40,7 +44,15 @@ class ChpServer:
         self.flush_interval = settings.chp_flush_interval_ms / 1000
         self.max_message_size = settings.chp_max_message_bytes
         self.hashmap = Hashmap()
+        self.outbox = Outbox()
+        self.pair = Pair(self, settings) if settings.chp_role != "standalone" else None
         self._context = context or zmq.Context.instance()
+        self._wake = trio.Event()  # the outbox may have something to publish
+        self._progress = trio.Event()  # something was published, or the server's state changed
+
+    @property
+    def active(self) -> bool:
+        return self.pair is None or self.pair.star.active
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Serve until cancelled; `task_status.started()` once all ports are bound."""
@@ -55,14 +67,35 @@ class ChpServer:
             snapshot.zsock.bind(f"tcp://{self.host}:{self.port}")
             publisher.zsock.bind(f"tcp://{self.host}:{self.port + 1}")
             collector.zsock.setsockopt(zmq.SUBSCRIBE, b"")
-            collector.zsock.bind(f"tcp://{self.host}:{self.port + 2}")
-            log.info("chp.server_started", host=self.host, port=self.port)
             async with trio.open_nursery() as nursery:
+                if self.pair:
+                    await nursery.start(self.pair.run, self._context, f"tcp://{self.host}:{self.port + 3}")
+                # Bound last: once it accepts connections, every port is bound.
+                collector.zsock.bind(f"tcp://{self.host}:{self.port + 2}")
+                log.info("chp.server_started", host=self.host, port=self.port)
                 nursery.start_soon(self._serve_snapshots, snapshot)
-                nursery.start_soon(self._collect, collector, publisher)
+                nursery.start_soon(self._collect, collector)
+                nursery.start_soon(self._publish_released, publisher)
                 nursery.start_soon(self._send_hugz, publisher)
-                nursery.start_soon(self._flush_expired, publisher)
+                nursery.start_soon(self._flush_expired)
                 task_status.started()
+
+    async def enqueue(self, msg: KVMsg | None) -> None:
+        """Hand an update the hashmap accepted (None: a failed compare-and-set) to the outbox."""
+        if msg is None:
+            log.debug("chp.cas_refused")
+            return
+        self.outbox.add(msg)
+        if self.pair:
+            await self.pair.replicate(msg)
+        self.wake()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def progressed(self) -> None:
+        self._progress.set()
+        self._progress = trio.Event()
 
     async def _serve_snapshots(self, snapshot: Socket) -> None:
         while True:
@@ -72,42 +105,71 @@ class ChpServer:
             except DecodeError as error:
                 log.warning("chp.bad_snapshot_request", reason=str(error))
                 continue
+            # A snapshot request is the client's vote in Binary Star.
+            if not (self.pair is None or await self.pair.client_asks()):
+                log.debug("chp.snapshot_refused", state=self.pair.star.state.value)
+                continue
             # Taken together, before any await: updates published while the
             # snapshot goes out are newer than its sequence, and the client
             # applies them from its subscription.
             replies = list(self.hashmap.subtree(subtree))
             replies.append(kthxbai(self.hashmap.sequence, subtree))
-            for msg in replies:
-                await snapshot.send([identity, *encode_kvmsg(msg)])
-            log.debug("chp.snapshot_sent", subtree=subtree, sequence=replies[-1].sequence)
+            if await self._published(replies[-1].sequence):
+                for msg in replies:
+                    await snapshot.send([identity, *encode_kvmsg(msg)])
+                log.debug("chp.snapshot_sent", subtree=subtree, sequence=replies[-1].sequence)
 
-    async def _collect(self, collector: Socket, publisher: Socket) -> None:
+    async def _published(self, sequence: int) -> bool:
+        """Wait until everything up to `sequence` is published; False if this server stopped being active."""
+        while self.active and self.outbox.published < sequence:
+            await self._progress.wait()
+        return self.active
+
+    async def _collect(self, collector: Socket) -> None:
         while True:
             frames = await collector.recv()
             try:
                 update = decode_kvmsg(frames)
                 if is_command_key(update.key):
                     raise DecodeError(f"KVSET may not use the command key {update.key}")
-                published = self.hashmap.accept(update, _now_ms())
+                expected_sequence(update)
+                # The ttl counts from here, also for an update a passive keeps pending.
+                update = with_absolute_ttl(update, _now_ms())
             except DecodeError as error:
                 log.warning("chp.bad_update", reason=str(error))
                 continue
-            await self._publish(publisher, published)
+            if self.active:
+                await self.enqueue(self.hashmap.apply(update))
+            else:
+                self.pair.pending.from_client(update, time.monotonic())
+
+    async def _publish_released(self, publisher: Socket) -> None:
+        while True:
+            released = self.outbox.releasable()
+            if released:
+                await publisher.send_batch([encode_kvmsg(msg) for msg in released])
+                log.debug("chp.published", sequence=released[-1].sequence, count=len(released))
+                self.progressed()
+            await self._wake.wait()
+            self._wake = trio.Event()
 
     async def _send_hugz(self, publisher: Socket) -> None:
         while True:
-            await publisher.send(encode_kvmsg(hugz(self.hashmap.sequence)))
+            if self.active:
+                beat = hugz(self.outbox.published)
+            else:
+                beat = hugz(self.hashmap.sequence, passive=True)
+            await publisher.send(encode_kvmsg(beat))
+            if self.pair:
+                await self.pair.heartbeat()
             await trio.sleep(self.hugz_interval)
 
-    async def _flush_expired(self, publisher: Socket) -> None:
+    async def _flush_expired(self) -> None:
         while True:
             await trio.sleep(self.flush_interval)
-            for deletion in self.hashmap.expire(_now_ms()):
-                await self._publish(publisher, deletion)
-
-    async def _publish(self, publisher: Socket, msg: KVMsg) -> None:
-        await publisher.send(encode_kvmsg(msg))
-        log.debug("chp.published", key=msg.key, sequence=msg.sequence, delete=msg.is_delete)
+            if self.active:
+                for deletion in self.hashmap.expire(_now_ms()):
+                    await self.enqueue(deletion)
 
 
 def _now_ms() -> int:
@@ -122,7 +184,7 @@ async def _serve(context: zmq.Context, settings: ChpSettings, *, task_status=tri
 def main() -> None:
     loaded = start_command(Command.CHP, "chp-server", "CHP (clustered hashmap protocol) server: snapshots on "
                            "chp.port (ROUTER), updates and heartbeats on chp.port+1 (PUB), client updates on "
-                           "chp.port+2 (SUB).")
+                           "chp.port+2 (SUB), the Binary Star peer on chp.port+3.")
     run_node(served, loaded.settings.http, _serve, loaded.settings.chp)
 
 

@@ -3,7 +3,7 @@
 from collections.abc import Iterator
 from dataclasses import replace
 
-from protocol.chp import KVMsg, expiry_ms, with_absolute_ttl
+from protocol.chp import CAS, KVMsg, expected_sequence, expiry_ms, with_absolute_ttl
 
 
 class Hashmap:
@@ -21,12 +21,26 @@ class Hashmap:
             self.entries[msg.key] = msg
         self.sequence = msg.sequence
 
-    def accept(self, update: KVMsg, now_ms: int) -> KVMsg:
+    def key_sequence(self, key: str) -> int:
+        """The sequence of the update that set `key`; 0 if it is absent."""
+        msg = self.entries.get(key)
+        return 0 if msg is None else msg.sequence
+
+    def accept(self, update: KVMsg, now_ms: int) -> KVMsg | None:
         """Sequence a client's KVSET, store it and return it for publishing.
 
-        DecodeError if its ttl is not a number.
+        None if it is a compare-and-set that failed; DecodeError if its ttl
+        or cas is not a number.
         """
-        sequenced = replace(with_absolute_ttl(update, now_ms), sequence=self.sequence + 1)
+        return self.apply(with_absolute_ttl(update, now_ms))
+
+    def apply(self, update: KVMsg) -> KVMsg | None:
+        """`accept` for an update whose ttl is already absolute."""
+        expected = expected_sequence(update)
+        if expected is not None and expected != self.key_sequence(update.key):
+            return None
+        properties = {name: value for name, value in update.properties.items() if name != CAS}
+        sequenced = replace(update, sequence=self.sequence + 1, properties=properties)
         self.store(sequenced)
         return sequenced
 

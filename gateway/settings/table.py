@@ -398,14 +398,25 @@ class ChpSettings:
     """A clustered-hashmap server."""
 
     chp_host: str = setting(Text(), "127.0.0.1", "interface the CHP server binds (* for every one)", Command.CHP)
-    chp_port: int = setting(Integer(1, 65533), 5556, "base port P: snapshots on P, updates on P+1, client "
-                                                     "updates on P+2", Command.CHP)
+    chp_port: int = setting(Integer(1, 65532), 5556, "base port P: snapshots on P, updates on P+1, client "
+                                                     "updates on P+2, the Binary Star peer on P+3", Command.CHP)
     chp_hugz_interval_ms: int = setting(MS, 1000, "milliseconds between HUGZ heartbeats", Command.CHP)
     chp_flush_interval_ms: int = setting(MS, 1000, "milliseconds between sweeps for expired keys", Command.CHP)
     chp_max_message_bytes: int = setting(BYTES, 1048576, "largest inbound frame", Command.CHP)
+    chp_role: str = setting(Choice(choices=("standalone", "primary", "backup")), "standalone",
+                            "this server's part in a Binary Star pair; standalone: no peer", Command.CHP)
+    chp_peer_host: str = setting(Text(), "", "host of the pair's other server (needed for primary and "
+                                             "backup)", Command.CHP)
+    chp_peer_port: int = setting(Integer(1, 65532), 5566, "base port P of the pair's other server; the two talk "
+                                                          "on each one's P+3", Command.CHP)
+    chp_peer_timeout_ms: int = setting(MS, 2000, "silence after which the peer counts as gone: an active server "
+                                                 "then publishes without waiting for it, a passive one takes over "
+                                                 "at the next client request", Command.CHP)
 
     def __post_init__(self):
         check_values(self)
+        if self.chp_role != "standalone" and not self.chp_peer_host:
+            raise NotAllowed(f"chp.role {self.chp_role} needs chp.peer.host")
 
 
 @dataclass(frozen=True)

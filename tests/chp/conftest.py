@@ -13,6 +13,7 @@ from gateway.settings.table import ChpSettings
 from gateway.testing.ports import FIRST_PORT, PORT_SLICE, WORKERS_WITH_SLICES
 
 HUGZ_INTERVAL_MS = 100
+PEER_TIMEOUT_MS = 1000
 
 
 def _free_base_port() -> int:
@@ -75,14 +76,19 @@ async def chp_server(nursery: trio.Nursery, make_server) -> ChpServer:
 
 
 @pytest.fixture
-def server_process():
-    """Starts `python -m gateway.chp.chp_server` processes; all are killed afterwards."""
+def server_process(tmp_path):
+    """Starts `python -m gateway.chp.chp_server` processes; all are killed afterwards.
+
+    Each one logs to a file, so that a test can wait for what it says.
+    """
     processes = []
 
-    async def start(port: int) -> subprocess.Popen:
+    async def start(port: int, *options: str) -> subprocess.Popen:
         command = [sys.executable, "-m", "gateway.chp.chp_server", "--chp-host", "127.0.0.1"]
-        command += ["--chp-port", str(port), "--chp-hugz-interval-ms", str(HUGZ_INTERVAL_MS)]
-        processes.append(subprocess.Popen(command, stdout=subprocess.DEVNULL))
+        command += ["--chp-port", str(port), "--chp-hugz-interval-ms", str(HUGZ_INTERVAL_MS), *options]
+        log = (tmp_path / f"chp-{port}.log").open("w")
+        processes.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT))
+        processes[-1].log = tmp_path / f"chp-{port}.log"
         await _until_listening(port + 2)
         return processes[-1]
 
@@ -90,3 +96,27 @@ def server_process():
     for process in processes:
         process.kill()
         process.wait()
+
+
+async def logged(process: subprocess.Popen, event: str) -> None:
+    """Wait until `process` logged `event`."""
+    with trio.fail_after(20):
+        while event not in process.log.read_text():
+            await trio.sleep(0.05)
+
+
+@pytest.fixture
+def start_pair(server_process, free_base_port):
+    """Starts a primary and a backup chp-server process; returns them once the backup follows."""
+
+    async def start(peer_timeout_ms: int = PEER_TIMEOUT_MS):
+        ports = free_base_port(), free_base_port()
+        timeout = ["--chp-peer-host", "127.0.0.1", "--chp-peer-timeout-ms", str(peer_timeout_ms)]
+        primary, backup = [
+            await server_process(port, "--chp-role", role, "--chp-peer-port", str(peer), *timeout)
+            for port, peer, role in ((ports[0], ports[1], "primary"), (ports[1], ports[0], "backup"))
+        ]
+        await logged(primary, "chp.passive_following")
+        return [("127.0.0.1", port) for port in ports], primary, backup
+
+    return start

@@ -12,10 +12,23 @@ from protocol.chp import (
     decode_kvmsg,
     encode_icanhaz,
     encode_kvmsg,
+    expected_sequence,
     expiry_ms,
     hugz,
+    is_passive_hugz,
     kthxbai,
     with_absolute_ttl,
+)
+from protocol.chp.peer import (
+    Ack,
+    PeerState,
+    Replicated,
+    State,
+    SyncEnd,
+    SyncEntry,
+    SyncRequest,
+    decode_peer,
+    encode_peer,
 )
 from protocol.errors import DecodeError, EncodeError
 
@@ -142,3 +155,51 @@ def test_zero_ttl_means_no_expiry():
 def test_bad_ttl_raises_decode_error(ttl):
     with pytest.raises(DecodeError):
         with_absolute_ttl(KVMsg(key="k", properties={"ttl": ttl}), now_ms=0)
+
+
+peer_messages = st.one_of(
+    st.builds(PeerState, st.sampled_from(State), st.integers(0, (1 << 64) - 1)),
+    st.just(SyncRequest()),
+    st.builds(SyncEntry, messages),
+    st.builds(Replicated, messages),
+    st.builds(SyncEnd, st.integers(0, (1 << 64) - 1), st.integers(0, (1 << 64) - 1)),
+    st.builds(Ack, st.integers(0, (1 << 64) - 1)),
+)
+
+
+@given(peer_messages)
+def test_peer_message_round_trip(message):
+    assert decode_peer(encode_peer(message)) == message
+
+
+def test_peer_messages_byte_for_byte():
+    assert encode_peer(PeerState(State.PASSIVE, 3)) == [b"STATE", b"PASSIVE", bytes(7) + b"\x03"]
+    assert encode_peer(Ack(258)) == [b"KVACK", bytes(6) + b"\x01\x02"]
+    assert encode_peer(SyncEnd(1, 2)) == [b"KTHXBAI", bytes(7) + b"\x01", bytes(7) + b"\x02"]
+    assert encode_peer(Replicated(KVMsg("k", 1, b"v")))[:2] == [b"KVREPL", b"k"]
+
+
+@given(st.lists(st.sampled_from([b"STATE", b"SYNC?", b"KVSYNC", b"KTHXBAI", b"KVACK", b"ACTIVE"]) | st.binary(max_size=9),
+                max_size=7))
+def test_fuzzed_peer_frames_only_raise_decode_error(frames):
+    with contextlib.suppress(DecodeError):
+        decode_peer(frames)
+
+
+def test_cas_and_passive_properties():
+    assert expected_sequence(KVMsg("k", properties={"cas": "42"})) == 42
+    assert expected_sequence(KVMsg("k")) is None
+    assert is_passive_hugz(hugz(5, passive=True)) and not is_passive_hugz(hugz(5))
+    assert encode_kvmsg(hugz(1, passive=True))[3] == b"passive=1\n"
+
+
+@pytest.mark.parametrize("cas", ["", "-1", "x", "1.5", "١", "1" * 21])
+def test_bad_cas_raises_decode_error(cas):
+    with pytest.raises(DecodeError):
+        expected_sequence(KVMsg("k", properties={"cas": cas}))
+
+
+@given(st.integers(0, (1 << 64) - 1), messages)
+def test_cas_property_round_trips_through_the_frames(sequence, msg):
+    tagged = KVMsg(msg.key, msg.sequence, msg.body, msg.uuid, {**msg.properties, "cas": str(sequence)})
+    assert expected_sequence(decode_kvmsg(encode_kvmsg(tagged))) == sequence
