@@ -123,9 +123,13 @@ class BrokerSettings:
     unclean_leader_election_enable: bool = kafka(Boolean(), False, "unclean.leader.election.enable of topics "
                                                                    "(inert: every store is a replica)")
     log_message_timestamp_before_max_ms: int = kafka(long(0), 2**63 - 1, "message.timestamp.before.max.ms of "
-                                                                          "topics (inert: not checked)")
-    log_message_timestamp_after_max_ms: int = kafka(long(0), 3600000, "message.timestamp.after.max.ms of topics "
-                                                                      "(inert: not checked)")
+                                                                          "topics: how old a CreateTime timestamp "
+                                                                          "may be")
+    log_message_timestamp_after_max_ms: int = kafka(long(0), 3600000, "message.timestamp.after.max.ms of topics: "
+                                                                      "how far ahead a CreateTime timestamp may be")
+    log_message_timestamp_difference_max_ms: int = kafka(long(0), 2**63 - 1, "message.timestamp.difference.max.ms "
+                                                                              "of topics (deprecated): the bound of "
+                                                                              "either side left at its maximum")
     log_message_downconversion_enable: bool = kafka(Boolean(), True, "message.downconversion.enable of topics "
                                                                      "(inert, as in Kafka 4)")
     log_local_retention_ms: int = kafka(long(-2), -2, "local.retention.ms of topics (inert: no tiered storage)")

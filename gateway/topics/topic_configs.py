@@ -113,9 +113,12 @@ TOPIC_CONFIGS = {c.name: c for c in (
                 "Whether an out-of-sync replica may become leader. " + INERT + "every store holds what was "
                 "acknowledged to acks=all producers, and any gateway can lead."),
     TopicConfig("message.timestamp.before.max.ms", ("log.message.timestamp.before.max.ms",),
-                "How far in the past a CreateTime timestamp may be. " + INERT + "timestamps are not checked."),
+                "How far before the broker's clock a record's CreateTime timestamp may be."),
     TopicConfig("message.timestamp.after.max.ms", ("log.message.timestamp.after.max.ms",),
-                "How far in the future a CreateTime timestamp may be. " + INERT + "timestamps are not checked."),
+                "How far after the broker's clock a record's CreateTime timestamp may be."),
+    TopicConfig("message.timestamp.difference.max.ms", ("log.message.timestamp.difference.max.ms",),
+                "Deprecated (Kafka 3.6): how far from the broker's clock a CreateTime timestamp may be, "
+                "for message.timestamp.before.max.ms or message.timestamp.after.max.ms left at Long.MAX_VALUE."),
     TopicConfig("message.downconversion.enable", ("log.message.downconversion.enable",),
                 "Whether old fetch versions get converted batches. " + INERT + "clients get batches in the one "
                 "format they are stored in (a no-op in Kafka 4 too)."),
