@@ -51,8 +51,8 @@ class TopicConfig:
         """The value as stored: checked, in Kafka's spelling; refused in Kafka's words."""
         try:
             return self.value_kind.text(self.value_kind.parse(text))
-        except NotAllowed as exc:
-            raise InvalidConfig(f"Invalid value {text} for configuration {self.name}: {exc}") from None
+        except NotAllowed:
+            raise InvalidConfig(self.value_kind.config_error(self.name, text)) from None
 
 
 INERT = "Accepted; has no effect here because "
@@ -147,11 +147,8 @@ def topic_config(name: str) -> TopicConfig:
 
 
 def checked_overrides(configs: dict[str, str | None]) -> dict[str, str]:
-    """Validated topic overrides; InvalidConfig names the first bad entry."""
-    overrides = {}
-    for name, value in configs.items():
-        config = topic_config(name)
-        if value is None:
-            raise InvalidConfig(f"Invalid value null for configuration {name}: it needs a value")
-        overrides[name] = config.check(value)
-    return overrides
+    """Validated topic overrides; InvalidConfig names the null ones, else the first bad entry, as Kafka does."""
+    nulls = [name for name, value in configs.items() if value is None]
+    if nulls:
+        raise InvalidConfig(f"Null value not supported for topic configs: {','.join(nulls)}")
+    return {name: topic_config(name).check(value) for name, value in configs.items()}
