@@ -27,6 +27,7 @@ from gateway.embedded_mesh import EmbeddedStoreFailed, StoreFailed, run_embedded
 from gateway.lifecycle import first_failure
 from gateway.mesh.mesh_node import MeshBindError
 from gateway.observability.http_endpoint import Readiness, start_http
+from gateway.quotas.connection_rates import ConnectionRates
 from gateway.server.connection import ConnectionLimits
 from gateway.server.dispatch import Dispatcher
 from gateway.server.listener import KafkaListener, ListenerLimits
@@ -89,6 +90,9 @@ async def _serve_until_stopped(settings: Settings, listener: KafkaListener, read
                     services = await start_broker(nursery, settings, storage)
                     services.cluster.bound(ports)
                     listener.dispatcher = Dispatcher(ROUTES, services)
+                    listener.connection_quota = ConnectionRates(services.quotas, broker.max_connection_creation_rate,
+                                                                broker.quota_window_num,
+                                                                broker.quota_window_size_seconds)
                     await nursery.start(listener.serve)
                     readiness.serving()
                     task_status.started(ports)

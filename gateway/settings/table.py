@@ -69,6 +69,9 @@ class BrokerSettings:
                                                                 "at once; more are closed as they come")
     max_connections_per_ip_overrides: tuple[tuple[str, int], ...] = kafka(
         HostCounts(), (), "max.connections.per.ip of particular hosts or addresses, HOST:COUNT,...")
+    max_connection_creation_rate: int = kafka(Integer(0), 2147483647, "new client connections accepted per "
+                                                                       "second over all listeners; faster ones wait "
+                                                                       "to be accepted")
     connections_max_idle_ms: int = kafka(long(1), 600000, "idle time after which a client connection is closed")
     request_receive_timeout_ms: int = setting(long(1), 30000, "time a request may take to arrive whole from its "
                                                               "first bytes, else its connection is closed (Kafka "
