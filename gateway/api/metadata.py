@@ -48,8 +48,8 @@ def requested_topics(body, version: int, services: Services) -> list:
 async def describe_topic(topics: Topics, node: int, wanted, auto_create: bool, with_operations: bool):
     operations = TOPIC_OPERATIONS if with_operations else NO_OPERATIONS
     internal = internal_topic(wanted) if isinstance(wanted, str) else internal_topic_by_id(wanted)
-    if internal is not None:
-        return _described(internal, node, operations, is_internal=True)
+    if internal is not None:  # its records' topic once it has any
+        return _described(topics.get(internal.name) or internal, node, operations, is_internal=True)
     if isinstance(wanted, str):
         try:
             topic = await topics.auto_create(wanted) if auto_create else topics.get(wanted)
