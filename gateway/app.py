@@ -34,6 +34,7 @@ from gateway.server.listener import KafkaListener, ListenerLimits
 from gateway.server.request_memory import RequestMemory
 from gateway.settings.table import Settings
 from gateway.storage.mesh_storage import MeshStorage
+from gateway.zmq_curve import CurveKeyError, CurveKeys, curve_authenticator
 from gateway.zmq_trio import zmq_context
 
 log = structlog.get_logger()
@@ -43,7 +44,7 @@ def run_until_stopped(settings: Settings) -> None:
     """Run the gateway; a failure ends the process with one log line and exit code 1."""
     try:
         trio.run(run_gateway, settings)
-    except* (StartupError, EmbeddedStoreFailed, MeshBindError) as failures:
+    except* (StartupError, EmbeddedStoreFailed, MeshBindError, CurveKeyError) as failures:
         log.error("gateway_failed", reason=str(first_failure(failures)))
         sys.exit(1)
     except* Exception:
@@ -78,7 +79,7 @@ async def _serve_until_stopped(settings: Settings, listener: KafkaListener, read
     broker = settings.broker
     try:
         ports = await _bind(listener)
-        with zmq_context() as context:
+        with zmq_context() as context, curve_authenticator(context, CurveKeys.of(settings.mesh)):
             storage = MeshStorage(context, settings.mesh, max_unacked_bytes=broker.max_unacked_bytes)
             try:
                 async with trio.open_nursery() as nursery:

@@ -238,6 +238,22 @@ class Nullable(Kind):
 
 
 @dataclass(frozen=True)
+class FilePath(Kind):
+    metavar: ClassVar[str] = "FILE"
+
+    def parse(self, text: str) -> Path:
+        return self.check(Path(text.strip()))
+
+    def check(self, value) -> Path:
+        if not isinstance(value, Path) or not str(value) or str(value) == ".":
+            raise self.refused(value)
+        return value
+
+    def allowed(self) -> str:
+        return "a file path"
+
+
+@dataclass(frozen=True)
 class Directory(Kind):
     """A directory path; Kafka's log.dirs is a list, of which one entry is supported."""
 

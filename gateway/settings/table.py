@@ -18,9 +18,11 @@ from gateway.settings.kinds import (
     Choice,
     ChoiceList,
     Directory,
+    FilePath,
     HostCounts,
     Integer,
     IntegerOr,
+    NotAllowed,
     Nullable,
     Real,
     Text,
@@ -252,9 +254,16 @@ class MeshSettings:
                                                                          "from (beacon/pub_address)", MESH_NODES)
     beacon_address: str = setting(Text(), "", "host advertised to mesh peers; empty: as the tower sees the node "
                                               "(beacon/address)", MESH_NODES)
-    mesh_bind_host: str = setting(Text(empty=False), "127.0.0.1", "interface a node's data sockets bind (the mesh "
-                                                                  "has no authentication); * for every one",
+    mesh_bind_host: str = setting(Text(empty=False), "127.0.0.1", "interface a node's data sockets bind (a mesh "
+                                                                  "without CURVE has no authentication); * for "
+                                                                  "every one",
                                   MESH_NODES)
+    mesh_curve_secret_key_file: Path | None = setting(
+        Nullable(inner=FilePath()), None, "the mesh's ZeroMQ certificate (secret key): CURVE on every mesh socket; "
+                                          "empty: plaintext, as the C reference nodes", MESH_NODES | Command.TOWER)
+    mesh_curve_public_keys_dir: Path | None = setting(
+        Nullable(inner=Directory()), None, "directory of the public certificates of the peers admitted to a CURVE "
+                                           "mesh", MESH_NODES | Command.TOWER)
     tower_sub_address: str = setting(Address(), "tcp://127.0.0.1:5556", "where a tower binds the endpoint "
                                                                          "beacons are sent to (tower/sub_address; "
                                                                          "tcp://*:5556 for every interface)",
@@ -270,6 +279,8 @@ class MeshSettings:
 
     def __post_init__(self):
         check_values(self)
+        if (self.mesh_curve_secret_key_file is None) != (self.mesh_curve_public_keys_dir is None):
+            raise NotAllowed("mesh.curve.secret.key.file and mesh.curve.public.keys.dir go together")
 
 
 @dataclass(frozen=True)
