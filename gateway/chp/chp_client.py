@@ -18,6 +18,7 @@ import zmq
 
 from gateway.chp.changes import Change, Endpoint, ServerLost, Synced, Update, Watchers
 from gateway.chp.hashmap import Hashmap
+from gateway.zmq_curve import CurveKeys, connect
 from gateway.zmq_trio import Socket, is_subscription_event
 from protocol.chp import (
     HUGZ,
@@ -50,6 +51,7 @@ class ChpClient:
         hugz_timeout: float = 5.0,
         watch_buffer: int = 1024,
         context: zmq.Context | None = None,
+        keys: CurveKeys | None = None,
     ):
         if not servers:
             raise ValueError("a CHP client needs at least one server")
@@ -60,6 +62,7 @@ class ChpClient:
         self.server: Endpoint | None = None
         self._watchers = Watchers(watch_buffer)
         self._context = context or zmq.Context.instance()
+        self._keys = keys  # the CURVE keys of an authenticated server
         self._updates: Socket | None = None
         self._synced = trio.Event()
 
@@ -118,6 +121,8 @@ class ChpClient:
             sockets.enter_context(Socket(self._context, kind, linger_ms=0))
             for kind in (zmq.SUB, zmq.DEALER, zmq.XPUB)
         )
+        for socket in (subscriber, snapshot, updates):
+            connect(socket.zsock, self._keys)
         for prefix in {self.subtree.encode(), HUGZ.encode()}:
             subscriber.zsock.setsockopt(zmq.SUBSCRIBE, prefix)
         subscriber.zsock.connect(f"tcp://{host}:{port + 1}")

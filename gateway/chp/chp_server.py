@@ -14,7 +14,8 @@ import zmq
 from gateway.chp.hashmap import Hashmap
 from gateway.lifecycle import run_node, served, start_command
 from gateway.settings.declaration import Command
-from gateway.settings.table import ChpSettings
+from gateway.settings.table import ChpSettings, MeshSettings
+from gateway.zmq_curve import CurveKeys, serve
 from gateway.zmq_trio import Socket
 from protocol.chp import (
     KVMsg,
@@ -33,7 +34,8 @@ log = structlog.get_logger()
 class ChpServer:
     """One CHP server on ports chp.port..chp.port+2 of chp.host."""
 
-    def __init__(self, settings: ChpSettings, context: zmq.Context | None = None):
+    def __init__(self, settings: ChpSettings, context: zmq.Context | None = None, keys: CurveKeys | None = None):
+        self.keys = keys  # CURVE on every socket, clients admitted by the context's ZAP handler
         self.port = settings.chp_port
         self.host = settings.chp_host
         self.hugz_interval = settings.chp_hugz_interval_ms / 1000
@@ -49,6 +51,8 @@ class ChpServer:
             Socket(self._context, zmq.PUB, linger_ms=0) as publisher,
             Socket(self._context, zmq.SUB, linger_ms=0) as collector,
         ):
+            for bound in (snapshot, publisher, collector):
+                serve(bound.zsock, self.keys)
             for inbound in (snapshot, collector):
                 # zmq disconnects a peer that sends more, so it cannot exhaust memory.
                 inbound.zsock.setsockopt(zmq.MAXMSGSIZE, self.max_message_size)
@@ -115,15 +119,16 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-async def _serve(context: zmq.Context, settings: ChpSettings, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-    await ChpServer(settings, context).run(task_status=task_status)
+async def _serve(context: zmq.Context, settings: ChpSettings, mesh: MeshSettings, *,
+                 task_status=trio.TASK_STATUS_IGNORED) -> None:
+    await ChpServer(settings, context, CurveKeys.of(mesh)).run(task_status=task_status)
 
 
 def main() -> None:
     loaded = start_command(Command.CHP, "chp-server", "CHP (clustered hashmap protocol) server: snapshots on "
                            "chp.port (ROUTER), updates and heartbeats on chp.port+1 (PUB), client updates on "
                            "chp.port+2 (SUB).")
-    run_node(served, loaded.settings.http, _serve, loaded.settings.chp)
+    run_node(served, loaded.settings.http, _serve, loaded.settings.chp, loaded.settings.mesh, mesh=loaded.settings.mesh)
 
 
 if __name__ == "__main__":

@@ -260,10 +260,11 @@ class MeshSettings:
                                   MESH_NODES)
     mesh_curve_secret_key_file: Path | None = setting(
         Nullable(inner=FilePath()), None, "the mesh's ZeroMQ certificate (secret key): CURVE on every mesh socket; "
-                                          "empty: plaintext, as the C reference nodes", MESH_NODES | Command.TOWER)
+                                          "empty: plaintext, as the C reference nodes",
+        MESH_NODES | Command.TOWER | Command.CHP)
     mesh_curve_public_keys_dir: Path | None = setting(
         Nullable(inner=Directory()), None, "directory of the public certificates of the peers admitted to a CURVE "
-                                           "mesh", MESH_NODES | Command.TOWER)
+                                           "mesh", MESH_NODES | Command.TOWER | Command.CHP)
     tower_sub_address: str = setting(Address(), "tcp://127.0.0.1:5556", "where a tower binds the endpoint "
                                                                          "beacons are sent to (tower/sub_address; "
                                                                          "tcp://*:5556 for every interface)",
