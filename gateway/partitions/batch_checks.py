@@ -34,7 +34,7 @@ from typing import NamedTuple
 from gateway.kafka_error import KafkaError
 from protocol.errors import DecodeError, EncodeError
 from protocol.kafka.error_codes import ErrorCode
-from protocol.records import DEFAULT_LIMIT, Codec, RecordBatch, legacy_to_batch, split_records
+from protocol.records import DEFAULT_LIMIT, Codec, RecordBatch, TimestampType, legacy_to_batch, split_records
 from protocol.records.builder import recompressed
 from protocol.records.compression import LEVELS
 from protocol.records.record import Record, decode_records
@@ -143,10 +143,19 @@ def _checked_v2(entries, version: int, inflate_limit: int,
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"malformed records: {exc}") from None
     except InvalidRecords as exc:
         raise KafkaError(ErrorCode.INVALID_RECORD, str(exc)) from None
-    if timestamps is not None and not (timestamps.holds(earliest) and timestamps.holds(latest)):
-        _check_timestamps(decode_records(records, batch.record_count, batch.base_offset, batch.base_timestamp, None),
-                          timestamps)
+    if timestamps is not None:
+        _check_range(batch, records, earliest, latest, timestamps)
     return batch, records
+
+
+def _check_range(batch: RecordBatch, records, earliest: int, latest: int, bounds: TimestampBounds) -> None:
+    """The records' timestamps within `bounds`; decoded only when their range is not."""
+    append_time = batch.max_timestamp if batch.timestamp_type == TimestampType.LOG_APPEND_TIME else None
+    if append_time is not None:  # Kafka reads every record's timestamp as the batch's then
+        earliest = latest = append_time
+    if not (bounds.holds(earliest) and bounds.holds(latest)):
+        _check_timestamps(decode_records(records, batch.record_count, batch.base_offset, batch.base_timestamp,
+                                         append_time), bounds)
 
 
 def _check_timestamps(records: list[Record], bounds: TimestampBounds) -> None:

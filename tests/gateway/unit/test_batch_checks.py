@@ -177,3 +177,11 @@ def test_legacy_message_sets_are_checked_too():
     with pytest.raises(KafkaError) as refused:
         checked_batch(memoryview(bytearray(messages)), 2, MAX_MESSAGE_BYTES, None, bounds(before=HOUR))
     assert refused.value.code == ErrorCode.INVALID_TIMESTAMP
+
+
+def test_a_batch_stamped_log_append_time_is_checked_by_its_max_timestamp_as_kafka_reads_it():
+    blob = memoryview(bytearray(build_batch([Record(0, NOW, None, b"v")], log_append_time=NOW - 2 * HOUR)))
+    with pytest.raises(KafkaError) as refused:
+        checked_batch(blob, PRODUCE_VERSION, MAX_MESSAGE_BYTES, None, bounds(before=HOUR))
+    assert refused.value.record_errors == ((0, f"Timestamp {NOW - 2 * HOUR} of message with offset 0 is out of "
+                                                f"range. The timestamp should be within [{NOW - HOUR}, {NOW + HOUR}]"),)
