@@ -29,6 +29,7 @@ from protocol.kafka.error_codes import ErrorCode
 from protocol.records import Record, RecordBatch, build_batch
 
 log = structlog.get_logger()
+ROOM_TIMEOUT_S = 30.0  # how long an append waits for the stores to take batches, before its records are lost
 
 Keyed = tuple[int, bytes, bytes | None]  # (partition, key, value; None: a tombstone)
 Change = tuple[str, int, Callable[[dict], list[Keyed]], dict]  # topic, partitions, records of, entry
@@ -63,7 +64,8 @@ class InternalLogs:
         now = int(time.time() * 1000)
         for partition, keyed in groupby(sorted(records, key=lambda r: r[0]), key=lambda r: r[0]):
             rows = [Record(index, now, key, value) for index, (_, key, value) in enumerate(keyed)]
-            await topic.partitions[partition].append(RecordBatch(memoryview(bytearray(build_batch(rows)))))
+            await topic.partitions[partition].append(RecordBatch(memoryview(bytearray(build_batch(rows)))),
+                                                     room_timeout_s=ROOM_TIMEOUT_S)
 
     async def _created(self, name: str, partitions: int):
         try:
