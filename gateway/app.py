@@ -27,6 +27,7 @@ from gateway.embedded_mesh import EmbeddedStoreFailed, StoreFailed, run_embedded
 from gateway.lifecycle import first_failure
 from gateway.mesh.mesh_node import MeshBindError
 from gateway.observability.http_endpoint import Readiness, start_http
+from gateway.quotas.connection_rates import ConnectionRates
 from gateway.security.authenticator import Authenticator
 from gateway.security.sasl_session import sessions
 from gateway.server.connection import ConnectionLimits
@@ -37,6 +38,7 @@ from gateway.server.tls import TlsAcceptor, TlsSettingsError, server_context
 from gateway.settings.listeners import TLS_PROTOCOLS
 from gateway.settings.table import Settings
 from gateway.storage.mesh_storage import MeshStorage
+from gateway.zmq_curve import CurveKeyError, CurveKeys, curve_authenticator
 from gateway.zmq_trio import zmq_context
 
 log = structlog.get_logger()
@@ -46,7 +48,7 @@ def run_until_stopped(settings: Settings) -> None:
     """Run the gateway; a failure ends the process with one log line and exit code 1."""
     try:
         trio.run(run_gateway, settings)
-    except* (StartupError, EmbeddedStoreFailed, MeshBindError) as failures:
+    except* (StartupError, EmbeddedStoreFailed, MeshBindError, CurveKeyError) as failures:
         log.error("gateway_failed", reason=str(first_failure(failures)))
         sys.exit(1)
     except* Exception:
@@ -84,7 +86,7 @@ async def _serve_until_stopped(settings: Settings, listener: KafkaListener, read
     broker = settings.broker
     try:
         ports = await _bind(listener)
-        with zmq_context() as context:
+        with zmq_context() as context, curve_authenticator(context, CurveKeys.of(settings.mesh)):
             storage = MeshStorage(context, settings.mesh, max_unacked_bytes=broker.max_unacked_bytes)
             try:
                 async with trio.open_nursery() as nursery:
@@ -97,6 +99,9 @@ async def _serve_until_stopped(settings: Settings, listener: KafkaListener, read
                     services.cluster.bound(ports)
                     listener.dispatcher = Dispatcher(ROUTES, services)
                     listener.authentication = sessions(Authenticator(broker, services.scram_credentials))
+                    listener.connection_quota = ConnectionRates(services.quotas, broker.max_connection_creation_rate,
+                                                                broker.quota_window_num,
+                                                                broker.quota_window_size_seconds)
                     await nursery.start(listener.serve)
                     readiness.serving()
                     task_status.started(ports)

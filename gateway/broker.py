@@ -20,6 +20,7 @@ from gateway.api.services import Services
 from gateway.cluster.broker_configs import BrokerConfigs
 from gateway.cluster.cluster_view import ClusterView
 from gateway.group.group_coordinator import GroupCoordinator
+from gateway.group.offsets_records import offsets_topic_records
 from gateway.partitions.fetch_sessions import FetchSessions
 from gateway.quotas.quota_store import ClientQuotas
 from gateway.security.scram_credentials import ScramCredentials
@@ -28,9 +29,17 @@ from gateway.state_metrics import BrokerStateCollector
 from gateway.storage.discard_directives import DiscardDirectives
 from gateway.storage.journal import Journal
 from gateway.storage.mesh_storage import MeshStorage
+from gateway.topics.internal_logs import InternalLogs
 from gateway.topics.topic_registry import TopicRegistry
+from gateway.txn.transaction_records import transaction_state_records
 from gateway.txn.txn_coordinator import TransactionCoordinator
 from protocol.journal.discard_directive import DISCARD_SUBJECT
+from protocol.kafka.coordinator_records import (
+    OFFSETS_PARTITIONS,
+    OFFSETS_TOPIC,
+    TRANSACTIONS_PARTITIONS,
+    TRANSACTIONS_TOPIC,
+)
 
 log = structlog.get_logger()
 
@@ -47,10 +56,16 @@ async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshS
     topics = TopicRegistry(broker, storage, journals["metadata"], discards,
                            cleaner_backoff_ms=settings.store.log_cleaner_backoff_ms)
     await nursery.start(topics.run)
+    internal = InternalLogs(topics)  # Kafka's internal topics, told every change replay does not repeat
+    await nursery.start(internal.run)
     groups = GroupCoordinator(broker, journals["groups"], MappingProxyType(topics.topics))
+    groups.log.on_change = lambda entry: internal.emit(OFFSETS_TOPIC, OFFSETS_PARTITIONS, offsets_topic_records,
+                                                       entry)
     await nursery.start(groups.run)
     transactions = TransactionCoordinator(broker, journals["transactions"], topics.producer_ids, groups,
                                           topics.partition)
+    transactions.on_change = lambda entry: internal.emit(TRANSACTIONS_TOPIC, TRANSACTIONS_PARTITIONS,
+                                                         transaction_state_records, entry)
     await nursery.start(transactions.run)
     quotas = ClientQuotas(journals["quotas"], broker.quota_window_num, broker.quota_window_size_seconds)
     await nursery.start(quotas.run)

@@ -15,7 +15,8 @@ from gateway.logging_setup import configure_logging
 from gateway.observability.http_endpoint import Readiness, start_http
 from gateway.settings.declaration import Command
 from gateway.settings.sources import Loaded, load_or_exit
-from gateway.settings.table import HttpSettings
+from gateway.settings.table import HttpSettings, MeshSettings
+from gateway.zmq_curve import CurveKeyError, CurveKeys, curve_authenticator
 from gateway.zmq_trio import zmq_context
 
 log = structlog.get_logger()
@@ -37,14 +38,21 @@ def first_failure(group: BaseExceptionGroup) -> BaseException:
     return first_failure(failure) if isinstance(failure, BaseExceptionGroup) else failure
 
 
-def run_node(main: Callable[..., Awaitable[None]], *args, lifeline: bool = False) -> None:
+def run_node(main: Callable[..., Awaitable[None]], *args, lifeline: bool = False,
+             mesh: MeshSettings | None = None) -> None:
     """Run `main(context, *args)` with a ZeroMQ context until it returns or SIGINT/SIGTERM
-    arrives; with `lifeline`, also until standard input closes (the parent process died)."""
-    trio.run(_until_stopped, main, args, lifeline)
+    arrives; with `lifeline`, also until standard input closes (the parent process died).
+    A mesh node's context authenticates its peers when the `mesh` settings name CURVE keys."""
+    try:
+        keys = None if mesh is None else CurveKeys.of(mesh)
+    except CurveKeyError as exc:
+        log.error("node_failed", reason=str(exc))
+        sys.exit(1)
+    trio.run(_until_stopped, main, args, lifeline, keys)
 
 
-async def _until_stopped(main, args, lifeline: bool) -> None:
-    with zmq_context() as context:
+async def _until_stopped(main, args, lifeline: bool, keys: CurveKeys | None) -> None:
+    with zmq_context() as context, curve_authenticator(context, keys):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(cancel_on_signal, nursery.cancel_scope)
             if lifeline:

@@ -8,9 +8,11 @@ when the first group coordinator is looked up, __transaction_state when the
 first transaction coordinator is), and describe it whenever it is named.
 Each has Kafka's default partition count (offsets.topic.num.partitions and
 transaction.state.log.num.partitions, 50; group ids are hashed over the
-first), all led by this gateway. They hold no records, and clients cannot
-produce to them (INVALID_TOPIC_EXCEPTION, as Kafka refuses appends to an
-internal topic).
+first), all led by this gateway. Their records are the gateway's own, in
+Kafka's formats (topics/internal_logs.py): once the first is written, the
+topic is in the registry, read like any other and still described as
+internal. Clients cannot produce to them (INVALID_TOPIC_EXCEPTION, as Kafka
+refuses appends to an internal topic) nor delete them.
 """
 
 from __future__ import annotations
@@ -20,9 +22,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gateway.api.services import Services
-from gateway.txn.txn_coordinator import OFFSETS_PARTITIONS, OFFSETS_TOPIC
-
-TRANSACTIONS_TOPIC, TRANSACTIONS_PARTITIONS = "__transaction_state", 50
+from gateway.topics.internal_logs import internal_topic_id
+from protocol.kafka.coordinator_records import (
+    OFFSETS_PARTITIONS,
+    OFFSETS_TOPIC,
+    TRANSACTIONS_PARTITIONS,
+    TRANSACTIONS_TOPIC,
+)
 
 
 @dataclass(frozen=True)
@@ -42,7 +48,7 @@ class InternalTopic:
 
     @property
     def topic_id(self) -> uuid.UUID:
-        return uuid.uuid5(uuid.NAMESPACE_URL, f"kafka:{self.name}")
+        return internal_topic_id(self.name)
 
     @property
     def partitions(self) -> tuple[InternalPartition, ...]:
@@ -66,8 +72,9 @@ def internal_topic_by_id(topic_id: uuid.UUID) -> InternalTopic | None:
 
 
 def listed_internal_topics(services: Services) -> list[str]:
-    """The internal topics a request for every topic lists: those in use."""
-    return [topic.name for topic in INTERNAL.values() if topic.in_use(services)]
+    """The internal topics a request for every topic lists besides the registry's: those in use."""
+    return [topic.name for topic in INTERNAL.values()
+            if topic.in_use(services) and services.topics.get(topic.name) is None]
 
 
 def is_internal(name: str) -> bool:

@@ -66,9 +66,9 @@ async def describe_topic(request: Request, services: Services, wanted, auto_crea
     topics, node = services.topics, services.cluster.node_id
     with_operations = request.body.include_topic_authorized_operations
     internal = internal_topic(wanted) if isinstance(wanted, str) else internal_topic_by_id(wanted)
-    if internal is not None:
-        return _described(internal, node, topic_operations(request, services, internal.name, with_operations),
-                          is_internal=True)
+    if internal is not None:  # its records' topic once it has any
+        return _described(topics.get(internal.name) or internal, node,
+                          topic_operations(request, services, internal.name, with_operations), is_internal=True)
     if isinstance(wanted, str):
         try:
             topic = topics.get(wanted)

@@ -17,6 +17,7 @@ throttled for, and its connection muted as long.
 
 from __future__ import annotations
 
+import functools
 import time
 
 import structlog
@@ -29,7 +30,7 @@ from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.kafka_error import KafkaError
 from gateway.observability.broker_metrics import BYTES_IN, RECORDS_IN, STORE_WAIT_SECONDS
-from gateway.partitions.batch_checks import check_keyed, checked_batch, topic_codec
+from gateway.partitions.batch_checks import check_keyed, checked_batch, timestamp_bounds, topic_codec
 from gateway.quotas.entities import PRODUCER_BYTE_RATE
 from gateway.server.answers import NO_RESPONSE, CloseConnection, Deferred
 from gateway.server.dispatch import Request
@@ -66,6 +67,8 @@ async def produce(request: Request, services: Services):
             except KafkaError as exc:
                 answer.error_code, answer.error_message = exc.code, exc.message
                 answer.base_offset = -1
+                answer.record_errors = [PartitionResponse.RecordErrors(batch_index=index, batch_index_error_message=why)
+                                        for index, why in exc.record_errors]
                 log.info("produce_refused", topic=topic_data.name, partition=data.index,
                          error=exc.code.name, reason=exc.message)
         responses.append(API.Response.Responses(name=topic_data.name, partition_responses=answers))
@@ -108,8 +111,10 @@ async def _append(request: Request, services: Services, topic_name: str, data, a
         raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS,
                          f"fewer in-sync stores than min.insync.replicas ({partition.min_insync})")
     max_bytes = int(topics.config(topic, "max.message.bytes"))
-    batch = checked_batch(data.records, request.version, max_bytes, topic_codec(lambda name: topics.config(topic, name)))
-    if "compact" in topics.config(topic, "cleanup.policy").split(","):
+    config = functools.partial(topics.config, topic)
+    batch = checked_batch(data.records, request.version, max_bytes, topic_codec(config),
+                          timestamp_bounds(config, int(time.time() * 1000)))
+    if "compact" in config("cleanup.policy").split(","):
         check_keyed(batch, f"{topic_name}-{data.index}")
     if batch.is_transactional and request.body.transactional_id is not None:
         services.transactions.check_produce(request.body.transactional_id, batch.producer_id,

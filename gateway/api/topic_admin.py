@@ -154,6 +154,9 @@ async def delete_topics(request: Request, services: Services):
         result = Result(name=topic.name, topic_id=topic.topic_id)
         try:
             require(request, services, Operation.DELETE, ResourceType.TOPIC, topic.name)
+            if is_internal(topic.name):  # its records are the gateway's view of its coordinators' journals
+                raise KafkaError(ErrorCode.INVALID_REQUEST, f"Topic {topic.name} is a kafka internal topic and is "
+                                                            "not allowed to be marked for deletion.")
             quota.check()
             await services.topics.delete(topic.name)
             quota.count(len(topic.partitions))

@@ -23,6 +23,7 @@ import zmq
 
 from gateway.chp.changes import Change, Endpoint, ServerLost, Synced, Update, Watchers
 from gateway.chp.hashmap import Hashmap
+from gateway.zmq_curve import CurveKeys, connect
 from gateway.zmq_trio import Socket, is_subscription_event
 from protocol.chp import (
     CAS,
@@ -67,6 +68,7 @@ class ChpClient:
         hugz_timeout: float = 5.0,
         watch_buffer: int = 1024,
         context: zmq.Context | None = None,
+        keys: CurveKeys | None = None,
     ):
         if not servers:
             raise ValueError("a CHP client needs at least one server")
@@ -77,6 +79,7 @@ class ChpClient:
         self.server: Endpoint | None = None
         self._watchers = Watchers(watch_buffer)
         self._context = context or zmq.Context.instance()
+        self._keys = keys  # the CURVE keys of an authenticated server
         self._updates: list[Socket] | None = None  # the followed server's collector first
         self._synced = trio.Event()
         self._cas: defaultdict[str, list[_CompareAndSet]] = defaultdict(list)
@@ -172,6 +175,8 @@ class ChpClient:
         )
         collectors = [server, *(other for other in self.servers if other != server)]
         updates = [sockets.enter_context(Socket(self._context, zmq.XPUB, linger_ms=0)) for _ in collectors]
+        for socket in (subscriber, snapshot, *updates):
+            connect(socket.zsock, self._keys)
         for socket, (collector_host, collector_port) in zip(updates, collectors, strict=True):
             socket.zsock.connect(f"tcp://{collector_host}:{collector_port + 2}")
         for prefix in {self.subtree.encode(), HUGZ.encode()}:

@@ -16,7 +16,8 @@ from gateway.chp.outbox import Outbox
 from gateway.chp.pair import Pair
 from gateway.lifecycle import run_node, served, start_command
 from gateway.settings.declaration import Command
-from gateway.settings.table import ChpSettings
+from gateway.settings.table import ChpSettings, MeshSettings
+from gateway.zmq_curve import CurveKeys, serve
 from gateway.zmq_trio import Socket
 from protocol.chp import (
     KVMsg,
@@ -37,7 +38,8 @@ log = structlog.get_logger()
 class ChpServer:
     """One CHP server on ports chp.port..chp.port+2 (+3 when paired) of chp.host."""
 
-    def __init__(self, settings: ChpSettings, context: zmq.Context | None = None):
+    def __init__(self, settings: ChpSettings, context: zmq.Context | None = None, keys: CurveKeys | None = None):
+        self.keys = keys  # CURVE on every socket, clients admitted by the context's ZAP handler
         self.port = settings.chp_port
         self.host = settings.chp_host
         self.hugz_interval = settings.chp_hugz_interval_ms / 1000
@@ -61,6 +63,8 @@ class ChpServer:
             Socket(self._context, zmq.PUB, linger_ms=0) as publisher,
             Socket(self._context, zmq.SUB, linger_ms=0) as collector,
         ):
+            for bound in (snapshot, publisher, collector):
+                serve(bound.zsock, self.keys)
             for inbound in (snapshot, collector):
                 # zmq disconnects a peer that sends more, so it cannot exhaust memory.
                 inbound.zsock.setsockopt(zmq.MAXMSGSIZE, self.max_message_size)
@@ -177,15 +181,16 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-async def _serve(context: zmq.Context, settings: ChpSettings, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-    await ChpServer(settings, context).run(task_status=task_status)
+async def _serve(context: zmq.Context, settings: ChpSettings, mesh: MeshSettings, *,
+                 task_status=trio.TASK_STATUS_IGNORED) -> None:
+    await ChpServer(settings, context, CurveKeys.of(mesh)).run(task_status=task_status)
 
 
 def main() -> None:
     loaded = start_command(Command.CHP, "chp-server", "CHP (clustered hashmap protocol) server: snapshots on "
                            "chp.port (ROUTER), updates and heartbeats on chp.port+1 (PUB), client updates on "
                            "chp.port+2 (SUB), the Binary Star peer on chp.port+3.")
-    run_node(served, loaded.settings.http, _serve, loaded.settings.chp)
+    run_node(served, loaded.settings.http, _serve, loaded.settings.chp, loaded.settings.mesh, mesh=loaded.settings.mesh)
 
 
 if __name__ == "__main__":

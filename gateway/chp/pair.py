@@ -21,6 +21,7 @@ from gateway.chp.hashmap import Hashmap
 from gateway.chp.outbox import Outbox
 from gateway.chp.pending import Pending
 from gateway.settings.table import ChpSettings
+from gateway.zmq_curve import connect, serve
 from gateway.zmq_trio import Socket
 from protocol.chp import KVMsg
 from protocol.chp.peer import (
@@ -68,6 +69,8 @@ class Pair:
                 # A whole hashmap goes out at once when a passive syncs; none of it may be dropped.
                 socket.zsock.setsockopt(zmq.SNDHWM, 0)
                 socket.zsock.setsockopt(zmq.RCVHWM, 0)
+            serve(out.zsock, self.server.keys)  # the peer link is the mesh's too when it uses CURVE
+            connect(into.zsock, self.server.keys)
             out.zsock.bind(endpoint)
             into.zsock.setsockopt(zmq.SUBSCRIBE, b"")
             into.connect(self.peer)

@@ -230,8 +230,9 @@ class GroupCoordinator:
     async def _delete_group(self, group_id: str) -> None:
         group = self.groups.pop(group_id)
         group.mark_dead()
+        partitions = [list(key) for key in self.offsets.of(group_id)]  # for the offsets topic's tombstones
         self.offsets.apply_delete(group_id, None)
-        await self.log.write({"type": "group_deleted", "group": group_id})
+        await self.log.write({"type": "group_deleted", "group": group_id, "partitions": partitions})
         log.info("group_deleted", group=group_id)
 
 

@@ -16,6 +16,8 @@ which already holds its change.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import trio
 
 from gateway.group.committed_offsets import OffsetStore
@@ -32,6 +34,7 @@ class GroupLog:
         self._nursery: trio.Nursery | None = None
         self._pending: dict[str, list[trio.Event]] = {}  # per group: writes not yet durable
         self._states: dict[str, dict] = {}  # per group: its latest state entry, as replay would end with
+        self.on_change: Callable[[dict], None] = lambda entry: None  # told each change, in order
 
     async def replay(self, nursery: trio.Nursery) -> list[dict]:
         """Every entry so far in the order of the changes; then the log takes writes."""
@@ -65,7 +68,7 @@ class GroupLog:
 
     async def write(self, entry: dict) -> None:
         """Record a change and return once the stores hold it."""
-        await self.journal.write(self._stamped(entry))
+        await self.journal.write(self._changed(entry))
 
     async def commit(self, group_id: str, entry: dict | None) -> None:
         """Write `entry` (None: nothing to write) and return once it and every
@@ -87,4 +90,9 @@ class GroupLog:
 
     def append(self, entry: dict) -> None:
         """Record a change that nobody waits for (a timeout's consequence)."""
-        self.journal.write_soon(self._nursery, self._stamped(entry))
+        self.journal.write_soon(self._nursery, self._changed(entry))
+
+    def _changed(self, entry: dict) -> dict:
+        stamped = self._stamped(entry)
+        self.on_change(stamped)
+        return stamped

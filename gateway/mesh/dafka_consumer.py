@@ -316,7 +316,7 @@ async def _print_contents(context: zmq.Context, config: MeshSettings, topics: li
 def main() -> None:
     loaded = start_command(Command.CONSUMER, "dafka-consumer", "Dafka consumer: prints each record's content "
                            "as a line.", lambda parser: parser.add_argument("topics", nargs="+"))
-    run_node(_print_contents, loaded.settings.mesh, loaded.arguments.topics)
+    run_node(_print_contents, loaded.settings.mesh, loaded.arguments.topics, mesh=loaded.settings.mesh)
 
 
 if __name__ == "__main__":

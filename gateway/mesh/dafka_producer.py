@@ -403,7 +403,8 @@ async def _stdin_lines():
 def main() -> None:
     loaded = start_command(Command.PRODUCER, "dafka-producer", "Dafka producer: publishes each line of standard "
                            "input as a record.", _arguments)
-    run_node(_publish_stdin, loaded.settings.mesh, loaded.arguments.topic, loaded.arguments.acks)
+    run_node(_publish_stdin, loaded.settings.mesh, loaded.arguments.topic, loaded.arguments.acks,
+             mesh=loaded.settings.mesh)
 
 
 def _arguments(parser) -> None:

@@ -17,6 +17,7 @@ import zmq
 
 from gateway.mesh.peer_table import PeerTable
 from gateway.settings.table import MeshSettings
+from gateway.zmq_curve import CurveKeys, connect, serve
 from gateway.zmq_trio import Socket
 from protocol.dafka import (
     Message,
@@ -68,7 +69,9 @@ class MeshNode:
         self.config = config
         self.peers = PeerTable()
         self._unreachable: dict[tuple[str, str], None] = {}  # beacons skipped, oldest first
+        keys = CurveKeys.of(config)
         self.publisher = Socket(context, zmq.XPUB if verbose_publisher else zmq.PUB)
+        serve(self.publisher.zsock, keys)
         self.publisher.zsock.sndhwm = DATA_HWM
         self.publisher.zsock.setsockopt(zmq.METADATA, f"{NODE_PROPERTY}:{self.uuid}".encode())
         if verbose_publisher:
@@ -76,10 +79,13 @@ class MeshNode:
         self._bind(config.mesh_bind_host)
         self.port = int(self.publisher.zsock.getsockopt_string(zmq.LAST_ENDPOINT).rsplit(":", 1)[1])
         self.subscriber = Socket(context, zmq.SUB)
+        connect(self.subscriber.zsock, keys)
         self.subscriber.zsock.rcvhwm = DATA_HWM
         self._beacon_out = Socket(context, zmq.PUB, linger_ms=0)
+        connect(self._beacon_out.zsock, keys)
         self._beacon_out.zsock.connect(config.beacon_sub_address)
         self._beacon_in = Socket(context, zmq.SUB, linger_ms=0)
+        connect(self._beacon_in.zsock, keys)
         for prefix in (WELCOME, BEACON):
             self._beacon_in.zsock.subscribe(prefix)
         self._beacon_in.zsock.connect(config.beacon_pub_address)

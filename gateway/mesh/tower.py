@@ -13,6 +13,7 @@ from gateway.lifecycle import run_node, served, start_command
 from gateway.mesh.mesh_node import keep_serving
 from gateway.settings.declaration import Command
 from gateway.settings.table import MeshSettings
+from gateway.zmq_curve import CurveKeys, serve
 from gateway.zmq_trio import Socket, subscription_event
 from protocol.dafka import TowerBeacon, decode_node_beacon, encode_tower_beacon
 from protocol.dafka.beacon import WELCOME
@@ -23,7 +24,10 @@ log = structlog.get_logger()
 
 async def run_tower(context: zmq.Context, config: MeshSettings, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
     """Relay beacons until cancelled; started once both sockets are bound."""
+    keys = CurveKeys.of(config)
     with Socket(context, zmq.XSUB, linger_ms=0) as inbound, Socket(context, zmq.XPUB, linger_ms=0) as outbound:
+        serve(inbound.zsock, keys)
+        serve(outbound.zsock, keys)
         inbound.zsock.bind(config.tower_sub_address)
         outbound.zsock.setsockopt(zmq.XPUB_WELCOME_MSG, WELCOME)
         outbound.zsock.bind(config.tower_pub_address)
@@ -55,7 +59,7 @@ async def _drain_subscriptions(outbound: Socket) -> None:
 
 def main() -> None:
     loaded = start_command(Command.TOWER, "dafka-tower", "Dafka beacon tower: relays the beacons of mesh nodes.")
-    run_node(served, loaded.settings.http, run_tower, loaded.settings.mesh)
+    run_node(served, loaded.settings.http, run_tower, loaded.settings.mesh, mesh=loaded.settings.mesh)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,13 @@ too converts in its validation pass). As in Kafka, the target codec zstd
 needs no particular request version (only a zstd batch sent does), and the
 recompressed batch must still fit max.message.bytes.
 
+On a CreateTime topic every record's timestamp must lie within
+message.timestamp.before.max.ms before and message.timestamp.after.max.ms
+after the broker's clock (KIP-937), as Kafka's validator checks each record:
+the walk gives the range of a batch's timestamps, and only a batch whose
+range passes a bound has its records decoded, to name each one out of range
+(Kafka's INVALID_TIMESTAMP, with a record error per record).
+
 A compressed batch may inflate to max(64 MiB, max.message.bytes): Kafka sets
 no such bound (it streams records), but the gateway holds a batch's records
 in memory while it checks them, so a small batch of zeros (a decompression
@@ -27,13 +34,16 @@ from typing import NamedTuple
 from gateway.kafka_error import KafkaError
 from protocol.errors import DecodeError, EncodeError
 from protocol.kafka.error_codes import ErrorCode
-from protocol.records import DEFAULT_LIMIT, Codec, RecordBatch, legacy_to_batch, split_records
+from protocol.records import DEFAULT_LIMIT, Codec, RecordBatch, TimestampType, legacy_to_batch, split_records
 from protocol.records.builder import recompressed
 from protocol.records.compression import LEVELS
+from protocol.records.record import Record, decode_records
 from protocol.records.validation import InvalidRecords, validate_batch
 
 FIRST_V2_PRODUCE = 3
 FIRST_ZSTD_PRODUCE = 7
+LONG_MAX = 2**63 - 1
+NO_TIMESTAMP = -1
 
 
 class TopicCodec(NamedTuple):
@@ -52,10 +62,36 @@ def topic_codec(config: Callable[[str], str]) -> TopicCodec | None:
     return TopicCodec(codec, int(config(f"compression.{name}.level")) if codec in LEVELS else None)
 
 
-def checked_batch(records, version: int, max_message_bytes: int, target: TopicCodec | None = None) -> RecordBatch:
+class TimestampBounds(NamedTuple):
+    """How far record timestamps may lie before and after `now_ms`, the broker's clock."""
+
+    now_ms: int
+    before_ms: int
+    after_ms: int
+
+    def holds(self, timestamp: int) -> bool:
+        return -self.after_ms <= self.now_ms - timestamp <= self.before_ms
+
+
+def timestamp_bounds(config: Callable[[str], str], now_ms: int) -> TimestampBounds | None:
+    """From a topic's `config` values: the bounds of its CreateTime timestamps, None for LogAppendTime.
+
+    The deprecated message.timestamp.difference.max.ms stands for a bound left
+    at Long.MAX_VALUE, as in Kafka 3.6 to 3.9."""
+    if config("message.timestamp.type") != "CreateTime":
+        return None
+    difference = int(config("message.timestamp.difference.max.ms"))
+    before, after = (int(config(f"message.timestamp.{side}.max.ms")) for side in ("before", "after"))
+    return TimestampBounds(now_ms, difference if before == LONG_MAX else before,
+                           difference if after == LONG_MAX else after)
+
+
+def checked_batch(records, version: int, max_message_bytes: int, target: TopicCodec | None = None,
+                  timestamps: TimestampBounds | None = None) -> RecordBatch:
     """The request's record data as one writable v2 batch, or KafkaError.
 
-    With a `target`, the batch comes with the target's codec."""
+    With a `target`, the batch comes with the target's codec; with
+    `timestamps`, its records' timestamps must hold within them."""
     if records is None:
         raise KafkaError(ErrorCode.INVALID_RECORD, "produce without records")
     try:
@@ -69,7 +105,7 @@ def checked_batch(records, version: int, max_message_bytes: int, target: TopicCo
     for entry in entries:
         _check_size(entry.size, max_message_bytes)
     if version >= FIRST_V2_PRODUCE:
-        batch, records = _checked_v2(entries, version, max(DEFAULT_LIMIT, max_message_bytes))
+        batch, records = _checked_v2(entries, version, max(DEFAULT_LIMIT, max_message_bytes), timestamps)
         if target is None or batch.compression == target.codec:
             return batch
         batch = RecordBatch(memoryview(bytearray(recompressed(batch, records, target.codec, level=target.level))))
@@ -77,6 +113,8 @@ def checked_batch(records, version: int, max_message_bytes: int, target: TopicCo
         raise KafkaError(ErrorCode.INVALID_RECORD, f"produce v{version} cannot carry magic 2 batches")
     else:
         batch = _from_legacy(entries, target)
+        if timestamps is not None:
+            _check_timestamps(batch.records(), timestamps)
     _check_size(batch.size, max_message_bytes)  # conversion changed its size
     return batch
 
@@ -98,7 +136,8 @@ def _check_size(size: int, max_message_bytes: int) -> None:
                          f"batch of {size} bytes exceeds max.message.bytes {max_message_bytes}")
 
 
-def _checked_v2(entries, version: int, inflate_limit: int) -> tuple[RecordBatch, bytes | memoryview]:
+def _checked_v2(entries, version: int, inflate_limit: int,
+                timestamps: TimestampBounds | None) -> tuple[RecordBatch, bytes | memoryview]:
     """The batch, and its records uncompressed."""
     if len(entries) != 1 or entries[0].magic != 2:
         raise KafkaError(ErrorCode.INVALID_RECORD,
@@ -110,12 +149,44 @@ def _checked_v2(entries, version: int, inflate_limit: int) -> tuple[RecordBatch,
     if batch.is_control:
         raise KafkaError(ErrorCode.INVALID_RECORD, "clients may not produce control batches")
     try:
-        records = validate_batch(batch, limit=inflate_limit)
+        records, earliest, latest = validate_batch(batch, limit=inflate_limit)
     except DecodeError as exc:
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"malformed records: {exc}") from None
     except InvalidRecords as exc:
         raise KafkaError(ErrorCode.INVALID_RECORD, str(exc)) from None
+    if timestamps is not None:
+        _check_range(batch, records, earliest, latest, timestamps)
     return batch, records
+
+
+def _check_range(batch: RecordBatch, records, earliest: int, latest: int, bounds: TimestampBounds) -> None:
+    """The records' timestamps within `bounds`; decoded only when their range is not."""
+    append_time = batch.max_timestamp if batch.timestamp_type == TimestampType.LOG_APPEND_TIME else None
+    if append_time is not None:  # Kafka reads every record's timestamp as the batch's then
+        earliest = latest = append_time
+    if not (bounds.holds(earliest) and bounds.holds(latest)):
+        _check_timestamps(decode_records(records, batch.record_count, batch.base_offset, batch.base_timestamp,
+                                         append_time), bounds)
+
+
+def _check_timestamps(records: list[Record], bounds: TimestampBounds) -> None:
+    """INVALID_TIMESTAMP naming every record out of `bounds`, in Kafka's words."""
+    errors = tuple((index, _out_of_range(record, bounds)) for index, record in enumerate(records)
+                   if record.timestamp != NO_TIMESTAMP and not bounds.holds(record.timestamp))
+    if errors:
+        raise KafkaError(ErrorCode.INVALID_TIMESTAMP,
+                         "One or more records have been rejected due to invalid timestamp", errors)
+
+
+def _out_of_range(record: Record, bounds: TimestampBounds) -> str:
+    earliest = _java_long(bounds.now_ms - bounds.before_ms)  # Kafka's message shows them as Java computes them
+    latest = _java_long(bounds.now_ms + bounds.after_ms)
+    return (f"Timestamp {record.timestamp} of message with offset {record.offset} is out of range. "
+            f"The timestamp should be within [{earliest}, {latest}]")
+
+
+def _java_long(value: int) -> int:
+    return (value + 2**63) % 2**64 - 2**63
 
 
 def _from_legacy(messages, target: TopicCodec | None) -> RecordBatch:

@@ -13,7 +13,15 @@ from __future__ import annotations
 
 import trio
 
-from gateway.quotas.entities import CLIENT_ID, CONTROLLER_MUTATION_RATE, USER, Entity, matches
+from gateway.quotas.entities import (
+    CLIENT_ID,
+    CONNECTION_CREATION_RATE,
+    CONTROLLER_MUTATION_RATE,
+    IP,
+    USER,
+    Entity,
+    matches,
+)
 from gateway.quotas.rate import Rate
 from gateway.quotas.token_bucket import TokenBucket
 from gateway.storage.journal import Journal
@@ -107,6 +115,17 @@ class ClientQuotas:
             return 0
         now = trio.current_time()
         return self._stat(key, found[1], now).throttle_ms(found[0], now)
+
+    def record_connection(self, address: str) -> int:
+        """Count a new connection from `address` against its IP's connection_creation_rate (its own
+        quota, else the default IP's): the milliseconds it is throttled for."""
+        bound = self.values.get(((IP, address),), self.values.get(((IP, None),), {})).get(CONNECTION_CREATION_RATE)
+        if bound is None:
+            return 0
+        now = trio.current_time()
+        stat = self._stat(CONNECTION_CREATION_RATE, ((IP, address),), now)
+        stat.record(1, bound, now)
+        return stat.throttle_ms(bound, now)
 
     def unrecord(self, key: str, client_id: str | None, value: float, user: str = ANONYMOUS) -> None:
         found = self.quota(key, user, client_id or "")

@@ -7,7 +7,10 @@ listener's connections begin with the TLS handshake, in their own task; a
 PLAINTEXT listener's get the socket itself, with nothing in between.
 
 Connections are counted, in all and per IP address, from the moment they are
-accepted; one over a limit is closed at once, as Kafka does. When the process
+accepted; one over a limit is closed at once, as Kafka does. Connection
+creation rates (KIP-612) are the `connection_quota`'s to bound: accepting
+waits while connections come faster than the broker allows, and a connection
+from an IP address over its quota is closed after its throttle time. When the process
 runs out of file descriptors or kernel memory, accepting pauses with a backoff
 (the clients wait in the backlog) rather than failing.
 """
@@ -18,6 +21,7 @@ import errno
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import structlog
 import trio
@@ -47,6 +51,22 @@ class ListenerLimits:
     shutdown_grace_s: float = 10.0
 
 
+class ConnectionQuota(Protocol):
+    def accept_delay_s(self) -> float:
+        """Count a connection just accepted: how long accepting waits before serving it."""
+
+    def ip_throttle_s(self, address: str) -> float:
+        """Count it against its IP's quota: how long it is throttled, then closed; 0 to serve it."""
+
+
+class NoConnectionQuota:
+    def accept_delay_s(self) -> float:
+        return 0.0
+
+    def ip_throttle_s(self, address: str) -> float:
+        return 0.0
+
+
 class KafkaListener:
     """Serves Kafka connections on every listener with one dispatcher until shut down.
 
@@ -64,6 +84,7 @@ class KafkaListener:
         self.tls = tls  # for SSL and SASL_SSL listeners
         self.limits = limits or ListenerLimits()
         self.connection_limits = connection_limits or ConnectionLimits()
+        self.connection_quota: ConnectionQuota = NoConnectionQuota()
         self.connections: set[Connection] = set()
         self._handshakes: set[trio.CancelScope] = set()  # of TLS handshakes under way
         self._accepted = Counter()  # connections accepted and not yet ended, by peer IP address
@@ -136,6 +157,17 @@ class KafkaListener:
             if peer is None or not self._admitted(*peer):
                 await trio.aclose_forcefully(stream)
                 continue
+            delay_s = self.connection_quota.accept_delay_s()
+            if delay_s:
+                log.info("accept_throttled", listener=listener, peer=f"{peer[0]}:{peer[1]}",
+                         reason="max.connection.creation.rate", delay_ms=round(delay_s * 1000))
+                await trio.sleep(delay_s)
+            throttle_s = self.connection_quota.ip_throttle_s(peer[0])
+            if throttle_s:
+                log.info("connection_throttled", peer=f"{peer[0]}:{peer[1]}", reason="connection_creation_rate",
+                         close_in_ms=round(throttle_s * 1000))
+                connections.start_soon(_close_after, stream, throttle_s)
+                continue
             self._accepted[peer[0]] += 1
             connections.start_soon(self._serve, listener, stream, *peer)
 
@@ -190,6 +222,14 @@ class KafkaListener:
             if not self._accepted[address]:
                 del self._accepted[address]
             CONNECTIONS.labels(listener).dec()
+
+
+async def _close_after(stream: trio.SocketStream, delay_s: float) -> None:
+    """Close a throttled connection, unread, once its throttle time has passed (Kafka's delayed close)."""
+    try:
+        await trio.sleep(delay_s)
+    finally:
+        await trio.aclose_forcefully(stream)
 
 
 def _peer(stream: trio.SocketStream) -> tuple[str, int] | None:

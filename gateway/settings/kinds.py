@@ -2,7 +2,9 @@
 
 Every kind reads the text of a flag, an environment variable or a line of a
 properties file, checks a value given in code the same way, and says in a
-few words what it allows, for error messages and --help.
+few words what it allows, for error messages and --help. For a topic config
+it also words a refusal as Kafka's ConfigDef does (`config_error`), since
+clients show INVALID_CONFIG's message as it comes.
 """
 
 from __future__ import annotations
@@ -38,6 +40,19 @@ class Kind:
     def refused(self, value) -> NotAllowed:
         return NotAllowed(f"{value!r} is not allowed; allowed: {self.allowed()}")
 
+    def config_error(self, name: str, text: str) -> str:
+        """Kafka's ConfigException message for config `name` set to `text`, which parse refused."""
+        return config_exception(name, text, self.allowed())
+
+
+def config_exception(name: str, value, reason: str) -> str:
+    """The message of Kafka's ConfigException(name, value, reason)."""
+    return f"Invalid value {value} for configuration {name}: {reason}"
+
+
+JAVA_INT, JAVA_LONG = 2**31, 2**63
+INTEGER = re.compile(r"[+-]?[0-9]+")  # what Java's parseInt and parseLong take
+
 
 @dataclass(frozen=True)
 class Integer(Kind):
@@ -51,9 +66,22 @@ class Integer(Kind):
 
     def parse(self, text: str) -> int:
         digits = text.strip()
-        if not digits.lstrip("+-").isdigit():
+        if not INTEGER.fullmatch(digits):
             raise NotAllowed(f"{digits!r} is not an integer; allowed: {self.allowed()}")
         return self.check(int(digits))
+
+    def config_error(self, name: str, text: str) -> str:
+        digits = text.strip()
+        bound = JAVA_INT if self.config_type == "INT" else JAVA_LONG
+        if not INTEGER.fullmatch(digits) or not -bound <= int(digits) < bound:
+            return config_exception(name, text, f"Not a number of type {self.config_type}")
+        return config_exception(name, int(digits), self.range_error(int(digits)))
+
+    def range_error(self, value: int) -> str:
+        """Kafka's Range validator's words."""
+        if value < self.low:
+            return f"Value must be at least {self.low}"
+        return f"Value must be no more than {self.high}"
 
     def check(self, value) -> int:
         if type(value) is not int or not self.low <= value <= self.high:
@@ -79,6 +107,10 @@ class IntegerOr(Integer):
 
     def allowed(self) -> str:
         return f"{super().allowed()}, or {self.alone}"
+
+    def range_error(self, value: int) -> str:
+        """The words of Kafka's validator of gzip levels."""
+        return f"Value must be between {self.low} and {self.high} or equal to {self.alone}"
 
 
 def long(low: int = -(2**63)) -> Integer:
@@ -106,6 +138,9 @@ class Boolean(Kind):
 
     def allowed(self) -> str:
         return "true or false"
+
+    def config_error(self, name: str, text: str) -> str:
+        return config_exception(name, text, "Expected value to be either true or false")
 
 
 @dataclass(frozen=True)
@@ -144,6 +179,10 @@ class Choice(Kind):
     def allowed(self) -> str:
         return "one of " + ", ".join(choice or "empty" for choice in self.choices)
 
+    def config_error(self, name: str, text: str) -> str:
+        ignoring = " (case insensitive)" if self.ignore_case else ""
+        return config_exception(name, text.strip(), f"String must be one of{ignoring}: {', '.join(self.choices)}")
+
 
 @dataclass(frozen=True)
 class ChoiceList(Kind):
@@ -163,6 +202,12 @@ class ChoiceList(Kind):
 
     def allowed(self) -> str:
         return "a list of " + ", ".join(self.choices)
+
+    def config_error(self, name: str, text: str) -> str:
+        """Kafka's ValidList checks each item as a ValidString."""
+        items = [item.strip() for item in text.split(",")]
+        wrong = next((item for item in items if item not in self.choices), text.strip())
+        return config_exception(name, wrong, f"String must be one of: {', '.join(self.choices)}")
 
 
 @dataclass(frozen=True)
@@ -190,6 +235,22 @@ class Nullable(Kind):
 
     def allowed(self) -> str:
         return f"{self.inner.allowed()}, or empty for none"
+
+
+@dataclass(frozen=True)
+class FilePath(Kind):
+    metavar: ClassVar[str] = "FILE"
+
+    def parse(self, text: str) -> Path:
+        return self.check(Path(text.strip()))
+
+    def check(self, value) -> Path:
+        if not isinstance(value, Path) or not str(value) or str(value) == ".":
+            raise self.refused(value)
+        return value
+
+    def allowed(self) -> str:
+        return "a file path"
 
 
 @dataclass(frozen=True)
@@ -285,6 +346,20 @@ class Real(Kind):
     def allowed(self) -> str:
         return f"a number from {self.low} to {self.high}"
 
+    def config_error(self, name: str, text: str) -> str:
+        try:
+            value = float(text.strip())
+        except ValueError:
+            return config_exception(name, text, "Not a number of type DOUBLE")
+        if value < self.low:
+            return config_exception(name, value, f"Value must be at least {_number(self.low)}")
+        return config_exception(name, value, f"Value must be no more than {_number(self.high)}")
+
+
+def _number(bound: float) -> str:
+    """A bound as Kafka's Range names it: the integers it is declared with."""
+    return str(int(bound)) if bound.is_integer() else str(bound)
+
 
 REPLICA = re.compile(r"\d+:\d+")
 
@@ -307,6 +382,11 @@ class ReplicaList(Kind):
 
     def allowed(self) -> str:
         return "the wildcard * or a list of PARTITION:BROKER"
+
+    def config_error(self, name: str, text: str) -> str:
+        items = "[" + ", ".join(item.strip() for item in text.strip().split(",")) + "]"  # a Java List's text
+        return config_exception(name, items, f"{name} must be the literal '*' or a list of replicas in the "
+                                             "following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...")
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from gateway.settings.kinds import (
     Choice,
     ChoiceList,
     Directory,
+    FilePath,
     HostCounts,
     Integer,
     IntegerOr,
@@ -86,6 +87,9 @@ class BrokerSettings:
                                                                 "at once; more are closed as they come")
     max_connections_per_ip_overrides: tuple[tuple[str, int], ...] = kafka(
         HostCounts(), (), "max.connections.per.ip of particular hosts or addresses, HOST:COUNT,...")
+    max_connection_creation_rate: int = kafka(Integer(0), 2147483647, "new client connections accepted per "
+                                                                       "second over all listeners; faster ones wait "
+                                                                       "to be accepted")
     connections_max_idle_ms: int = kafka(long(1), 600000, "idle time after which a client connection is closed")
     request_receive_timeout_ms: int = setting(long(1), 30000, "time a request may take to arrive whole from its "
                                                               "first bytes, else its connection is closed (Kafka "
@@ -142,16 +146,20 @@ class BrokerSettings:
     unclean_leader_election_enable: bool = kafka(Boolean(), False, "unclean.leader.election.enable of topics "
                                                                    "(inert: every store is a replica)")
     log_message_timestamp_before_max_ms: int = kafka(long(0), 2**63 - 1, "message.timestamp.before.max.ms of "
-                                                                          "topics (inert: not checked)")
-    log_message_timestamp_after_max_ms: int = kafka(long(0), 3600000, "message.timestamp.after.max.ms of topics "
-                                                                      "(inert: not checked)")
+                                                                          "topics: how old a CreateTime timestamp "
+                                                                          "may be")
+    log_message_timestamp_after_max_ms: int = kafka(long(0), 3600000, "message.timestamp.after.max.ms of topics: "
+                                                                      "how far ahead a CreateTime timestamp may be")
+    log_message_timestamp_difference_max_ms: int = kafka(long(0), 2**63 - 1, "message.timestamp.difference.max.ms "
+                                                                              "of topics (deprecated): the bound of "
+                                                                              "either side left at its maximum")
     log_message_downconversion_enable: bool = kafka(Boolean(), True, "message.downconversion.enable of topics "
                                                                      "(inert, as in Kafka 4)")
     log_local_retention_ms: int = kafka(long(-2), -2, "local.retention.ms of topics (inert: no tiered storage)")
     log_local_retention_bytes: int = kafka(long(-2), -2, "local.retention.bytes of topics (inert)")
     log_message_timestamp_type: str = kafka(Choice(choices=("CreateTime", "LogAppendTime")), "CreateTime",
                                             "whether records keep the producer's timestamp or get the append time")
-    log_cleanup_policy: str = kafka(ChoiceList(choices=("delete", "compact")), "delete",
+    log_cleanup_policy: str = kafka(ChoiceList(choices=("compact", "delete")), "delete",
                                     "what happens to old batches: delete (by retention), compact (the newest "
                                     "record of each key kept), or both")
     compression_type: str = kafka(Choice(choices=("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")),
@@ -347,9 +355,17 @@ class MeshSettings:
                                                                          "from (beacon/pub_address)", MESH_NODES)
     beacon_address: str = setting(Text(), "", "host advertised to mesh peers; empty: as the tower sees the node "
                                               "(beacon/address)", MESH_NODES)
-    mesh_bind_host: str = setting(Text(empty=False), "127.0.0.1", "interface a node's data sockets bind (the mesh "
-                                                                  "has no authentication); * for every one",
+    mesh_bind_host: str = setting(Text(empty=False), "127.0.0.1", "interface a node's data sockets bind (a mesh "
+                                                                  "without CURVE has no authentication); * for "
+                                                                  "every one",
                                   MESH_NODES)
+    mesh_curve_secret_key_file: Path | None = setting(
+        Nullable(inner=FilePath()), None, "the mesh's ZeroMQ certificate (secret key): CURVE on every mesh socket; "
+                                          "empty: plaintext, as the C reference nodes",
+        MESH_NODES | Command.TOWER | Command.CHP)
+    mesh_curve_public_keys_dir: Path | None = setting(
+        Nullable(inner=Directory()), None, "directory of the public certificates of the peers admitted to a CURVE "
+                                           "mesh", MESH_NODES | Command.TOWER | Command.CHP)
     tower_sub_address: str = setting(Address(), "tcp://127.0.0.1:5556", "where a tower binds the endpoint "
                                                                          "beacons are sent to (tower/sub_address; "
                                                                          "tcp://*:5556 for every interface)",
@@ -365,6 +381,8 @@ class MeshSettings:
 
     def __post_init__(self):
         check_values(self)
+        if (self.mesh_curve_secret_key_file is None) != (self.mesh_curve_public_keys_dir is None):
+            raise NotAllowed("mesh.curve.secret.key.file and mesh.curve.public.keys.dir go together")
 
 
 @dataclass(frozen=True)

@@ -50,8 +50,8 @@ class TopicConfig:
         """The value as stored: checked, in Kafka's spelling; refused in Kafka's words."""
         try:
             return self.value_kind.text(self.value_kind.parse(text))
-        except NotAllowed as exc:
-            raise InvalidConfig(f"Invalid value {text} for configuration {self.name}: {exc}") from None
+        except NotAllowed:
+            raise InvalidConfig(self.value_kind.config_error(self.name, text)) from None
 
 
 INERT = "Accepted; has no effect here because "
@@ -113,9 +113,12 @@ TOPIC_CONFIGS = {c.name: c for c in (
                 "Whether an out-of-sync replica may become leader. " + INERT + "every store holds what was "
                 "acknowledged to acks=all producers, and any gateway can lead."),
     TopicConfig("message.timestamp.before.max.ms", ("log.message.timestamp.before.max.ms",),
-                "How far in the past a CreateTime timestamp may be. " + INERT + "timestamps are not checked."),
+                "How far before the broker's clock a record's CreateTime timestamp may be."),
     TopicConfig("message.timestamp.after.max.ms", ("log.message.timestamp.after.max.ms",),
-                "How far in the future a CreateTime timestamp may be. " + INERT + "timestamps are not checked."),
+                "How far after the broker's clock a record's CreateTime timestamp may be."),
+    TopicConfig("message.timestamp.difference.max.ms", ("log.message.timestamp.difference.max.ms",),
+                "Deprecated (Kafka 3.6): how far from the broker's clock a CreateTime timestamp may be, "
+                "for message.timestamp.before.max.ms or message.timestamp.after.max.ms left at Long.MAX_VALUE."),
     TopicConfig("message.downconversion.enable", ("log.message.downconversion.enable",),
                 "Whether old fetch versions get converted batches. " + INERT + "clients get batches in the one "
                 "format they are stored in (a no-op in Kafka 4 too)."),
@@ -144,11 +147,8 @@ def topic_config(name: str) -> TopicConfig:
 
 
 def checked_overrides(configs: dict[str, str | None]) -> dict[str, str]:
-    """Validated topic overrides; InvalidConfig names the first bad entry."""
-    overrides = {}
-    for name, value in configs.items():
-        config = topic_config(name)
-        if value is None:
-            raise InvalidConfig(f"Invalid value null for configuration {name}: it needs a value")
-        overrides[name] = config.check(value)
-    return overrides
+    """Validated topic overrides; InvalidConfig names the null ones, else the first bad entry, as Kafka does."""
+    nulls = [name for name, value in configs.items() if value is None]
+    if nulls:
+        raise InvalidConfig(f"Null value not supported for topic configs: {','.join(nulls)}")
+    return {name: topic_config(name).check(value) for name, value in configs.items()}

@@ -190,7 +190,7 @@ class TopicRegistry:
 
     async def create(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
                            configs: dict[str, str | None] | None = None, *,
-                           validate_only: bool = False) -> Topic:
+                           validate_only: bool = False, topic_id: uuid.UUID | None = None) -> Topic:
         check_topic_name(name)
         if num_partitions == -1:
             num_partitions = self.settings.num_partitions
@@ -207,7 +207,7 @@ class TopicRegistry:
         async with self.topic_lock:
             if name in self.topics:
                 raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
-            topic = Topic(name, uuid.uuid4(), replication_factor,
+            topic = Topic(name, topic_id or uuid.uuid4(), replication_factor,
                           [PartitionState(new_uuid()) for _ in range(num_partitions)], overrides)
             if validate_only:
                 return topic

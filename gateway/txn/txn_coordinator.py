@@ -13,6 +13,7 @@ its id, is aborted with the epoch bumped, which fences its producer.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Protocol
 
@@ -24,11 +25,11 @@ from gateway.settings.table import BrokerSettings
 from gateway.storage.journal import Journal
 from gateway.txn.marker_writer import PartitionOf, write_markers
 from gateway.txn.txn_metadata import MAX_EPOCH, NO_EPOCH, PREPARING, PendingOffset, TransactionMetadata, TxnState
+from protocol.kafka.coordinator_records import OFFSETS_PARTITIONS, OFFSETS_TOPIC, coordinator_partition
 from protocol.kafka.error_codes import ErrorCode
 
 log = structlog.get_logger()
 
-OFFSETS_TOPIC, OFFSETS_PARTITIONS = "__consumer_offsets", 50
 RETRY_DELAY_S = 1.0
 
 
@@ -37,11 +38,8 @@ def now_ms() -> int:
 
 
 def offsets_partition(group_id: str) -> int:
-    """The __consumer_offsets partition Kafka keeps a group in (Java's String.hashCode)."""
-    code = 0
-    for unit in group_id.encode("utf-16-be").hex(" ", 2).split():
-        code = (code * 31 + int(unit, 16)) & 0xFFFFFFFF
-    return (code & 0x7FFFFFFF) % OFFSETS_PARTITIONS
+    """The __consumer_offsets partition Kafka keeps a group in."""
+    return coordinator_partition(group_id, OFFSETS_PARTITIONS)
 
 
 def refuse(code: ErrorCode, message: str):
@@ -70,6 +68,7 @@ class TransactionCoordinator:
         self._transactions: dict[str, TransactionMetadata] = {}
         self._writing: set[str] = set()  # ids whose next state is being journaled
         self._nursery: trio.Nursery | None = None
+        self.on_change: Callable[[dict], None] = lambda entry: None  # told each id's journaled metadata
 
     def transaction(self, transactional_id: str) -> TransactionMetadata | None:
         return self._transactions.get(transactional_id)
@@ -257,7 +256,9 @@ class TransactionCoordinator:
         """Journal `txn`, then make it the id's metadata."""
         self._writing.add(txn.transactional_id)
         try:
-            await self.journal.write(txn.entry())
+            entry = txn.entry()
+            await self.journal.write(entry)
+            self.on_change(entry)
         finally:
             self._writing.discard(txn.transactional_id)
         self._transactions[txn.transactional_id] = txn

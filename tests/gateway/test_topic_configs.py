@@ -66,7 +66,7 @@ def incremental(admin, name: str, *changes: tuple[str, str | None, AlterConfigOp
 
 
 def test_every_kafka_4_topic_config_is_known_and_inert_ones_say_so():
-    assert set(TOPIC_CONFIGS) == KAFKA_4_TOPIC_CONFIGS
+    assert set(TOPIC_CONFIGS) == KAFKA_4_TOPIC_CONFIGS | {"message.timestamp.difference.max.ms"}  # Kafka 3's too
     assert "has no effect here because" in TOPIC_CONFIGS["segment.index.bytes"].doc
     for honoured in ("retention.ms", "segment.bytes", "segment.ms", "delete.retention.ms", "min.compaction.lag.ms",
                      "max.compaction.lag.ms", "min.cleanable.dirty.ratio"):
@@ -130,25 +130,57 @@ def test_list_configs_take_append_subtract_and_delete(admin, shared_gateway):
     assert code == KafkaError.INVALID_CONFIG  # not a list
 
 
-INVALID = [
-    ("segment.ms", "0"), ("segment.bytes", "1000"), ("min.cleanable.dirty.ratio", "1.5"),
-    ("min.cleanable.dirty.ratio", "half"), ("preallocate", "yes"), ("local.retention.ms", "-3"),
-    (THROTTLED, "0-1"), (THROTTLED, "*,0:1"), ("max.compaction.lag.ms", "0"), ("cleanup.policy", "shred"),
-    ("segment.index.bytes", "2147483648"),
+REPLICAS = "must be the literal '*' or a list of replicas in the following format: " \
+           "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
+INVALID = [  # Kafka's ConfigDef words, the value as Kafka's message shows it
+    ("segment.ms", "0", "Invalid value 0 for configuration segment.ms: Value must be at least 1"),
+    ("segment.bytes", "1000", "Invalid value 1000 for configuration segment.bytes: Value must be at least 1048576"),
+    ("min.cleanable.dirty.ratio", "1.5",
+     "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: Value must be no more than 1"),
+    ("min.cleanable.dirty.ratio", "half",
+     "Invalid value half for configuration min.cleanable.dirty.ratio: Not a number of type DOUBLE"),
+    ("preallocate", "yes", "Invalid value yes for configuration preallocate: Expected value to be either true or false"),
+    ("local.retention.ms", "-3", "Invalid value -3 for configuration local.retention.ms: Value must be at least -2"),
+    (THROTTLED, "0-1", f"Invalid value [0-1] for configuration {THROTTLED}: {THROTTLED} {REPLICAS}"),
+    (THROTTLED, "*,0:1", f"Invalid value [*, 0:1] for configuration {THROTTLED}: {THROTTLED} {REPLICAS}"),
+    ("max.compaction.lag.ms", "0", "Invalid value 0 for configuration max.compaction.lag.ms: Value must be at least 1"),
+    ("cleanup.policy", "shred",
+     "Invalid value shred for configuration cleanup.policy: String must be one of: compact, delete"),
+    ("segment.index.bytes", "2147483648",
+     "Invalid value 2147483648 for configuration segment.index.bytes: Not a number of type INT"),
+    ("retention.ms", "+-5", "Invalid value +-5 for configuration retention.ms: Not a number of type LONG"),
+    ("compression.gzip.level", "0",
+     "Invalid value 0 for configuration compression.gzip.level: Value must be between 1 and 9 or equal to -1"),
+    ("compression.zstd.level", "23", "Invalid value 23 for configuration compression.zstd.level: "
+                                     "Value must be no more than 22"),
+    ("compression.type", "brotli", "Invalid value brotli for configuration compression.type: "
+                                   "String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer"),
+    ("message.timestamp.type", "createtime", "Invalid value createtime for configuration message.timestamp.type: "
+                                             "String must be one of: CreateTime, LogAppendTime"),
 ]
 
 
-@pytest.mark.parametrize(("number", "name", "value"), [(n, *case) for n, case in enumerate(INVALID)])
-def test_invalid_values_get_invalid_config(admin, shared_gateway, number, name, value):
+@pytest.mark.parametrize(("number", "name", "value", "message"), [(n, *case) for n, case in enumerate(INVALID)])
+def test_invalid_values_get_invalid_config_in_kafkas_words(admin, shared_gateway, number, name, value, message):
     topic = f"tc-invalid-{number}"
     created = admin.create_topics([NewTopic(topic, 1, 1, config={name: value})], operation_timeout=TIMEOUT_S)
-    code, message = refusal(created[topic])
-    assert code == KafkaError.INVALID_CONFIG
-    assert message.startswith(f"Invalid value {value} for configuration {name}: ")
+    assert refusal(created[topic]) == (KafkaError.INVALID_CONFIG, message)
     create_topic(shared_gateway.bootstrap, topic)
-    code, message = incremental(admin, topic, (name, value, AlterConfigOpType.SET))
-    assert code == KafkaError.INVALID_CONFIG
-    assert message.startswith(f"Invalid value {value} for configuration {name}: ")
+    assert incremental(admin, topic, (name, value, AlterConfigOpType.SET)) == (KafkaError.INVALID_CONFIG, message)
+
+
+def test_kafka_python_gets_kafkas_words_for_an_invalid_value(shared_gateway):
+    from kafka.admin import KafkaAdminClient
+    from kafka.admin import NewTopic as KafkaPythonTopic
+    from kafka.errors import InvalidConfigurationError
+
+    client = KafkaAdminClient(bootstrap_servers=shared_gateway.bootstrap)
+    try:
+        with pytest.raises(InvalidConfigurationError, match="Invalid value 0 for configuration segment.ms: "
+                                                            "Value must be at least 1"):
+            client.create_topics([KafkaPythonTopic("tc-kp-invalid", 1, 1, topic_configs={"segment.ms": "0"})])
+    finally:
+        client.close()
 
 
 def test_unknown_config_name(admin, shared_gateway):

@@ -121,7 +121,7 @@ def main() -> None:
     settings = loaded.settings
     try:
         run_node(served, settings.http, run_store, settings.mesh, settings.store,
-                 lifeline=loaded.arguments.exit_on_stdin_eof)
+                 lifeline=loaded.arguments.exit_on_stdin_eof, mesh=settings.mesh)
     except* MeshBindError as group:
         log.error("store_failed", reason=str(first_failure(group)))
         sys.exit(1)

@@ -8,7 +8,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from gateway.kafka_error import KafkaError
-from gateway.partitions.batch_checks import TopicCodec, checked_batch, topic_codec
+from gateway.partitions.batch_checks import TopicCodec, checked_batch, timestamp_bounds, topic_codec
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import Codec, Record, RecordBatch, TimestampType, build_batch, build_message_set
 from protocol.records.batch import CRC_START, HEADER_SIZE
@@ -120,3 +120,68 @@ def test_topic_codec_from_configs(name, expected):
     configs = {"compression.type": name, "compression.gzip.level": "-1", "compression.lz4.level": "9",
                "compression.zstd.level": "3"}
     assert topic_codec(configs.__getitem__) == expected
+
+
+NOW = 1_750_000_000_000
+HOUR = 3_600_000
+
+
+def stamped(stamps: list[int]) -> memoryview:
+    return memoryview(bytearray(build_batch([Record(i, stamp, None, b"v") for i, stamp in enumerate(stamps)])))
+
+
+def bounds(before: int = 2**63 - 1, after: int = HOUR, difference: int = 2**63 - 1, kind: str = "CreateTime"):
+    configs = {"message.timestamp.type": kind, "message.timestamp.before.max.ms": str(before),
+               "message.timestamp.after.max.ms": str(after), "message.timestamp.difference.max.ms": str(difference)}
+    return timestamp_bounds(configs.__getitem__, NOW)
+
+
+def test_timestamps_within_bounds_pass_and_records_without_one_are_not_checked():
+    blob = stamped([NOW - 10 * HOUR, -1, NOW + HOUR, NOW])
+    assert checked_batch(blob, PRODUCE_VERSION, MAX_MESSAGE_BYTES, None, bounds()).record_count == 4
+    assert checked_batch(stamped([-1, -1]), PRODUCE_VERSION, MAX_MESSAGE_BYTES, None, bounds(before=0, after=0))
+
+
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.LZ4])
+def test_each_record_out_of_bounds_is_named_in_kafkas_words(codec):
+    records = [Record(i, stamp, None, b"v") for i, stamp in enumerate([NOW, NOW + HOUR + 1, NOW - 61_000, NOW])]
+    blob = memoryview(bytearray(build_batch(records, codec=codec)))
+    with pytest.raises(KafkaError) as refused:
+        checked_batch(blob, PRODUCE_VERSION, MAX_MESSAGE_BYTES, None, bounds(before=60_000))
+    assert refused.value.code == ErrorCode.INVALID_TIMESTAMP
+    assert refused.value.message == "One or more records have been rejected due to invalid timestamp"
+    window = f"The timestamp should be within [{NOW - 60_000}, {NOW + HOUR}]"
+    assert refused.value.record_errors == (
+        (1, f"Timestamp {NOW + HOUR + 1} of message with offset 1 is out of range. {window}"),
+        (2, f"Timestamp {NOW - 61_000} of message with offset 2 is out of range. {window}"))
+
+
+def test_an_unbounded_side_shows_as_java_computes_it():
+    with pytest.raises(KafkaError) as refused:
+        checked_batch(stamped([NOW + 2 * HOUR]), PRODUCE_VERSION, MAX_MESSAGE_BYTES, None, bounds())
+    assert refused.value.record_errors[0][1].endswith(f"[{NOW - (2**63 - 1)}, {NOW + HOUR}]")
+    with pytest.raises(KafkaError) as refused:
+        checked_batch(stamped([NOW - 2]), PRODUCE_VERSION, MAX_MESSAGE_BYTES, None, bounds(before=1, after=2**63 - 1))
+    assert refused.value.record_errors[0][1].endswith(f"[{NOW - 1}, {NOW + 2**63 - 1 - 2**64}]")  # Java's overflow
+
+
+def test_the_deprecated_difference_bounds_a_side_left_at_its_maximum():
+    assert bounds(difference=1000) == (NOW, 1000, HOUR)
+    assert bounds(difference=1000, after=2**63 - 1) == (NOW, 1000, 1000)
+    assert bounds(before=5, difference=1000) == (NOW, 5, HOUR)
+    assert bounds(kind="LogAppendTime") is None
+
+
+def test_legacy_message_sets_are_checked_too():
+    messages = build_message_set([Record(0, NOW - 2 * HOUR, None, b"old")], magic=1)
+    with pytest.raises(KafkaError) as refused:
+        checked_batch(memoryview(bytearray(messages)), 2, MAX_MESSAGE_BYTES, None, bounds(before=HOUR))
+    assert refused.value.code == ErrorCode.INVALID_TIMESTAMP
+
+
+def test_a_batch_stamped_log_append_time_is_checked_by_its_max_timestamp_as_kafka_reads_it():
+    blob = memoryview(bytearray(build_batch([Record(0, NOW, None, b"v")], log_append_time=NOW - 2 * HOUR)))
+    with pytest.raises(KafkaError) as refused:
+        checked_batch(blob, PRODUCE_VERSION, MAX_MESSAGE_BYTES, None, bounds(before=HOUR))
+    assert refused.value.record_errors == ((0, f"Timestamp {NOW - 2 * HOUR} of message with offset 0 is out of "
+                                                f"range. The timestamp should be within [{NOW - HOUR}, {NOW + HOUR}]"),)

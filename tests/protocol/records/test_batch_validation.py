@@ -123,3 +123,19 @@ def test_both_walks_agree_on_long_varints(timestamp_delta, offset_delta):
     body = b"\x00" + timestamp_delta + offset_delta + b"\x01\x01\x00"  # attributes ... null key, null value
     payload = bytes([len(body) << 1]) + body
     assert validation.compiled_walk(payload) == walk_result(validation.walk_records, payload)
+
+
+@given(records=from_offset_zero)
+def test_the_walk_gives_the_range_of_the_records_timestamp_deltas(records):
+    blob = build_batch(records)
+    base = RecordBatch(memoryview(bytearray(blob))).base_timestamp
+    deltas = [record.timestamp - base for record in records]
+    assert validation.walk_records(blob[HEADER_SIZE:]) == (len(records), min(deltas), max(deltas))
+    assert validation.walk(blob[HEADER_SIZE:]) == (len(records), min(deltas), max(deltas))
+
+
+@given(records=from_offset_zero, codec=st.sampled_from(list(Codec)))
+def test_a_valid_batch_comes_with_its_timestamps_range(records, codec):
+    checked = validate_batch(batch(build_batch(records, codec=codec)), limit=DEFAULT_LIMIT)
+    stamps = [record.timestamp for record in records]
+    assert (checked.min_timestamp, checked.max_timestamp) == (min(stamps), max(stamps))

@@ -1,0 +1,76 @@
+"""Kafka's internal topics as logs clients can read, written by the gateway itself.
+
+The coordinators keep their state on journals of their own; each change
+they journal is also appended, in Kafka's record formats, to the internal
+topic Kafka would have written it to (`__consumer_offsets`,
+`__transaction_state`), so that tools reading those topics see what Kafka
+shows. Each is an ordinary topic of the registry, created on its first
+record with Kafka's 50 partitions and a topic id derived from its name (the
+one Metadata gives it before it exists); its offsets are durable like any
+topic's. Changes are turned into records and appended in their order by one
+task, never awaited by the coordinators: a record not appended (no store in
+sync) is logged and lost, the journal being the state's truth.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from collections.abc import Callable
+from itertools import groupby
+
+import structlog
+import trio
+
+from gateway.kafka_error import KafkaError
+from gateway.topics.topic_registry import TopicRegistry
+from protocol.kafka.error_codes import ErrorCode
+from protocol.records import Record, RecordBatch, build_batch
+
+log = structlog.get_logger()
+ROOM_TIMEOUT_S = 30.0  # how long an append waits for the stores to take batches, before its records are lost
+
+Keyed = tuple[int, bytes, bytes | None]  # (partition, key, value; None: a tombstone)
+Change = tuple[str, int, Callable[[dict], list[Keyed]], dict]  # topic, partitions, records of, entry
+
+
+def internal_topic_id(name: str) -> uuid.UUID:
+    """The id of an internal topic, the same on every gateway and before the topic exists."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"kafka:{name}")
+
+
+class InternalLogs:
+    def __init__(self, registry: TopicRegistry):
+        self.registry = registry
+        self._send, self._receive = trio.open_memory_channel[Change](math.inf)
+
+    def emit(self, topic: str, partitions: int, records_of: Callable[[dict], list[Keyed]], entry: dict) -> None:
+        """Append the records of a journal `entry` to the internal `topic` (of `partitions`), soon and in order."""
+        self._send.send_nowait((topic, partitions, records_of, entry))
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        async for topic, partitions, records_of, entry in self._receive:
+            records = records_of(entry)
+            try:
+                if records:
+                    await self._append(topic, partitions, records)
+            except KafkaError as exc:
+                log.warning("internal_record_lost", topic=topic, error=exc.code.name, reason=exc.message)
+
+    async def _append(self, name: str, partitions: int, records: list[Keyed]) -> None:
+        topic = self.registry.get(name) or await self._created(name, partitions)
+        now = int(time.time() * 1000)
+        for partition, keyed in groupby(sorted(records, key=lambda r: r[0]), key=lambda r: r[0]):
+            rows = [Record(index, now, key, value) for index, (_, key, value) in enumerate(keyed)]
+            await topic.partitions[partition].append(RecordBatch(memoryview(bytearray(build_batch(rows)))),
+                                                     room_timeout_s=ROOM_TIMEOUT_S)
+
+    async def _created(self, name: str, partitions: int):
+        try:
+            return await self.registry.create(name, partitions, topic_id=internal_topic_id(name))
+        except KafkaError as exc:
+            if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:  # another gateway created it meanwhile
+                raise
+            return self.registry.get(name)
