@@ -86,8 +86,7 @@ async def _serve_until_stopped(settings: Settings, listener: KafkaListener, read
                     if broker.embedded_stores:
                         await _start_embedded_mesh(nursery, context, settings, storage.store_failed)
                     await nursery.start(storage.run)
-                    services = await start_broker(nursery, settings, storage)
-                    services.cluster.bound(ports)
+                    services = await start_broker(nursery, settings, storage, ports)
                     listener.dispatcher = Dispatcher(ROUTES, services)
                     await nursery.start(listener.serve)
                     readiness.serving()

@@ -5,6 +5,11 @@ Start-up order matters: the stores must answer before anything is read (the
 gateway must not guess what the mesh holds); the partitions open before the
 groups, and the groups before the transactions, whose prepared ones complete
 into partitions and groups.
+
+With `chp.servers` the gateway joins a cluster first: the controller starts
+as a lone gateway does, but leads only the partitions assigned to it; the
+others take their topics from the controller and leave groups and
+transactions to it (gateway/cluster/).
 """
 
 from __future__ import annotations
@@ -16,8 +21,13 @@ import trio
 from prometheus_client import REGISTRY
 
 from gateway.api.services import Services
+from gateway.chp.chp_client import ChpClient
 from gateway.cluster.broker_configs import BrokerConfigs
+from gateway.cluster.claims import WatchedClaims
 from gateway.cluster.cluster_view import ClusterView
+from gateway.cluster.elsewhere import CoordinatedElsewhere
+from gateway.cluster.leadership import Leaders, TopicSharing, assign_leaders, follow_cluster, serve_topic_requests
+from gateway.cluster.membership import Membership
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.partitions.fetch_sessions import FetchSessions
 from gateway.quotas.quota_store import ClientQuotas
@@ -33,16 +43,65 @@ from protocol.journal.discard_directive import DISCARD_SUBJECT
 log = structlog.get_logger()
 
 
-async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshStorage) -> Services:
+async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshStorage,
+                       ports: dict[str, int]) -> Services:
     """Recover the broker's state from the mesh and run it in `nursery`; its services."""
     broker = settings.broker
     await wait_for_stores(broker, storage)
+    if settings.chp.chp_servers:
+        return await _start_in_cluster(nursery, settings, storage, ports)
+    cluster = ClusterView(broker)
+    cluster.bound(ports)
+    return await _start_state(nursery, settings, storage, cluster, None)
+
+
+async def _start_in_cluster(nursery: trio.Nursery, settings: Settings, storage: MeshStorage,
+                            ports: dict[str, int]) -> Services:
+    broker = settings.broker
+    client = ChpClient(settings.chp.chp_servers, "cluster/")
+    log.info("cluster_joining", chp_servers=settings.chp.chp_servers)
+    await nursery.start(client.run)
+    claims = WatchedClaims(client)
+    membership = Membership(client, claims, broker.node_id, broker.broker_rack,
+                            settings.chp.chp_session_timeout_ms / 1000)
+    leaders = Leaders(client)
+    cluster = ClusterView(broker, membership, leaders)
+    cluster.bound(ports)
+    await membership.join(cluster.advertised_listeners())
+    nursery.start_soon(membership.refresh)
+    sharing = TopicSharing(client, membership)
+    if membership.is_controller:
+        services = await _start_state(nursery, settings, storage, cluster, sharing)
+        nursery.start_soon(assign_leaders, client, claims, membership, leaders)
+        nursery.start_soon(serve_topic_requests, client, services.topics)
+    else:
+        services = await _start_follower(nursery, settings, storage, cluster, sharing)
+    nursery.start_soon(follow_cluster, client, leaders, services.topics, broker.node_id)
+    return services
+
+
+async def _start_follower(nursery: trio.Nursery, settings: Settings, storage: MeshStorage, cluster: ClusterView,
+                          sharing: TopicSharing) -> Services:
+    """A gateway that is not the controller: its journals are the controller's, never replayed here."""
+    broker = settings.broker
+    discards = DiscardDirectives(storage, broker.cluster_id)
+    topics = TopicRegistry(broker, storage, Journal(storage, broker, "metadata", discards), discards, sharing)
+    await nursery.start(topics.run)
+    elsewhere = CoordinatedElsewhere()
+    quotas = ClientQuotas(Journal(storage, broker, "quotas", discards), broker.quota_window_num,
+                          broker.quota_window_size_seconds)
+    return _services(settings, cluster, topics, elsewhere, elsewhere, quotas)
+
+
+async def _start_state(nursery: trio.Nursery, settings: Settings, storage: MeshStorage, cluster: ClusterView,
+                       sharing: TopicSharing | None) -> Services:
+    broker = settings.broker
     discards = DiscardDirectives(storage, broker.cluster_id)
     journals = {kind: Journal(storage, broker, kind, discards)
                 for kind in ("metadata", "groups", "transactions", "quotas")}
     await storage.prefetch_heads(*(journal.subject for journal in journals.values()), DISCARD_SUBJECT)
     await discards.open()  # each journal sends directives for its older generations at replay
-    topics = TopicRegistry(broker, storage, journals["metadata"], discards)
+    topics = TopicRegistry(broker, storage, journals["metadata"], discards, sharing)
     await nursery.start(topics.run)
     groups = GroupCoordinator(broker, journals["groups"], MappingProxyType(topics.topics))
     await nursery.start(groups.run)
@@ -51,12 +110,16 @@ async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshS
     await nursery.start(transactions.run)
     quotas = ClientQuotas(journals["quotas"], broker.quota_window_num, broker.quota_window_size_seconds)
     await nursery.start(quotas.run)
-    cluster = ClusterView(broker)
     REGISTRY.register(BrokerStateCollector(topics, groups, journals, storage.live_stores))
     log.info("broker_ready", topics=len(topics.topics))
+    return _services(settings, cluster, topics, groups, transactions, quotas)
+
+
+def _services(settings: Settings, cluster: ClusterView, topics: TopicRegistry, groups, transactions,
+              quotas: ClientQuotas) -> Services:
     return Services(cluster=cluster, topics=topics, groups=groups, transactions=transactions,
                     producer_ids=topics.producer_ids, fetch_sessions=FetchSessions(),
-                    broker_configs=BrokerConfigs(settings, cluster), log_dir=broker.log_dirs,
+                    broker_configs=BrokerConfigs(settings, cluster), log_dir=settings.broker.log_dirs,
                     quotas=quotas)
 
 

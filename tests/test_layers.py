@@ -42,7 +42,7 @@ MAY_IMPORT = {
     "chp": FOUNDATION,
     "storage": FOUNDATION | {"mesh"},
     "partitions": FOUNDATION,
-    "cluster": FOUNDATION,
+    "cluster": FOUNDATION | {"chp"},
     "topics": FOUNDATION | {"storage", "partitions"},
     "group": FOUNDATION | {"storage"},
     "txn": FOUNDATION | {"storage"},

@@ -10,8 +10,9 @@ from __future__ import annotations
 import structlog
 
 from gateway.api.fetch import READ_COMMITTED
+from gateway.api.leaders import not_served
 from gateway.api.registry import handles
-from gateway.api.services import Services, Topics
+from gateway.api.services import Services
 from gateway.server.dispatch import Request
 from protocol.errors import DecodeError
 from protocol.kafka.apis import by_name
@@ -26,15 +27,17 @@ LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4,
 log = structlog.get_logger()
 
 
-async def for_each_partition(partitions: Topics, topics, name_of, partitions_of, number_of, answer, missing):
-    """[(topic name, [answer or missing(number) per partition])] in request order."""
+async def for_each_partition(services: Services, topics, name_of, partitions_of, number_of, answer, missing):
+    """[(topic name, [answer, or missing(number, error code) per partition])] in request order."""
     result = []
     for topic in topics:
         name = name_of(topic)
         answers = []
         for wanted in partitions_of(topic):
-            partition = partitions.partition(name, number_of(wanted))
-            answers.append(await answer(partition, wanted) if partition else missing(number_of(wanted)))
+            number = number_of(wanted)
+            partition = services.topics.partition(name, number)
+            answers.append(await answer(partition, wanted) if partition else
+                           missing(number, not_served(services, name, number)))
         result.append((name, answers))
     return result
 
@@ -67,9 +70,9 @@ async def list_offsets(request: Request, services: Services):
         return response
 
     topics = await for_each_partition(
-        services.topics, request.body.topics, lambda t: t.name, lambda t: t.partitions,
+        services, request.body.topics, lambda t: t.name, lambda t: t.partitions,
         lambda p: p.partition_index, answer,
-        lambda n: Partition(partition_index=n, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+        lambda n, code: Partition(partition_index=n, error_code=code))
     return LIST_OFFSETS.Response(topics=[
         LIST_OFFSETS.Response.Topics(name=name, partitions=parts) for name, parts in topics])
 
@@ -111,9 +114,9 @@ async def offset_for_leader_epoch(request: Request, services: Services):
         return response
 
     topics = await for_each_partition(
-        services.topics, request.body.topics, lambda t: t.topic, lambda t: t.partitions,
+        services, request.body.topics, lambda t: t.topic, lambda t: t.partitions,
         lambda p: p.partition, answer,
-        lambda n: Partition(partition=n, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+        lambda n, code: Partition(partition=n, error_code=code))
     return LEADER_EPOCH.Response(topics=[
         LEADER_EPOCH.Response.Topics(topic=name, partitions=parts) for name, parts in topics])
 
@@ -135,10 +138,9 @@ async def delete_records(request: Request, services: Services):
         return response
 
     topics = await for_each_partition(
-        services.topics, request.body.topics, lambda t: t.name, lambda t: t.partitions,
+        services, request.body.topics, lambda t: t.name, lambda t: t.partitions,
         lambda p: p.partition_index, answer,
-        lambda n: Partition(partition_index=n, low_watermark=-1,
-                            error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+        lambda n, code: Partition(partition_index=n, low_watermark=-1, error_code=code))
     for name in moved:
         topic = services.topics.get(name)
         if topic is not None:  # not deleted meanwhile

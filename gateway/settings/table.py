@@ -19,6 +19,7 @@ from gateway.settings.kinds import (
     ChoiceList,
     Directory,
     HostCounts,
+    HostPorts,
     Integer,
     IntegerOr,
     Nullable,
@@ -48,6 +49,8 @@ class BrokerSettings:
     """The Kafka broker the gateway is to clients, and the defaults its topics inherit."""
 
     node_id: int = kafka(Integer(0), 0, "this gateway's broker id", synonyms=("broker.id",))
+    broker_rack: str | None = kafka(Nullable(inner=Text(empty=False)), None, "rack of this gateway, told to clients "
+                                                                         "in Metadata and DescribeCluster")
     cluster_id: str = setting(Text(empty=False), "dafka-gateway",
                               "cluster id told to clients; it also names the gateway's journals on the mesh", G)
     listeners: tuple[Listener, ...] = kafka(
@@ -297,6 +300,11 @@ class ChpSettings:
     chp_hugz_interval_ms: int = setting(MS, 1000, "milliseconds between HUGZ heartbeats", Command.CHP)
     chp_flush_interval_ms: int = setting(MS, 1000, "milliseconds between sweeps for expired keys", Command.CHP)
     chp_max_message_bytes: int = setting(BYTES, 1048576, "largest inbound frame", Command.CHP)
+    chp_servers: tuple[tuple[str, int], ...] = setting(
+        HostPorts(), (), "CHP servers (host and base port) through which gateways form one cluster; empty: this "
+                         "gateway alone is the cluster", G)
+    chp_session_timeout_ms: int = setting(MS, 6000, "a gateway whose membership in CHP is not refreshed this long "
+                                                    "leaves the cluster; its partitions move", G)
 
     def __post_init__(self):
         check_values(self)

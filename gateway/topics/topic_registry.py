@@ -27,6 +27,7 @@ from gateway.topics.native_topics import ENTRY as NATIVE_ENTRY
 from gateway.topics.native_topics import NativeTopics
 from gateway.topics.partition_checkpoints import CHECKPOINTS_DIRECTORY, PartitionCheckpoints, Recovery
 from gateway.topics.producer_ids import ProducerIds
+from gateway.topics.shared_topics import TopicSharing, fence_before_leading
 from gateway.topics.topic import PartitionState, Topic, check_topic_name
 from gateway.topics.topic_configs import TOPIC_CONFIGS, InvalidConfig, checked_overrides
 from protocol.dafka import new_uuid
@@ -42,8 +43,9 @@ STORES_CHECK_S = 0.25  # how soon stores that came, went or fell behind move the
 
 class TopicRegistry:
     def __init__(self, settings: BrokerSettings, storage: MeshStorage, journal: Journal,
-                 discards: DiscardDirectives):
+                 discards: DiscardDirectives, sharing: TopicSharing | None = None):
         self.settings = settings
+        self.sharing = sharing  # None: this gateway alone is the cluster and leads every partition
         self.storage = storage
         self.discards = discards
         self.journal = journal  # the metadata journal
@@ -63,11 +65,18 @@ class TopicRegistry:
         (the discard directives are open and the journal's heads prefetched)."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            if self._follows_controller:
+                nursery.start_soon(self._follow_stores)
+                log.info("topics_follow_controller")
+                task_status.started()
+                await trio.sleep_forever()
             states = self._replayed(await self.journal.replay())
-            await self.storage.prefetch_heads(*states, *self.native.journaled_topics())
+            # Partitions led elsewhere take their heads when they are led here.
+            await self.storage.prefetch_heads(*(() if self.sharing else states), *self.native.journaled_topics())
             for state in states.values():
                 topic = Topic.from_state(state)
-                await self._open(topic, await self.storage.heads(topic.name))
+                await self._open(topic, None if self.sharing else await self.storage.heads(topic.name))
+                await self._share(topic)
             # A directive sent just before a crash may have reached no store.
             await self.resend_discards()
             await self.discards.send(list(self.deleted_partitions.values()))
@@ -111,10 +120,23 @@ class TopicRegistry:
                 {"type": DELETED_PARTITIONS, "discards": [list(d) for d in self.deleted_partitions.values()]},
                 *self.producer_ids.entries(), *self.native.entries()]
 
+    @property
+    def _follows_controller(self) -> bool:
+        return self.sharing is not None and not self.sharing.is_controller
+
+    async def _share(self, topic: Topic) -> None:
+        """Tell the other gateways of the cluster what the journal now holds of a topic."""
+        if self.sharing is not None:
+            await self.sharing.share(topic.state())
+
     async def _open(self, topic: Topic, heads: dict[str, int] | None = None) -> None:
         """Start serving the topic's new partitions; `heads` (from the stores) when
-        they may hold data already, as at start-up."""
+        they may hold data already, as at start-up. In a cluster they open when led here."""
         self.own_addresses.update(state.address for state in topic.partition_states)
+        if self.sharing is not None:
+            topic.partitions += [None] * (len(topic.partition_states) - len(topic.partitions))
+            self.topics[topic.name] = topic
+            return
         for number, state in enumerate(topic.partition_states[len(topic.partitions):],
                                        start=len(topic.partitions)):
             head = (heads or {}).get(state.address)
@@ -135,14 +157,14 @@ class TopicRegistry:
         """Split the memory for recent batches between the gateway's partitions, so
         that many partitions cannot take more than --tail-bytes-total."""
         gateway_topics = [t for t in self.topics.values() if not t.native]
-        count = sum(len(t.partitions) for t in gateway_topics)
+        count = sum(len(led(t)) for t in gateway_topics)
         share = min(self.settings.tail_bytes_per_partition, self.settings.tail_bytes_total // max(count, 1))
         if share == self._tail_share:
             return  # new partitions were made with this share already
         self._tail_share = share
         log.info("tail_shared", partitions=count, bytes_per_partition=share)
         for topic in gateway_topics:
-            for partition in topic.partitions:
+            for partition in led(topic):
                 partition.limit_tail(share)
 
     def _partition_log(self, topic: Topic, number: int, state: PartitionState,
@@ -179,6 +201,7 @@ class TopicRegistry:
         return TOPIC_CONFIGS[name].inherited(self.settings)
 
     def partition(self, name: str, number: int) -> PartitionLog | None:
+        """The partition, if this gateway leads it."""
         topic = self.topics.get(name)
         if topic is None or not 0 <= number < len(topic.partitions):
             return None
@@ -201,6 +224,7 @@ class TopicRegistry:
         except InvalidConfig as exc:
             raise KafkaError(ErrorCode.INVALID_CONFIG, str(exc)) from None
         async with self.topic_lock:
+            self._check_controller()
             if name in self.topics:
                 raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
             topic = Topic(name, uuid.uuid4(), replication_factor,
@@ -209,12 +233,16 @@ class TopicRegistry:
                 return topic
             await self.journal.write(topic.state())
             await self._open(topic)
+            await self._share(topic)
         log.info("topic_created", topic=name, partitions=num_partitions, configs=overrides)
         return topic
 
     async def auto_create(self, name: str) -> Topic | None:
         """The topic, created with defaults if allowed and missing."""
         topic = self.topics.get(name)
+        if topic is None and self.settings.auto_create_topics_enable and self._follows_controller:
+            await self.sharing.request_creation(name)
+            raise KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, f"topic {name!r} is being created")
         if topic is None and self.settings.auto_create_topics_enable:
             try:
                 topic = await self.create(name)
@@ -229,16 +257,26 @@ class TopicRegistry:
         deletion is journaled may lie past the journaled end and stay."""
         async with self.topic_lock:
             topic = self._changeable(name, ErrorCode.TOPIC_DELETION_DISABLED, "delete")
-            ends = {partition.mesh.uuid: partition.mesh.next_sequence for partition in topic.partitions}
+            ends = {partition.mesh.uuid: partition.mesh.next_sequence for partition in led(topic)}
             await self.journal.write({"type": "topic_deleted", "name": name, "ends": ends})
-            del self.topics[name]
-            for partition in topic.partitions:
-                partition.close()
-                self.storage.release(partition.mesh)
-                self.checkpoints.forget(str(topic.topic_id), partition.mesh.uuid)
-            self._share_tail()
+            if self.sharing is not None:
+                await self.sharing.unshare(topic.state())
+            self._forget(topic)
             await self.discards.send(self._deleted(name, ends))
         log.info("topic_deleted", topic=name)
+
+    def _forget(self, topic: Topic) -> None:
+        del self.topics[topic.name]
+        for index, partition in enumerate(topic.partitions):
+            if partition is not None:
+                self._close(topic, index)
+                self.checkpoints.forget(str(topic.topic_id), partition.mesh.uuid)
+        self._share_tail()
+
+    def _close(self, topic: Topic, index: int) -> None:
+        partition, topic.partitions[index] = topic.partitions[index], None
+        partition.close()
+        self.storage.release(partition.mesh)
 
     def _deleted(self, name: str, ends: dict[str, int]) -> list[Discard]:
         """The directives emptying a deleted topic's partitions, kept to be sent again at start-up."""
@@ -261,6 +299,7 @@ class TopicRegistry:
                                        for _ in range(count - len(topic.partition_states))]
             await self.journal.write(topic.state())
             await self._open(topic)
+            await self._share(topic)
 
     async def replace_configs(self, name: str, overrides: dict[str, str], *, validate_only: bool = False) -> None:
         """Replace a topic's overrides."""
@@ -279,13 +318,18 @@ class TopicRegistry:
                 return
             topic.configs = checked
             await self.journal.write(topic.state())
-            insync = int(topic.config("min.insync.replicas", self.settings))
-            for partition in topic.partitions:
-                partition.min_insync = insync
+            await self._share(topic)
+            self._configured(topic)
+
+    def _configured(self, topic: Topic) -> None:
+        insync = int(topic.config("min.insync.replicas", self.settings))
+        for partition in led(topic):
+            partition.min_insync = insync
 
     def _changeable(self, name: str, refusal: ErrorCode, change: str) -> Topic:
         """The topic `name`, if the gateway may `change` it: native topics belong to
         their producers, so Kafka's answer for a change its policy forbids."""
+        self._check_controller()
         topic = self.topics.get(name)
         if topic is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
@@ -305,7 +349,7 @@ class TopicRegistry:
             if changed:
                 log.info("live_stores_changed", live=live)
             for topic in list(self.topics.values()):
-                for partition in () if topic.native else topic.partitions:
+                for partition in () if topic.native else led(topic):
                     if changed or partition.high_watermark < partition.next_offset:
                         partition.stores_changed()
 
@@ -318,7 +362,7 @@ class TopicRegistry:
         """Checkpoint every partition that took batches since its last checkpoint."""
         written = await self.checkpoints.write([(str(topic.topic_id), partition)
                                                 for topic in list(self.topics.values()) if not topic.native
-                                                for partition in topic.partitions])
+                                                for partition in led(topic)])
         if written:
             log.info("partitions_checkpointed", partitions=written)
 
@@ -333,10 +377,10 @@ class TopicRegistry:
                     continue
                 retention_ms = int(topic.config("retention.ms", self.settings))
                 retention_bytes = int(topic.config("retention.bytes", self.settings))
-                moved = [p.apply_retention(now_ms, retention_ms, retention_bytes) for p in topic.partitions]
+                moved = [p.apply_retention(now_ms, retention_ms, retention_bytes) for p in led(topic)]
                 if any(moved) and topic.name in self.topics:
                     log.info("retention_applied", topic=topic.name,
-                             log_start_offsets=[p.log_start_offset for p in topic.partitions])
+                             log_start_offsets=[p.log_start_offset for p in led(topic)])
                     await self.save_log_start(topic)
             await self.resend_discards()
 
@@ -360,12 +404,18 @@ class TopicRegistry:
             if topic.native:
                 await self.native.save_log_start(topic)
                 return
-            grown = {state.address for state, partition in zip(topic.partition_states, topic.partitions, strict=True)
-                     if partition.first_sequence > state.first_sequence}
-            for state, partition in zip(topic.partition_states, topic.partitions, strict=True):
+            if self._follows_controller:
+                log.warning("log_start_not_journaled", topic=topic.name, reason="only the controller writes the "
+                            "metadata journal")
+                return
+            moved = [(state, partition) for state, partition in zip(topic.partition_states, topic.partitions,
+                                                                    strict=True) if partition is not None]
+            grown = {state.address for state, partition in moved if partition.first_sequence > state.first_sequence}
+            for state, partition in moved:
                 state.log_start_offset = partition.log_start_offset
                 state.first_sequence = partition.first_sequence
             await self.journal.write(topic.state())
+            await self._share(topic)
             await self.discards.send([d for d in self._journaled_discards(topic) if d.address in grown])
 
     @staticmethod
@@ -373,3 +423,61 @@ class TopicRegistry:
         """What the stores may discard of a gateway topic's partitions, as journaled."""
         return [Discard(topic.name, state.address, state.first_sequence)
                 for state in topic.partition_states if state.first_sequence > 0]
+
+    def _check_controller(self) -> None:
+        """Only the controller changes topics: the others send clients to it, as Kafka's brokers do."""
+        if self._follows_controller:
+            raise KafkaError(ErrorCode.NOT_CONTROLLER, "this gateway is not the controller")
+
+    async def follow_shared(self, states: dict[str, dict]) -> None:
+        """Take the topics the controller shared (CHP's `cluster/topics/`): new, changed, deleted."""
+        if not self._follows_controller:
+            return
+        async with self.topic_lock:
+            for topic in [t for t in self.topics.values() if states.get(t.name, {}).get("id") != str(t.topic_id)]:
+                self._forget(topic)
+            for name, state in states.items():
+                shared = Topic.from_state(state)
+                topic = self.topics.get(name)
+                if topic is None:
+                    await self._open(shared)
+                    continue
+                for number, (mine, theirs) in enumerate(zip(topic.partition_states, shared.partition_states, strict=False)):
+                    if topic.partitions[number] is None:  # a led one knows its log start best
+                        mine.log_start_offset, mine.first_sequence = theirs.log_start_offset, theirs.first_sequence
+                topic.partition_states += shared.partition_states[len(topic.partition_states):]
+                topic.configs = shared.configs
+                await self._open(topic)
+                self._configured(topic)
+
+    async def lead(self, wanted: dict[tuple[str, int], int]) -> None:
+        """Lead exactly the partitions `wanted` names ((topic id, index) -> leader epoch): open
+        those newly led from the stores, as start-up without a checkpoint does, close those lost."""
+        async with self.topic_lock:
+            for topic in [t for t in self.topics.values() if not t.native]:
+                for index, partition in enumerate(topic.partitions):
+                    epoch = wanted.get((str(topic.topic_id), index))
+                    if partition is not None and partition.leader_epoch != epoch:
+                        self._close(topic, index)
+                        log.info("partition_leadership_lost", topic=topic.name, partition=index)
+                    if epoch is not None and topic.partitions[index] is None:
+                        await self._lead(topic, index, epoch)
+            self._share_tail()
+
+    async def _lead(self, topic: Topic, index: int, epoch: int) -> None:
+        state = topic.partition_states[index]
+        await fence_before_leading(topic.name, state.address, epoch)
+        head = (await self.storage.heads(topic.name)).get(state.address)
+        offsets, producers, read = await recovered_state(
+            self.storage.contents(topic.name, state.address, head, state.first_sequence),
+            state.first_sequence, state.log_start_offset, None)
+        partition = self._partition_log(topic, index, state, offsets, producers)
+        partition.leader_epoch = epoch
+        topic.partitions[index] = partition
+        log.info("partition_led", topic=topic.name, partition=index, epoch=epoch, next_offset=partition.next_offset,
+                 batches_read=read)
+
+
+def led(topic: Topic) -> list:
+    """The topic's partitions this gateway leads (every one when it is the cluster alone)."""
+    return [partition for partition in topic.partitions if partition is not None]
