@@ -86,13 +86,13 @@ async def _serve_until_stopped(settings: Settings, listener: KafkaListener, read
                     if broker.embedded_stores:
                         await _start_embedded_mesh(nursery, context, settings, storage.store_failed)
                     await nursery.start(storage.run)
-                    services = await start_broker(nursery, settings, storage, ports)
-                    listener.dispatcher = Dispatcher(ROUTES, services)
+                    listener.dispatcher = Dispatcher(ROUTES, None)
+                    await start_broker(nursery, settings, storage, ports, listener.dispatcher)
                     await nursery.start(listener.serve)
                     readiness.serving()
                     task_status.started(ports)
                     await listener.stopped.wait()
-                    await services.topics.checkpoint_all()
+                    await listener.dispatcher.services.topics.checkpoint_all()
                     nursery.cancel_scope.cancel()
             finally:
                 storage.close()

@@ -6,14 +6,15 @@ gateway must not guess what the mesh holds); the partitions open before the
 groups, and the groups before the transactions, whose prepared ones complete
 into partitions and groups.
 
-With `chp.servers` the gateway joins a cluster first: the controller starts
-as a lone gateway does, but leads only the partitions assigned to it; the
-others take their topics from the controller and leave groups and
-transactions to it (gateway/cluster/).
+With `chp.servers` the gateway joins a cluster first (cluster_member.py):
+the controller starts as a lone gateway does, but leads only the partitions
+assigned to it; the others take their topics from the controller and leave
+groups and transactions to it.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from types import MappingProxyType
 
 import structlog
@@ -21,16 +22,15 @@ import trio
 from prometheus_client import REGISTRY
 
 from gateway.api.services import Services
-from gateway.chp.chp_client import ChpClient
 from gateway.cluster.broker_configs import BrokerConfigs
-from gateway.cluster.claims import WatchedClaims
 from gateway.cluster.cluster_view import ClusterView
 from gateway.cluster.elsewhere import CoordinatedElsewhere
-from gateway.cluster.leadership import Leaders, TopicSharing, assign_leaders, follow_cluster, serve_topic_requests
-from gateway.cluster.membership import Membership
+from gateway.cluster.leadership import TopicSharing
+from gateway.cluster_member import ClusterMember
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.partitions.fetch_sessions import FetchSessions
 from gateway.quotas.quota_store import ClientQuotas
+from gateway.server.dispatch import Dispatcher
 from gateway.settings.table import BrokerSettings, Settings
 from gateway.state_metrics import BrokerStateCollector
 from gateway.storage.discard_directives import DiscardDirectives
@@ -43,45 +43,23 @@ from protocol.journal.discard_directive import DISCARD_SUBJECT
 log = structlog.get_logger()
 
 
-async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshStorage,
-                       ports: dict[str, int]) -> Services:
-    """Recover the broker's state from the mesh and run it in `nursery`; its services."""
+async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshStorage, ports: dict[str, int],
+                       dispatcher: Dispatcher) -> None:
+    """Recover the broker's state from the mesh and run it in `nursery`; its services go to `dispatcher`."""
     broker = settings.broker
     await wait_for_stores(broker, storage)
     if settings.chp.chp_servers:
-        return await _start_in_cluster(nursery, settings, storage, ports)
+        member = ClusterMember(settings, ports, dispatcher)
+        await member.start(nursery, partial(_start_state, settings=settings, storage=storage),
+                           partial(_start_follower, settings=settings, storage=storage))
+        return
     cluster = ClusterView(broker)
     cluster.bound(ports)
-    return await _start_state(nursery, settings, storage, cluster, None)
+    dispatcher.services = await _start_state(nursery, cluster, None, settings=settings, storage=storage)
 
 
-async def _start_in_cluster(nursery: trio.Nursery, settings: Settings, storage: MeshStorage,
-                            ports: dict[str, int]) -> Services:
-    broker = settings.broker
-    client = ChpClient(settings.chp.chp_servers, "cluster/")
-    log.info("cluster_joining", chp_servers=settings.chp.chp_servers)
-    await nursery.start(client.run)
-    claims = WatchedClaims(client)
-    membership = Membership(client, claims, broker.node_id, broker.broker_rack,
-                            settings.chp.chp_session_timeout_ms / 1000)
-    leaders = Leaders(client)
-    cluster = ClusterView(broker, membership, leaders)
-    cluster.bound(ports)
-    await membership.join(cluster.advertised_listeners())
-    nursery.start_soon(membership.refresh)
-    sharing = TopicSharing(client, membership)
-    if membership.is_controller:
-        services = await _start_state(nursery, settings, storage, cluster, sharing)
-        nursery.start_soon(assign_leaders, client, claims, membership, leaders)
-        nursery.start_soon(serve_topic_requests, client, services.topics)
-    else:
-        services = await _start_follower(nursery, settings, storage, cluster, sharing)
-    nursery.start_soon(follow_cluster, client, leaders, services.topics, broker.node_id)
-    return services
-
-
-async def _start_follower(nursery: trio.Nursery, settings: Settings, storage: MeshStorage, cluster: ClusterView,
-                          sharing: TopicSharing) -> Services:
+async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: TopicSharing, *,
+                          settings: Settings, storage: MeshStorage) -> Services:
     """A gateway that is not the controller: its journals are the controller's, never replayed here."""
     broker = settings.broker
     discards = DiscardDirectives(storage, broker.cluster_id)
@@ -93,8 +71,8 @@ async def _start_follower(nursery: trio.Nursery, settings: Settings, storage: Me
     return _services(settings, cluster, topics, elsewhere, elsewhere, quotas)
 
 
-async def _start_state(nursery: trio.Nursery, settings: Settings, storage: MeshStorage, cluster: ClusterView,
-                       sharing: TopicSharing | None) -> Services:
+async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: TopicSharing | None, *,
+                       settings: Settings, storage: MeshStorage) -> Services:
     broker = settings.broker
     discards = DiscardDirectives(storage, broker.cluster_id)
     journals = {kind: Journal(storage, broker, kind, discards)

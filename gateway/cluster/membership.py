@@ -4,7 +4,8 @@ Each gateway keeps `cluster/gateways/<node.id>` set with a ttl of
 `chp.session.timeout.ms` (its advertised listeners and rack), refreshed three
 times per ttl: a gateway that stops refreshing, even killed, leaves the
 cluster when its key expires. The first gateway to claim `cluster/controller`
-is the controller; it refreshes that key the same way.
+is the controller; it refreshes that key the same way, and when it expires
+the others claim it again.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 import structlog
 import trio
 
+from gateway.chp.changes import Update
 from gateway.chp.chp_client import ChpClient
 from gateway.cluster.claims import KeyClaims
 from gateway.settings.listeners import Listener
@@ -83,6 +85,19 @@ class Membership:
         self.is_controller = (self.claims.sequence(CONTROLLER) == 0
                               and await self.claims.claim(CONTROLLER, self._controller, 0, self.ttl_s))
         log.info("cluster_joined", node_id=self.node_id, controller=self.controller_id)
+
+    async def claim_controller_when_free(self) -> None:
+        """Return once this gateway has won the controller key, claimed whenever it is absent."""
+        while True:
+            with self.client.watch() as changes:
+                if self.claims.sequence(CONTROLLER) == 0 and await self.claims.claim(
+                        CONTROLLER, self._controller, 0, self.ttl_s):
+                    self.is_controller = True
+                    log.info("controller_won", node_id=self.node_id)
+                    return
+                async for change in changes:
+                    if not isinstance(change, Update) or (change.key == CONTROLLER and change.value is None):
+                        break
 
     async def refresh(self) -> None:
         """Keep the keys alive for as long as this gateway runs."""

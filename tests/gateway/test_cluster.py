@@ -6,20 +6,23 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from contextlib import contextmanager
 
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from protocol.kafka.apis import by_name
+from protocol.kafka.error_codes import ErrorCode
 from tests.chp.conftest import _free_base_port
 from tests.gateway.clients import CLIENTS, Sent
 from tests.gateway.groups import wait_until
 from tests.gateway.server import GatewayProcess
 from tests.gateway.test_acks import start_store
+from tests.gateway.test_validation import Connection
 from tests.mesh.conftest import fast_config
 from tests.mesh.processes import NodeProcess
+from tests.protocol.records.bad_batches import good
 
 SESSION_TIMEOUT_MS = 3000
 PARTITIONS = 6
@@ -61,7 +64,8 @@ def gateway_cluster(tmp_path, count: int = 3):
             for node in range(1, count + 1):
                 gateway = GatewayProcess(tmp_path / f"gateway-{node}", "--node-id", str(node),
                                          "--chp-servers", f"127.0.0.1:{chp_port}",
-                                         "--chp-session-timeout-ms", str(SESSION_TIMEOUT_MS), stores=0)
+                                         "--chp-session-timeout-ms", str(SESSION_TIMEOUT_MS),
+                                         "--broker-rack", f"rack-{node}", stores=0)
                 gateway.tower_sub, gateway.tower_pub = (int(a.rsplit(":", 1)[1]) for a in
                                                         (config.tower_sub_address, config.tower_pub_address))
                 gateways.append(gateway.start())
@@ -121,8 +125,78 @@ def test_gateways_list_each_other_and_spread_partition_leadership(tmp_path):
             assert sorted(g.value for g in got) == sorted(s.value for s in sent), name
 
 
-def produce_until(gateway: GatewayProcess, topic: str, acknowledged: list[bytes], stop: threading.Event) -> None:
-    producer = Producer({"bootstrap.servers": gateway.bootstrap, "acks": "all", "linger.ms": 5,
+def test_gateways_send_clients_to_the_leader_the_controller_and_the_coordinator(tmp_path):
+    """What a client hears from a gateway that does not lead a partition (KIP-951's current
+    leader and its endpoint where the version has them), is not the controller, or not the
+    coordinator."""
+    with gateway_cluster(tmp_path) as gateways:
+        create_topic_through(gateways[0], "routed")
+        wait_until(lambda: spread_over(gateways[0], "routed", {1, 2, 3}), 30, "partitions led by all three")
+        connection = Connection(gateways[1].port)  # node 2
+        try:
+            described = connection.call(METADATA, 12, METADATA.Request(topics=[METADATA.Request.Topics(name="routed")]))
+            assert {(b.node_id, b.port, b.rack) for b in described.brokers} == {
+                (node, g.port, f"rack-{node}") for node, g in enumerate(gateways, 1)}
+            assert described.controller_id == 1
+            (topic,) = described.topics
+            partition = next(p for p in topic.partitions if p.leader_id != 2)
+            assert partition.replica_nodes == partition.isr_nodes == [partition.leader_id]
+            elsewhere = gateways[partition.leader_id - 1]
+            number = partition.partition_index
+            produced = produce_v12(connection, number)
+            assert produced.responses[0].partition_responses[0].error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+            assert produced.responses[0].partition_responses[0].current_leader.leader_id == partition.leader_id
+            assert [(e.node_id, e.host, e.port) for e in produced.node_endpoints] == [
+                (partition.leader_id, "127.0.0.1", elsewhere.port)]
+            fetched = fetch_v16(connection, topic.topic_id, number)
+            answer = fetched.responses[0].partitions[0]
+            assert answer.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+            assert (answer.current_leader.leader_id, answer.current_leader.leader_epoch) == (partition.leader_id, 0)
+            assert [e.node_id for e in fetched.node_endpoints] == [partition.leader_id]
+            assert partition_errors(connection, number) == [ErrorCode.NOT_LEADER_OR_FOLLOWER] * 3
+            created = connection.call(CREATE_TOPICS, 5, CREATE_TOPICS.Request(topics=[
+                CREATE_TOPICS.Request.Topics(name="not-here", num_partitions=1, replication_factor=1)]))
+            assert created.topics[0].error_code == ErrorCode.NOT_CONTROLLER
+            coordinator = connection.call(FIND_COORDINATOR, 4, FIND_COORDINATOR.Request(coordinator_keys=["g"]))
+            assert (coordinator.coordinators[0].node_id, coordinator.coordinators[0].port) == (1, gateways[0].port)
+        finally:
+            connection.close()
+
+
+METADATA, PRODUCE, FETCH = by_name("Metadata"), by_name("Produce"), by_name("Fetch")
+CREATE_TOPICS, FIND_COORDINATOR = by_name("CreateTopics"), by_name("FindCoordinator")
+LIST_OFFSETS, DELETE_RECORDS, EPOCHS = by_name("ListOffsets"), by_name("DeleteRecords"), by_name("OffsetForLeaderEpoch")
+
+
+def produce_v12(connection: Connection, number: int):
+    Data = PRODUCE.Request.TopicData
+    return connection.call(PRODUCE, 12, PRODUCE.Request(acks=-1, timeout_ms=30000, topic_data=[
+        Data(name="routed", partition_data=[Data.PartitionData(index=number, records=good([b"x"]))])]))
+
+
+def fetch_v16(connection: Connection, topic_id, number: int):
+    Topics = FETCH.Request.Topics
+    return connection.call(FETCH, 16, FETCH.Request(max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, topics=[
+        Topics(topic_id=topic_id, partitions=[Topics.Partitions(partition=number, fetch_offset=0,
+                                                                partition_max_bytes=1 << 20)])]))
+
+
+def partition_errors(connection: Connection, number: int) -> list[int]:
+    """The error codes of ListOffsets, DeleteRecords and OffsetForLeaderEpoch for one partition."""
+    listed = connection.call(LIST_OFFSETS, 7, LIST_OFFSETS.Request(replica_id=-1, topics=[LIST_OFFSETS.Request.Topics(
+        name="routed", partitions=[LIST_OFFSETS.Request.Topics.Partitions(partition_index=number, timestamp=-1)])]))
+    deleted = connection.call(DELETE_RECORDS, 2, DELETE_RECORDS.Request(timeout_ms=30000, topics=[
+        DELETE_RECORDS.Request.Topics(name="routed", partitions=[
+            DELETE_RECORDS.Request.Topics.Partitions(partition_index=number, offset=0)])]))
+    epochs = connection.call(EPOCHS, 4, EPOCHS.Request(topics=[EPOCHS.Request.Topics(topic="routed", partitions=[
+        EPOCHS.Request.Topics.Partitions(partition=number, leader_epoch=0)])]))
+    return [listed.topics[0].partitions[0].error_code, deleted.topics[0].partitions[0].error_code,
+            epochs.topics[0].partitions[0].error_code]
+
+
+def produce_until(gateways: list[GatewayProcess], topic: str, acknowledged: list[bytes],
+                  stop: threading.Event) -> None:
+    producer = Producer({"bootstrap.servers": ",".join(g.bootstrap for g in gateways), "acks": "all", "linger.ms": 5,
                          "message.timeout.ms": 60000})
 
     def delivered(error, message):
@@ -141,22 +215,26 @@ def produce_until(gateway: GatewayProcess, topic: str, acknowledged: list[bytes]
     assert producer.flush(60) == 0
 
 
-@pytest.mark.parametrize("victim", [2])  # a gateway that is not the controller
+@pytest.mark.parametrize("victim", [1, 3], ids=["controller", "follower"])
 def test_sigkill_of_a_gateway_moves_its_partitions_and_loses_nothing(tmp_path, victim):
+    """The controller's death also moves the controller: another gateway takes its journals over."""
     with gateway_cluster(tmp_path) as gateways:
+        survivors = [g for node, g in enumerate(gateways, 1) if node != victim]
+        live = {1, 2, 3} - {victim}
         create_topic_through(gateways[0], "failover")
         wait_until(lambda: spread_over(gateways[0], "failover", {1, 2, 3}), 30, "partitions led by all three")
         acknowledged: list[bytes] = []
         stop = threading.Event()
-        producing = threading.Thread(target=produce_until, args=(gateways[0], "failover", acknowledged, stop))
+        producing = threading.Thread(target=produce_until, args=(gateways, "failover", acknowledged, stop))
         producing.start()
         try:
             wait_until(lambda: len(acknowledged) >= 2000, 60, "records acknowledged before the kill")
-            gateways[victim].kill()
+            gateways[victim - 1].kill()
             killed_at = len(acknowledged)
-            survivor = gateways[0]
-            wait_until(lambda: spread_over(survivor, "failover", {1, 2}), 30, "its partitions moved")
-            assert set(metadata(survivor).brokers) == {1, 2}
+            for survivor in survivors:
+                wait_until(lambda g=survivor: spread_over(g, "failover", live), 30, "its partitions moved")
+                assert set(metadata(survivor).brokers) == live
+                assert metadata(survivor).controller_id in live
             wait_until(lambda: len(acknowledged) >= killed_at + 2000, 60, "produce goes on after the kill")
         finally:
             stop.set()
@@ -164,10 +242,10 @@ def test_sigkill_of_a_gateway_moves_its_partitions_and_loses_nothing(tmp_path, v
         later = []
         for name, (produce, _) in CLIENTS.items():
             batch = records(name, 12)
-            produce(gateways[1].bootstrap, "failover", batch)
+            produce(survivors[0].bootstrap, "failover", batch)
             later += [s.value for s in batch]
         for name, (_, consume) in CLIENTS.items():
-            got = {g.value for g in consume(gateways[1].bootstrap, "failover", list(range(PARTITIONS)),
+            got = {g.value for g in consume(survivors[1].bootstrap, "failover", list(range(PARTITIONS)),
                                             len(acknowledged) + len(later))}
             missing = set(acknowledged + later) - got
             assert not missing, f"{name}: {len(missing)} acknowledged records lost, e.g. {sorted(missing)[:3]}"

@@ -1,0 +1,77 @@
+"""A gateway in a cluster of gateways: a follower until it holds the controller key, then the controller.
+
+A follower takes its topics from CHP and leads what the controller assigns it;
+groups and transactions are the controller's. When the controller's key
+expires (it died), every follower claims it; the winner stops following,
+hands back the partitions it led, and starts its broker state as the
+controller does: it replays the journals the old controller wrote (metadata,
+groups, transactions, quotas), takes them over, and from then on assigns
+leadership, the old controller's partitions included. It reopens the
+partitions it led from the stores at their epochs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import structlog
+import trio
+
+from gateway.api.services import Services
+from gateway.chp.chp_client import ChpClient
+from gateway.cluster.claims import WatchedClaims
+from gateway.cluster.cluster_view import ClusterView
+from gateway.cluster.leadership import Leaders, TopicSharing, assign_leaders, follow_cluster, serve_topic_requests
+from gateway.cluster.membership import Membership
+from gateway.server.dispatch import Dispatcher
+from gateway.settings.table import Settings
+
+log = structlog.get_logger()
+
+StartState = Callable[[trio.Nursery, ClusterView, TopicSharing], Awaitable[Services]]
+
+
+class ClusterMember:
+    def __init__(self, settings: Settings, ports: dict[str, int], dispatcher: Dispatcher):
+        broker = settings.broker
+        self.node_id = broker.node_id
+        self.client = ChpClient(settings.chp.chp_servers, "cluster/")
+        self.claims = WatchedClaims(self.client)
+        self.membership = Membership(self.client, self.claims, broker.node_id, broker.broker_rack,
+                                     settings.chp.chp_session_timeout_ms / 1000)
+        self.leaders = Leaders(self.client)
+        self.cluster = ClusterView(broker, self.membership, self.leaders)
+        self.cluster.bound(ports)
+        self.sharing = TopicSharing(self.client, self.membership)
+        self.dispatcher = dispatcher
+
+    async def start(self, nursery: trio.Nursery, as_controller: StartState, as_follower: StartState) -> None:
+        """Join the cluster and serve in the role this gateway gets; the services go to the dispatcher."""
+        log.info("cluster_joining", chp_servers=self.client.servers)
+        await nursery.start(self.client.run)
+        await self.membership.join(self.cluster.advertised_listeners())
+        nursery.start_soon(self.membership.refresh)
+        if not self.membership.is_controller:
+            await nursery.start(self._follow_until_controller, nursery, as_controller, as_follower)
+            return
+        await self._control(nursery, as_controller)
+
+    async def _control(self, nursery: trio.Nursery, as_controller: StartState) -> None:
+        services = await as_controller(nursery, self.cluster, self.sharing)
+        nursery.start_soon(assign_leaders, self.client, self.claims, self.membership, self.leaders)
+        nursery.start_soon(serve_topic_requests, self.client, services.topics)
+        nursery.start_soon(follow_cluster, self.client, self.leaders, services.topics, self.node_id)
+        self.dispatcher.services = services
+
+    async def _follow_until_controller(self, nursery: trio.Nursery, as_controller: StartState,
+                                       as_follower: StartState, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as following:
+            services = await as_follower(following, self.cluster, self.sharing)
+            following.start_soon(follow_cluster, self.client, self.leaders, services.topics, self.node_id)
+            self.dispatcher.services = services
+            task_status.started()
+            await self.membership.claim_controller_when_free()
+            following.cancel_scope.cancel()
+        await services.topics.lead({})  # the controller's registry opens them again
+        log.info("controller_taking_over", node_id=self.node_id)
+        await self._control(nursery, as_controller)
