@@ -68,7 +68,7 @@ async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: 
     elsewhere = CoordinatedElsewhere()
     quotas = ClientQuotas(Journal(storage, broker, "quotas", discards), broker.quota_window_num,
                           broker.quota_window_size_seconds)
-    return _services(settings, cluster, topics, elsewhere, elsewhere, quotas)
+    return _services(settings, cluster, topics, elsewhere, elsewhere, quotas, producer_ids=elsewhere)
 
 
 async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: TopicSharing | None, *,
@@ -94,9 +94,9 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
 
 
 def _services(settings: Settings, cluster: ClusterView, topics: TopicRegistry, groups, transactions,
-              quotas: ClientQuotas) -> Services:
+              quotas: ClientQuotas, producer_ids=None) -> Services:
     return Services(cluster=cluster, topics=topics, groups=groups, transactions=transactions,
-                    producer_ids=topics.producer_ids, fetch_sessions=FetchSessions(),
+                    producer_ids=producer_ids or topics.producer_ids, fetch_sessions=FetchSessions(),
                     broker_configs=BrokerConfigs(settings, cluster), log_dir=settings.broker.log_dirs,
                     quotas=quotas)
 

@@ -22,7 +22,10 @@ NO_PRODUCER_ID = NO_EPOCH = -1
 async def init_producer_id(request: Request, services: Services):
     body = request.body
     if body.transactional_id is None:
-        producer_id = await services.producer_ids.allocate()
+        try:
+            producer_id = await services.producer_ids.allocate()
+        except KafkaError as exc:  # a gateway of a cluster that does not hand out producer ids
+            return API.Response(error_code=exc.code, producer_epoch=NO_EPOCH)
         return API.Response(producer_id=producer_id, producer_epoch=0)
     if body.transactional_id == "" or (body.producer_id == NO_PRODUCER_ID) != (body.producer_epoch == NO_EPOCH):
         return API.Response(error_code=ErrorCode.INVALID_REQUEST, producer_epoch=NO_EPOCH)

@@ -249,3 +249,16 @@ def test_sigkill_of_a_gateway_moves_its_partitions_and_loses_nothing(tmp_path, v
                                             len(acknowledged) + len(later))}
             missing = set(acknowledged + later) - got
             assert not missing, f"{name}: {len(missing)} acknowledged records lost, e.g. {sorted(missing)[:3]}"
+
+
+def test_idempotent_producers_get_ids_through_any_gateway(tmp_path):
+    """Producer ids come from the controller's journal: another gateway refuses InitProducerId
+    with NOT_COORDINATOR and the client asks again, until it asks the controller."""
+    with gateway_cluster(tmp_path) as gateways:
+        create_topic_through(gateways[0], "idempotent")
+        wait_until(lambda: spread_over(gateways[0], "idempotent", {1, 2, 3}), 30, "partitions led by all three")
+        produce, consume = CLIENTS["confluent-kafka"]
+        sent = records("idempotent", 60)
+        produce(gateways[2].bootstrap, "idempotent", sent, **{"enable.idempotence": True})
+        got = consume(gateways[1].bootstrap, "idempotent", list(range(PARTITIONS)), len(sent))
+        assert sorted(g.value for g in got) == sorted(s.value for s in sent)
