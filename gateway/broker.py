@@ -26,6 +26,7 @@ from gateway.cluster.broker_configs import BrokerConfigs
 from gateway.cluster.cluster_view import ClusterView
 from gateway.cluster.elsewhere import CoordinatedElsewhere
 from gateway.cluster.leadership import TopicSharing
+from gateway.cluster.producer_id_blocks import ProducerIdBlocks
 from gateway.cluster_member import ClusterMember
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.partitions.fetch_sessions import FetchSessions
@@ -58,8 +59,8 @@ async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshS
     dispatcher.services = await _start_state(nursery, cluster, None, settings=settings, storage=storage)
 
 
-async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: TopicSharing, *,
-                          settings: Settings, storage: MeshStorage) -> Services:
+async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: TopicSharing,
+                          producer_ids: ProducerIdBlocks, *, settings: Settings, storage: MeshStorage) -> Services:
     """A gateway that is not the controller: its journals are the controller's, never replayed here."""
     broker = settings.broker
     discards = DiscardDirectives(storage, broker.cluster_id)
@@ -68,7 +69,7 @@ async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: 
     elsewhere = CoordinatedElsewhere()
     quotas = ClientQuotas(Journal(storage, broker, "quotas", discards), broker.quota_window_num,
                           broker.quota_window_size_seconds)
-    return _services(settings, cluster, topics, elsewhere, elsewhere, quotas, producer_ids=elsewhere)
+    return _services(settings, cluster, topics, elsewhere, elsewhere, quotas, producer_ids=producer_ids)
 
 
 async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: TopicSharing | None, *,

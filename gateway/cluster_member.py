@@ -1,7 +1,8 @@
 """A gateway in a cluster of gateways: a follower until it holds the controller key, then the controller.
 
 A follower takes its topics from CHP and leads what the controller assigns it;
-groups and transactions are the controller's. When the controller's key
+groups and transactions are the controller's, and so are the producer ids it
+hands out (in blocks the controller journals for it). When the controller's key
 expires (it died), every follower claims it; the winner stops following,
 hands back the partitions it led, and starts its broker state as the
 controller does: it replays the journals the old controller wrote (metadata,
@@ -23,12 +24,14 @@ from gateway.cluster.claims import WatchedClaims
 from gateway.cluster.cluster_view import ClusterView
 from gateway.cluster.leadership import Leaders, TopicSharing, assign_leaders, follow_cluster, serve_topic_requests
 from gateway.cluster.membership import Membership
+from gateway.cluster.producer_id_blocks import ProducerIdBlocks, serve_producer_id_requests
 from gateway.server.dispatch import Dispatcher
 from gateway.settings.table import Settings
 
 log = structlog.get_logger()
 
-StartState = Callable[[trio.Nursery, ClusterView, TopicSharing], Awaitable[Services]]
+StartController = Callable[[trio.Nursery, ClusterView, TopicSharing], Awaitable[Services]]
+StartFollower = Callable[[trio.Nursery, ClusterView, TopicSharing, ProducerIdBlocks], Awaitable[Services]]
 
 
 class ClusterMember:
@@ -45,7 +48,7 @@ class ClusterMember:
         self.sharing = TopicSharing(self.client, self.membership)
         self.dispatcher = dispatcher
 
-    async def start(self, nursery: trio.Nursery, as_controller: StartState, as_follower: StartState) -> None:
+    async def start(self, nursery: trio.Nursery, as_controller: StartController, as_follower: StartFollower) -> None:
         """Join the cluster and serve in the role this gateway gets; the services go to the dispatcher."""
         log.info("cluster_joining", chp_servers=self.client.servers)
         await nursery.start(self.client.run)
@@ -56,17 +59,22 @@ class ClusterMember:
             return
         await self._control(nursery, as_controller)
 
-    async def _control(self, nursery: trio.Nursery, as_controller: StartState) -> None:
+    async def _control(self, nursery: trio.Nursery, as_controller: StartController) -> None:
         services = await as_controller(nursery, self.cluster, self.sharing)
+        for name, state in self.leaders.shared_topics().items():
+            if services.topics.get(name) is None:  # deleted while no controller ran: the journal says so
+                await self.sharing.unshare(state)
         nursery.start_soon(assign_leaders, self.client, self.claims, self.membership, self.leaders)
         nursery.start_soon(serve_topic_requests, self.client, services.topics)
+        nursery.start_soon(serve_producer_id_requests, self.client, services.producer_ids)
         nursery.start_soon(follow_cluster, self.client, self.leaders, services.topics, self.node_id)
         self.dispatcher.services = services
 
-    async def _follow_until_controller(self, nursery: trio.Nursery, as_controller: StartState,
-                                       as_follower: StartState, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    async def _follow_until_controller(self, nursery: trio.Nursery, as_controller: StartController,
+                                       as_follower: StartFollower, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         async with trio.open_nursery() as following:
-            services = await as_follower(following, self.cluster, self.sharing)
+            services = await as_follower(following, self.cluster, self.sharing,
+                                         ProducerIdBlocks(self.client, self.node_id))
             following.start_soon(follow_cluster, self.client, self.leaders, services.topics, self.node_id)
             self.dispatcher.services = services
             task_status.started()

@@ -25,5 +25,7 @@ def current_leader(services: Services, name: str, number: int, leader_class):
 def leader_endpoints(services: Services, listener: str, leaders, endpoint_class) -> list:
     """NodeEndpoints for the leaders named in CurrentLeader structs."""
     wanted = {leader.leader_id for leader in leaders if leader.leader_id >= 0}
+    if not wanted:
+        return []
     return [endpoint_class(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
             for b in services.cluster.brokers(listener) if b.node_id in wanted]

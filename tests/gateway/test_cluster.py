@@ -110,6 +110,10 @@ def test_gateways_list_each_other_and_spread_partition_leadership(tmp_path):
         for gateway in gateways:
             wait_until(lambda g=gateway: set(metadata(g).brokers) == {1, 2, 3}, 30, "every gateway listed")
             assert metadata(gateway).controller_id == 1
+            described = AdminClient({"bootstrap.servers": gateway.bootstrap}).describe_cluster().result(30)
+            assert described.controller.id == 1
+            assert {(n.id, n.port, n.rack) for n in described.nodes} == {
+                (node, g.port, f"rack-{node}") for node, g in enumerate(gateways, 1)}
             assert {(b.host, b.port) for b in metadata(gateway).brokers.values()} == {
                 ("127.0.0.1", g.port) for g in gateways}
         create_topic_through(gateways[2], "spread")
@@ -163,8 +167,23 @@ def test_gateways_send_clients_to_the_leader_the_controller_and_the_coordinator(
             connection.close()
 
 
+def test_topics_auto_created_and_deleted_through_any_gateway(tmp_path):
+    """A gateway asked to auto-create a topic has the controller create it; a deletion sent
+    to the controller reaches every gateway."""
+    with gateway_cluster(tmp_path) as gateways:
+        produce, _ = CLIENTS["kafka-python"]
+        assert produce(gateways[2].bootstrap, "auto", [Sent(value=b"first")], acks=-1) == [0]
+        for gateway in gateways:
+            wait_until(lambda g=gateway: "auto" in metadata(g).topics, 30, "every gateway knows the topic")
+        admin = AdminClient({"bootstrap.servers": gateways[1].bootstrap})
+        admin.delete_topics(["auto"])["auto"].result(30)
+        for gateway in gateways:
+            wait_until(lambda g=gateway: "auto" not in metadata(g).topics, 30, "every gateway forgot the topic")
+
+
 METADATA, PRODUCE, FETCH = by_name("Metadata"), by_name("Produce"), by_name("Fetch")
 CREATE_TOPICS, FIND_COORDINATOR = by_name("CreateTopics"), by_name("FindCoordinator")
+INIT_PRODUCER_ID = by_name("InitProducerId")
 LIST_OFFSETS, DELETE_RECORDS, EPOCHS = by_name("ListOffsets"), by_name("DeleteRecords"), by_name("OffsetForLeaderEpoch")
 
 
@@ -252,11 +271,21 @@ def test_sigkill_of_a_gateway_moves_its_partitions_and_loses_nothing(tmp_path, v
 
 
 def test_idempotent_producers_get_ids_through_any_gateway(tmp_path):
-    """Producer ids come from the controller's journal: another gateway refuses InitProducerId
-    with NOT_COORDINATOR and the client asks again, until it asks the controller."""
+    """Producer ids come from the controller's journal: the other gateways get blocks of them from it."""
     with gateway_cluster(tmp_path) as gateways:
         create_topic_through(gateways[0], "idempotent")
         wait_until(lambda: spread_over(gateways[0], "idempotent", {1, 2, 3}), 30, "partitions led by all three")
+        given = set()
+        for gateway in gateways * 2:
+            connection = Connection(gateway.port)
+            try:
+                answer = connection.call(INIT_PRODUCER_ID, 4, INIT_PRODUCER_ID.Request(
+                    transactional_id=None, transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1))
+            finally:
+                connection.close()
+            assert answer.error_code == ErrorCode.NONE
+            given.add(answer.producer_id)
+        assert len(given) == 6, "a producer id handed out twice"
         produce, consume = CLIENTS["confluent-kafka"]
         sent = records("idempotent", 60)
         produce(gateways[2].bootstrap, "idempotent", sent, **{"enable.idempotence": True})
