@@ -22,7 +22,14 @@ from gateway.api.services import Services
 from gateway.chp.chp_client import ChpClient
 from gateway.cluster.claims import WatchedClaims
 from gateway.cluster.cluster_view import ClusterView
-from gateway.cluster.leadership import Leaders, TopicSharing, assign_leaders, follow_cluster, serve_topic_requests
+from gateway.cluster.leadership import (
+    Leaders,
+    TopicSharing,
+    assign_leaders,
+    follow_cluster,
+    serve_log_starts,
+    serve_topic_requests,
+)
 from gateway.cluster.membership import Membership
 from gateway.cluster.producer_id_blocks import ProducerIdBlocks, serve_producer_id_requests
 from gateway.server.dispatch import Dispatcher
@@ -66,6 +73,7 @@ class ClusterMember:
                 await self.sharing.unshare(state)
         nursery.start_soon(assign_leaders, self.client, self.claims, self.membership, self.leaders)
         nursery.start_soon(serve_topic_requests, self.client, services.topics)
+        nursery.start_soon(serve_log_starts, self.client, services.topics)
         nursery.start_soon(serve_producer_id_requests, self.client, services.producer_ids)
         nursery.start_soon(follow_cluster, self.client, self.leaders, services.topics, self.node_id)
         self.dispatcher.services = services

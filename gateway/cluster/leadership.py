@@ -29,6 +29,7 @@ log = structlog.get_logger()
 PARTITIONS = "cluster/partitions/"
 TOPICS = "cluster/topics/"
 TOPIC_REQUESTS = "cluster/topic-requests/"
+LOG_STARTS = "cluster/log-starts/"
 
 Wanted = dict[tuple[str, int], int]  # (topic id, index) -> leader epoch
 
@@ -42,9 +43,22 @@ class ClusterTopics(Protocol):
 
     async def auto_create(self, name: str): ...
 
+    async def log_starts_reported(self, reports: dict[tuple[str, int], tuple[int, int]]) -> None: ...
 
-def partition_key(topic_id: str, index: int) -> str:
-    return f"{PARTITIONS}{topic_id}/{index}"
+
+def partition_key(topic_id: str, index: int, prefix: str = PARTITIONS) -> str:
+    return f"{prefix}{topic_id}/{index}"
+
+
+def partition_values(client: ChpClient, prefix: str) -> dict[tuple[str, int], dict]:
+    """(topic id, index) -> value of every partition key under `prefix`."""
+    found = {}
+    for key, body in client.items().items():
+        value = decoded(body) if key.startswith(prefix) else None
+        if value is not None:
+            topic_id, index = key.removeprefix(prefix).rsplit("/", 1)
+            found[(topic_id, int(index))] = value
+    return found
 
 
 class Leaders:
@@ -63,13 +77,8 @@ class Leaders:
                 if key.startswith(TOPICS) and (state := decoded(body)) is not None}
 
     def led_by(self, node_id: int) -> Wanted:
-        wanted = {}
-        for key, body in self.client.items().items():
-            value = decoded(body) if key.startswith(PARTITIONS) else None
-            if value is not None and value["leader"] == node_id:
-                topic_id, index = key.removeprefix(PARTITIONS).rsplit("/", 1)
-                wanted[(topic_id, int(index))] = value["epoch"]
-        return wanted
+        return {partition: value["epoch"] for partition, value in partition_values(self.client, PARTITIONS).items()
+                if value["leader"] == node_id}
 
 
 class TopicSharing:
@@ -90,9 +99,15 @@ class TopicSharing:
         await self.client.delete(f"{TOPICS}{state['name']}")
         for index in range(len(state["partitions"])):
             await self.client.delete(partition_key(state["id"], index))
+            await self.client.delete(partition_key(state["id"], index, LOG_STARTS))
 
     async def request_creation(self, name: str) -> None:
         await self.client.set(f"{TOPIC_REQUESTS}{name}", encoded({"requested_by": self.membership.node_id}))
+
+    async def report_log_start(self, topic_id: str, index: int, log_start_offset: int, first_sequence: int) -> None:
+        """A partition's log start moved where it is led, for the controller to journal."""
+        await self.client.set(partition_key(topic_id, index, LOG_STARTS),
+                              encoded({"log_start_offset": log_start_offset, "first_sequence": first_sequence}))
 
 
 async def on_changes(client: ChpClient, react: Callable, prefixes: tuple[str, ...]) -> None:
@@ -135,6 +150,15 @@ async def serve_topic_requests(client: ChpClient, topics: ClusterTopics) -> None
             await client.delete(key)
 
     await on_changes(client, react, (TOPIC_REQUESTS,))
+
+
+async def serve_log_starts(client: ChpClient, topics: ClusterTopics) -> None:
+    """The controller: journal the log starts other gateways moved (retention, DeleteRecords)."""
+    async def react():
+        await topics.log_starts_reported({partition: (value["log_start_offset"], value["first_sequence"])
+                                          for partition, value in partition_values(client, LOG_STARTS).items()})
+
+    await on_changes(client, react, (LOG_STARTS,))
 
 
 async def assign_leaders(client: ChpClient, claims: KeyClaims, membership: Membership, leaders: Leaders) -> None:

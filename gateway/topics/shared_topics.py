@@ -24,6 +24,9 @@ class TopicSharing(Protocol):
 
     async def request_creation(self, name: str) -> None: ...
 
+    async def report_log_start(self, topic_id: str, index: int, log_start_offset: int, first_sequence: int
+                               ) -> None: ...
+
 
 async def fence_before_leading(subject: str, address: str, epoch: int) -> None:
     """Where a new leader fences the stores before it publishes (issue 16: the stores refuse

@@ -67,6 +67,7 @@ class TopicRegistry:
             self._nursery = nursery
             if self._follows_controller:
                 nursery.start_soon(self._follow_stores)
+                nursery.start_soon(self.enforce_retention)
                 log.info("topics_follow_controller")
                 task_status.started()
                 await trio.sleep_forever()
@@ -389,7 +390,9 @@ class TopicRegistry:
         behind): a store behind a directive skips to it instead of waiting for records
         that nobody holds any more. The directives for deleted topics and older journal
         generations are sent again only at start-up (their number only grows, and
-        nothing waits on them to go on)."""
+        nothing waits on them to go on). In a cluster the controller sends them."""
+        if self._follows_controller:
+            return
         async with self.topic_lock:  # what is journaled: save_log_start updates it under the lock
             discards = [discard for topic in self.topics.values() if not topic.native
                         for discard in self._journaled_discards(topic)]
@@ -404,19 +407,39 @@ class TopicRegistry:
             if topic.native:
                 await self.native.save_log_start(topic)
                 return
-            if self._follows_controller:
-                log.warning("log_start_not_journaled", topic=topic.name, reason="only the controller writes the "
-                            "metadata journal")
+            moved = {index: (partition.log_start_offset, partition.first_sequence)
+                     for index, partition in enumerate(topic.partitions) if partition is not None}
+            if not self._follows_controller:
+                await self._journal_log_starts(topic, moved)
                 return
-            moved = [(state, partition) for state, partition in zip(topic.partition_states, topic.partitions,
-                                                                    strict=True) if partition is not None]
-            grown = {state.address for state, partition in moved if partition.first_sequence > state.first_sequence}
-            for state, partition in moved:
-                state.log_start_offset = partition.log_start_offset
-                state.first_sequence = partition.first_sequence
-            await self.journal.write(topic.state())
-            await self._share(topic)
-            await self.discards.send([d for d in self._journaled_discards(topic) if d.address in grown])
+            for index, (log_start_offset, first_sequence) in moved.items():
+                await self.sharing.report_log_start(str(topic.topic_id), index, log_start_offset, first_sequence)
+
+    async def log_starts_reported(self, reports: dict[tuple[str, int], tuple[int, int]]) -> None:
+        """The controller: journal the log starts that other gateways moved in partitions they lead."""
+        async with self.topic_lock:
+            for topic in [t for t in self.topics.values() if not t.native]:
+                moved = {index: report for index, state in enumerate(topic.partition_states)
+                         if (report := reports.get((str(topic.topic_id), index))) is not None
+                         and report[0] > state.log_start_offset}
+                if moved:
+                    await self._journal_log_starts(topic, moved)
+                    log.info("reported_log_starts_journaled", topic=topic.name,
+                             log_start_offsets={index: offset for index, (offset, _) in moved.items()})
+
+    async def _journal_log_starts(self, topic: Topic, moved: dict[int, tuple[int, int]]) -> None:
+        """Journal a topic's moved log starts (they never go back), then tell the stores what
+        they may discard below."""
+        grown = set()
+        for index, (log_start_offset, first_sequence) in moved.items():
+            state = topic.partition_states[index]
+            if first_sequence > state.first_sequence:
+                grown.add(state.address)
+            state.log_start_offset = max(state.log_start_offset, log_start_offset)
+            state.first_sequence = max(state.first_sequence, first_sequence)
+        await self.journal.write(topic.state())
+        await self._share(topic)
+        await self.discards.send([d for d in self._journaled_discards(topic) if d.address in grown])
 
     @staticmethod
     def _journaled_discards(topic: Topic) -> list[Discard]:

@@ -9,7 +9,7 @@ import threading
 from contextlib import contextmanager
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from protocol.kafka.apis import by_name
@@ -291,3 +291,23 @@ def test_idempotent_producers_get_ids_through_any_gateway(tmp_path):
         produce(gateways[2].bootstrap, "idempotent", sent, **{"enable.idempotence": True})
         got = consume(gateways[1].bootstrap, "idempotent", list(range(PARTITIONS)), len(sent))
         assert sorted(g.value for g in got) == sorted(s.value for s in sent)
+
+
+def test_records_deleted_where_a_follower_leads_stay_deleted_after_it_dies(tmp_path):
+    """DeleteRecords on a partition a gateway other than the controller leads: the controller
+    journals the new log start, so the next leader starts there."""
+    with gateway_cluster(tmp_path) as gateways:
+        create_topic_through(gateways[0], "trimmed")
+        wait_until(lambda: spread_over(gateways[0], "trimmed", {1, 2, 3}), 30, "partitions led by all three")
+        number = next(p for p, leader in leaders(gateways[0], "trimmed").items() if leader == 3)
+        produce, consume = CLIENTS["confluent-kafka"]
+        produce(gateways[0].bootstrap, "trimmed", [Sent(value=b"%d" % n, partition=number) for n in range(20)])
+        admin = AdminClient({"bootstrap.servers": gateways[0].bootstrap})
+        (deleted,) = admin.delete_records([TopicPartition("trimmed", number, 10)]).values()
+        assert deleted.result(30).low_watermark == 10
+        wait_until(lambda: "reported_log_starts_journaled" in gateways[0].log_path.read_text(), 30,
+                   "the controller journaled the log start")
+        gateways[2].kill()
+        wait_until(lambda: spread_over(gateways[0], "trimmed", {1, 2}), 30, "its partitions moved")
+        got = consume(gateways[1].bootstrap, "trimmed", [number], 10)
+        assert [g.offset for g in got] == list(range(10, 20))
