@@ -258,13 +258,19 @@ class TopicRegistry:
         deletion is journaled may lie past the journaled end and stay."""
         async with self.topic_lock:
             topic = self._changeable(name, ErrorCode.TOPIC_DELETION_DISABLED, "delete")
-            ends = {partition.mesh.uuid: partition.mesh.next_sequence for partition in led(topic)}
+            ends = await self._ends(topic)
             await self.journal.write({"type": "topic_deleted", "name": name, "ends": ends})
             if self.sharing is not None:
                 await self.sharing.unshare(topic.state())
             self._forget(topic)
             await self.discards.send(self._deleted(name, ends))
         log.info("topic_deleted", topic=name)
+
+    async def _ends(self, topic: Topic) -> dict[str, int]:
+        """Each partition's next sequence: as published here, else as the stores hold it (led elsewhere)."""
+        heads = {} if None not in topic.partitions else await self.storage.heads(topic.name)
+        return {state.address: heads.get(state.address, -1) + 1 if partition is None else partition.mesh.next_sequence
+                for state, partition in zip(topic.partition_states, topic.partitions, strict=True)}
 
     def _forget(self, topic: Topic) -> None:
         del self.topics[topic.name]
