@@ -166,6 +166,8 @@ class PartitionLog:
             if waiting.cancelled_caught:
                 raise KafkaError(ErrorCode.REQUEST_TIMED_OUT,
                                  "the stores have not taken earlier batches: no room for more")
+        if self._scope.cancel_called:  # closed while waiting: another gateway may lead it now
+            raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, "this gateway no longer leads the partition")
         duplicate = self.producers.duplicate_of(batch)
         if duplicate is not None:
             return duplicate.base_offset, duplicate.dafka_sequence
@@ -206,13 +208,16 @@ class PartitionLog:
         an idempotent producer's retry of it is answered from the first append.
         """
         with trio.CancelScope() as waiting:
-            if self.in_sync_stores() < stores:
+            if self.in_sync_stores() < stores or self._scope.cancel_called:
                 waiting.cancel()
             self._store_waits[waiting] = stores
             try:
                 await self.mesh.wait_acked(sequence, stores)
             finally:
                 del self._store_waits[waiting]
+        if self._scope.cancel_called and not self.is_stored(sequence, stores):
+            raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, "this gateway stopped leading the partition before "
+                             "the stores acknowledged the batch")
         if not self.is_stored(sequence, stores):
             raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
                              f"{self.in_sync_stores()} stores in sync, {stores} needed: the batch is not durable")
@@ -250,9 +255,12 @@ class PartitionLog:
             self._tail_bytes -= len(self._tail.popleft().data)
 
     def close(self) -> None:
-        """Stop following acknowledgements (the topic was deleted)."""
+        """Stop following acknowledgements (the topic was deleted, or its leadership moved);
+        produce still waiting for stores is answered at once."""
         self.mesh.watch_acks(None)
         self._scope.cancel()
+        for waiting in self._store_waits:
+            waiting.cancel()
 
     async def run(self) -> None:
         """Read old batches ahead for catching-up consumers; runs until `close`."""

@@ -110,7 +110,8 @@ def test_gateways_list_each_other_and_spread_partition_leadership(tmp_path):
         for gateway in gateways:
             wait_until(lambda g=gateway: set(metadata(g).brokers) == {1, 2, 3}, 30, "every gateway listed")
             assert metadata(gateway).controller_id == 1
-            described = AdminClient({"bootstrap.servers": gateway.bootstrap}).describe_cluster().result(30)
+            admin = AdminClient({"bootstrap.servers": gateway.bootstrap})  # kept until the answer comes
+            described = admin.describe_cluster().result(30)
             assert described.controller.id == 1
             assert {(n.id, n.port, n.rack) for n in described.nodes} == {
                 (node, g.port, f"rack-{node}") for node, g in enumerate(gateways, 1)}
