@@ -10,7 +10,14 @@ from contextlib import contextmanager
 
 import pytest
 from confluent_kafka import Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewPartitions,
+    NewTopic,
+)
 
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
@@ -95,6 +102,12 @@ def spread_over(gateway: GatewayProcess, topic: str, nodes: set[int]) -> bool:
     return len(found) == PARTITIONS and set(found.values()) == nodes
 
 
+def retention_ms(gateway: GatewayProcess, topic: str) -> str:
+    admin = AdminClient({"bootstrap.servers": gateway.bootstrap})
+    resource = ConfigResource("topic", topic)
+    return admin.describe_configs([resource])[resource].result(30)["retention.ms"].value
+
+
 def create_topic_through(gateway: GatewayProcess, topic: str) -> None:
     """Created through any gateway: the admin client sends CreateTopics to the controller."""
     admin = AdminClient({"bootstrap.servers": gateway.bootstrap})
@@ -169,14 +182,23 @@ def test_gateways_send_clients_to_the_leader_the_controller_and_the_coordinator(
 
 
 def test_topics_auto_created_and_deleted_through_any_gateway(tmp_path):
-    """A gateway asked to auto-create a topic has the controller create it; a deletion sent
-    to the controller reaches every gateway."""
+    """A gateway asked to auto-create a topic has the controller create it; partitions added
+    and a deletion, sent to the controller, reach every gateway."""
     with gateway_cluster(tmp_path) as gateways:
         produce, _ = CLIENTS["kafka-python"]
         assert produce(gateways[2].bootstrap, "auto", [Sent(value=b"first")], acks=-1) == [0]
         for gateway in gateways:
             wait_until(lambda g=gateway: "auto" in metadata(g).topics, 30, "every gateway knows the topic")
         admin = AdminClient({"bootstrap.servers": gateways[1].bootstrap})
+        admin.create_partitions([NewPartitions("auto", 3)])["auto"].result(30)
+        for gateway in gateways:
+            wait_until(lambda g=gateway: len(leaders(g, "auto")) == 3 and -1 not in leaders(g, "auto").values(), 30,
+                       "every gateway knows the new partitions and their leaders")
+        change = ConfigResource("topic", "auto", incremental_configs=[
+            ConfigEntry("retention.ms", "123456", incremental_operation=AlterConfigOpType.SET)])
+        admin.incremental_alter_configs([change])[change].result(30)
+        for gateway in gateways:
+            wait_until(lambda g=gateway: retention_ms(g, "auto") == "123456", 30, "every gateway has the new config")
         admin.delete_topics(["auto"])["auto"].result(30)
         for gateway in gateways:
             wait_until(lambda g=gateway: "auto" not in metadata(g).topics, 30, "every gateway forgot the topic")
