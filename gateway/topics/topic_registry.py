@@ -27,7 +27,7 @@ from gateway.topics.native_topics import ENTRY as NATIVE_ENTRY
 from gateway.topics.native_topics import NativeTopics
 from gateway.topics.partition_checkpoints import CHECKPOINTS_DIRECTORY, PartitionCheckpoints, Recovery
 from gateway.topics.producer_ids import ProducerIds
-from gateway.topics.shared_topics import TopicSharing, fence_before_leading
+from gateway.topics.shared_topics import ClusterTopics, TopicSharing, led
 from gateway.topics.topic import PartitionState, Topic, check_topic_name
 from gateway.topics.topic_configs import TOPIC_CONFIGS, InvalidConfig, checked_overrides
 from protocol.dafka import new_uuid
@@ -41,7 +41,7 @@ DELETED_PARTITIONS = "deleted_partitions"  # the directives that emptied deleted
 STORES_CHECK_S = 0.25  # how soon stores that came, went or fell behind move the watermarks
 
 
-class TopicRegistry:
+class TopicRegistry(ClusterTopics):
     def __init__(self, settings: BrokerSettings, storage: MeshStorage, journal: Journal,
                  discards: DiscardDirectives, sharing: TopicSharing | None = None):
         self.settings = settings
@@ -120,15 +120,6 @@ class TopicRegistry:
                 {"type": OWN_ADDRESSES, "addresses": sorted(self.own_addresses)},
                 {"type": DELETED_PARTITIONS, "discards": [list(d) for d in self.deleted_partitions.values()]},
                 *self.producer_ids.entries(), *self.native.entries()]
-
-    @property
-    def _follows_controller(self) -> bool:
-        return self.sharing is not None and not self.sharing.is_controller
-
-    async def _share(self, topic: Topic) -> None:
-        """Tell the other gateways of the cluster what the journal now holds of a topic."""
-        if self.sharing is not None:
-            await self.sharing.share(topic.state())
 
     async def _open(self, topic: Topic, heads: dict[str, int] | None = None) -> None:
         """Start serving the topic's new partitions; `heads` (from the stores) when
@@ -421,18 +412,6 @@ class TopicRegistry:
             for index, (log_start_offset, first_sequence) in moved.items():
                 await self.sharing.report_log_start(str(topic.topic_id), index, log_start_offset, first_sequence)
 
-    async def log_starts_reported(self, reports: dict[tuple[str, int], tuple[int, int]]) -> None:
-        """The controller: journal the log starts that other gateways moved in partitions they lead."""
-        async with self.topic_lock:
-            for topic in [t for t in self.topics.values() if not t.native]:
-                moved = {index: report for index, state in enumerate(topic.partition_states)
-                         if (report := reports.get((str(topic.topic_id), index))) is not None
-                         and report[0] > state.log_start_offset}
-                if moved:
-                    await self._journal_log_starts(topic, moved)
-                    log.info("reported_log_starts_journaled", topic=topic.name,
-                             log_start_offsets={index: offset for index, (offset, _) in moved.items()})
-
     async def _journal_log_starts(self, topic: Topic, moved: dict[int, tuple[int, int]]) -> None:
         """Journal a topic's moved log starts (they never go back), then tell the stores what
         they may discard below."""
@@ -453,60 +432,4 @@ class TopicRegistry:
         return [Discard(topic.name, state.address, state.first_sequence)
                 for state in topic.partition_states if state.first_sequence > 0]
 
-    def _check_controller(self) -> None:
-        """Only the controller changes topics: the others send clients to it, as Kafka's brokers do."""
-        if self._follows_controller:
-            raise KafkaError(ErrorCode.NOT_CONTROLLER, "this gateway is not the controller")
 
-    async def follow_shared(self, states: dict[str, dict]) -> None:
-        """Take the topics the controller shared (CHP's `cluster/topics/`): new, changed, deleted."""
-        if not self._follows_controller:
-            return
-        async with self.topic_lock:
-            for topic in [t for t in self.topics.values() if states.get(t.name, {}).get("id") != str(t.topic_id)]:
-                self._forget(topic)
-            for name, state in states.items():
-                shared = Topic.from_state(state)
-                topic = self.topics.get(name)
-                if topic is None:
-                    await self._open(shared)
-                    continue
-                for number, (mine, theirs) in enumerate(zip(topic.partition_states, shared.partition_states, strict=False)):
-                    if topic.partitions[number] is None:  # a led one knows its log start best
-                        mine.log_start_offset, mine.first_sequence = theirs.log_start_offset, theirs.first_sequence
-                topic.partition_states += shared.partition_states[len(topic.partition_states):]
-                topic.configs = shared.configs
-                await self._open(topic)
-                self._configured(topic)
-
-    async def lead(self, wanted: dict[tuple[str, int], int]) -> None:
-        """Lead exactly the partitions `wanted` names ((topic id, index) -> leader epoch): open
-        those newly led from the stores, as start-up without a checkpoint does, close those lost."""
-        async with self.topic_lock:
-            for topic in [t for t in self.topics.values() if not t.native]:
-                for index, partition in enumerate(topic.partitions):
-                    epoch = wanted.get((str(topic.topic_id), index))
-                    if partition is not None and partition.leader_epoch != epoch:
-                        self._close(topic, index)
-                        log.info("partition_leadership_lost", topic=topic.name, partition=index)
-                    if epoch is not None and topic.partitions[index] is None:
-                        await self._lead(topic, index, epoch)
-            self._share_tail()
-
-    async def _lead(self, topic: Topic, index: int, epoch: int) -> None:
-        state = topic.partition_states[index]
-        await fence_before_leading(topic.name, state.address, epoch)
-        head = (await self.storage.heads(topic.name)).get(state.address)
-        offsets, producers, read = await recovered_state(
-            self.storage.contents(topic.name, state.address, head, state.first_sequence),
-            state.first_sequence, state.log_start_offset, None)
-        partition = self._partition_log(topic, index, state, offsets, producers)
-        partition.leader_epoch = epoch
-        topic.partitions[index] = partition
-        log.info("partition_led", topic=topic.name, partition=index, epoch=epoch, next_offset=partition.next_offset,
-                 batches_read=read)
-
-
-def led(topic: Topic) -> list:
-    """The topic's partitions this gateway leads (every one when it is the cluster alone)."""
-    return [partition for partition in topic.partitions if partition is not None]
