@@ -41,6 +41,7 @@ Topic = API.Response.Responses
 Partition = Topic.Partitions
 READ_COMMITTED = 1
 FIRST_ZSTD_FETCH = 10  # Kafka refuses older fetches of a topic whose compression.type is zstd
+FIRST_CURRENT_LEADER = 12  # Fetch versions that name the current leader (KIP-951)
 log = structlog.get_logger()
 
 
@@ -210,7 +211,7 @@ async def _read_partition(request: Request, services: Services, entry: SessionPa
 def _not_served(request: Request, services: Services, entry: SessionPartition):
     code = not_served(services, entry.topic, entry.partition)
     answer = Partition(partition_index=entry.partition, error_code=code, high_watermark=-1, records=b"")
-    if code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
+    if code == ErrorCode.NOT_LEADER_OR_FOLLOWER and request.version >= FIRST_CURRENT_LEADER:
         answer.current_leader = current_leader(services, entry.topic, entry.partition, Partition.CurrentLeader)
     elif request.version >= 13:
         answer.error_code = ErrorCode.UNKNOWN_TOPIC_ID

@@ -41,6 +41,7 @@ from protocol.kafka.error_codes import ErrorCode
 API = by_name("Produce")
 PartitionResponse = API.Response.Responses.PartitionResponses
 log = structlog.get_logger()
+FIRST_CURRENT_LEADER = 10  # Produce versions that name the current leader (KIP-951)
 
 
 @handles("Produce", "0-12")
@@ -70,7 +71,7 @@ async def produce(request: Request, services: Services):
                 answer.base_offset = -1
                 answer.record_errors = [PartitionResponse.RecordErrors(batch_index=index, batch_index_error_message=why)
                                         for index, why in exc.record_errors]
-                if exc.code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
+                if exc.code == ErrorCode.NOT_LEADER_OR_FOLLOWER and request.version >= FIRST_CURRENT_LEADER:
                     answer.current_leader = current_leader(services, topic_data.name, data.index,
                                                            PartitionResponse.CurrentLeader)
                 log.info("produce_refused", topic=topic_data.name, partition=data.index,
