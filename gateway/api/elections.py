@@ -30,7 +30,7 @@ async def elect_leaders(request: Request, services: Services):
     asked = request.body.topic_partitions or []
     return API.Response(replica_election_results=[
         Result(topic=topic.topic, partition_result=[
-            _result(services.topics.partition(topic.topic, number), number) for number in topic.partition_id])
+            _result(services.topics.partition(topic.topic, number), number) for number in topic.partitions])
         for topic in asked])
 
 

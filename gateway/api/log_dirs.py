@@ -45,7 +45,7 @@ async def describe_log_dirs(request: Request, services: Services):
         if topic.native or (wanted is not None and name not in wanted):
             continue
         partitions = [Partition(partition_index=p.index, partition_size=p.size_bytes, offset_lag=0)
-                      for p in topic.partitions if wanted is None or p.index in wanted[name]]
+                      for p in topic.partitions if p is not None and (wanted is None or p.index in wanted[name])]
         if partitions:
             topics.append(Topic(name=name, partitions=partitions))
     directory = services.log_dir.resolve()

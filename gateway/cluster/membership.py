@@ -82,16 +82,23 @@ class Membership:
                                "listeners": {listener.name: [listener.host, listener.port] for listener in listeners}})
         await self.client.set(f"{MEMBERS}{self.node_id}", self._value, self.ttl_s)
         self._controller = encoded({"node": self.node_id})
-        self.is_controller = (self.claims.sequence(CONTROLLER) == 0
-                              and await self.claims.claim(CONTROLLER, self._controller, 0, self.ttl_s))
+        self.is_controller = await self._claim_controller()
         log.info("cluster_joined", node_id=self.node_id, controller=self.controller_id)
+
+    async def _claim_controller(self) -> bool:
+        """Claim the controller key if nobody holds it, or if an earlier run of this gateway does (node
+        ids are unique in a cluster, so that one is gone: its key would only expire after the ttl, while
+        every gateway waited on a controller that no longer serves)."""
+        sequence = self.claims.sequence(CONTROLLER)
+        if sequence != 0 and self.controller_id != self.node_id:
+            return False
+        return await self.claims.claim(CONTROLLER, self._controller, sequence, self.ttl_s)
 
     async def claim_controller_when_free(self) -> None:
         """Return once this gateway has won the controller key, claimed whenever it is absent."""
         while True:
             with self.client.watch() as changes:
-                if self.claims.sequence(CONTROLLER) == 0 and await self.claims.claim(
-                        CONTROLLER, self._controller, 0, self.ttl_s):
+                if await self._claim_controller():
                     self.is_controller = True
                     log.info("controller_won", node_id=self.node_id)
                     return

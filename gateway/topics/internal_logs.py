@@ -29,6 +29,9 @@ from protocol.kafka.error_codes import ErrorCode
 from protocol.records import Record, RecordBatch, build_batch
 
 log = structlog.get_logger()
+# As Kafka makes them (offsets.topic.segment.bytes, transaction.state.log.segment.bytes): the newest
+# record of each group, offset and transaction is what a reader needs.
+INTERNAL_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": "104857600"}
 ROOM_TIMEOUT_S = 30.0  # how long an append waits for the stores to take batches, before its records are lost
 
 Keyed = tuple[int, bytes, bytes | None]  # (partition, key, value; None: a tombstone)
@@ -64,12 +67,14 @@ class InternalLogs:
         now = int(time.time() * 1000)
         for partition, keyed in groupby(sorted(records, key=lambda r: r[0]), key=lambda r: r[0]):
             rows = [Record(index, now, key, value) for index, (_, key, value) in enumerate(keyed)]
+            if topic.partitions[partition] is None:  # a new controller, before it leads the internal topics
+                raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{name}-{partition} is not led here yet")
             await topic.partitions[partition].append(RecordBatch(memoryview(bytearray(build_batch(rows)))),
                                                      room_timeout_s=ROOM_TIMEOUT_S)
 
     async def _created(self, name: str, partitions: int):
         try:
-            return await self.registry.create(name, partitions, topic_id=internal_topic_id(name))
+            return await self.registry.create(name, partitions, configs=INTERNAL_CONFIGS, topic_id=internal_topic_id(name))
         except KafkaError as exc:
             if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:  # another gateway created it meanwhile
                 raise

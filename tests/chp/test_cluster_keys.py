@@ -59,3 +59,22 @@ async def test_the_controller_key_passes_on_when_the_controller_stops_refreshing
             await other.claim_controller_when_free()
         assert other.is_controller and other.controller_id == 2
         assert second.get(CONTROLLER) is not None
+
+
+async def test_a_restarted_controller_takes_its_own_key_back_at_once(chp_server, client_options):
+    """The key its earlier run left names its node id: that run is gone, so the key is not waited out."""
+    servers = [endpoint(chp_server)]
+    listeners = (Listener("PLAINTEXT", "127.0.0.1", 9092),)
+    async with open_chp_client(servers, "cluster/", **client_options) as before:
+        first_run = Membership(before, ServerClaims(before), 1, None, ttl_s=60)
+        await first_run.join(listeners)
+        assert first_run.is_controller
+    async with open_chp_client(servers, "cluster/", **client_options) as after, \
+            open_chp_client(servers, "cluster/", **client_options) as other_client:
+        other = Membership(other_client, ServerClaims(other_client), 2, None, ttl_s=60)
+        await other.join(listeners)
+        assert not other.is_controller  # node 1's key is alive for another gateway
+        second_run = Membership(after, ServerClaims(after), 1, None, ttl_s=60)
+        with trio.fail_after(10):  # well within the key's 60 s ttl
+            await second_run.join(listeners)
+        assert second_run.is_controller and second_run.controller_id == 1

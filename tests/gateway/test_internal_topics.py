@@ -13,6 +13,7 @@ import time
 
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as ConfluentPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 from kafka import KafkaConsumer, TopicPartition
 
 from tests.gateway.admin import create_topic
@@ -149,6 +150,13 @@ def consumed_by_group(bootstrap: str, group: str, topic: str, count: int) -> lis
         consumer.close()
 
 
+def compaction_configs(bootstrap: str, topic: str) -> tuple[str, str]:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    (future,) = admin.describe_configs([ConfigResource(ResourceType.TOPIC, topic)]).values()
+    configs = future.result(TIMEOUT_S)
+    return configs["cleanup.policy"].value, configs["segment.bytes"].value
+
+
 def test_group_commits_are_read_from_consumer_offsets_in_kafkas_format(gateway):
     create_topic(gateway.bootstrap, "it-data")
     kafka_python_produce(gateway.bootstrap, "it-data", [Sent(b"v%d" % i) for i in range(3)])
@@ -171,6 +179,7 @@ def test_group_commits_are_read_from_consumer_offsets_in_kafkas_format(gateway):
                            "-o", "beginning", "-e", "-q", "-f", "%o\\n"], capture_output=True, text=True,
                           timeout=TIMEOUT_S, check=True)
     assert kcat.stdout.split() == [str(offset) for offset, _, _ in records]
+    assert compaction_configs(gateway.bootstrap, OFFSETS) == ("compact", "104857600")  # as Kafka keeps it
 
     gateway.stop()
     gateway.start()

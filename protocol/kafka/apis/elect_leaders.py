@@ -12,7 +12,7 @@ API = Api(
         F(
             "topic_partitions", "[]", "0+",
             F("topic", "string"),
-            F("partition_id", "[]int32"),
+            F("partitions", "[]int32"),
             nullable="0+",
         ),
         F("timeout_ms", "int32", default=60000),
