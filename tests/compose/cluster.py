@@ -66,12 +66,13 @@ def image() -> str:
 class Cluster:
     """One compose project: `docker compose -f compose.yaml -p <unique name>`."""
 
-    def __init__(self, tool: list[str], image: str, host_port: int):
+    def __init__(self, tool: list[str], image: str, host_port: int, files: tuple[str, ...] = ("compose.yaml",),
+                 env: dict[str, str] | None = None):
         self.project = "dafkatest" + uuid.uuid4().hex[:10]
         self.host_port = host_port
         self.image = image
-        self.command = [*tool, "-f", str(ROOT / "compose.yaml"), "-p", self.project]
-        self.env = {**os.environ, "DAFKA_IMAGE": image, "DAFKA_HOST_PORT": str(host_port)}
+        self.command = [*tool, *(f for name in files for f in ("-f", str(ROOT / name))), "-p", self.project]
+        self.env = {**os.environ, "DAFKA_IMAGE": image, "DAFKA_HOST_PORT": str(host_port), **(env or {})}
 
     @property
     def bootstrap(self) -> str:
