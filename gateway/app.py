@@ -95,9 +95,9 @@ async def _serve_until_stopped(settings: Settings, listener: KafkaListener, read
                     if broker.embedded_stores:
                         await _start_embedded_mesh(nursery, context, settings, storage.store_failed)
                     await nursery.start(storage.run)
-                    services = await start_broker(nursery, settings, storage)
-                    services.cluster.bound(ports)
-                    listener.dispatcher = Dispatcher(ROUTES, services)
+                    listener.dispatcher = Dispatcher(ROUTES, None)
+                    await start_broker(nursery, settings, storage, ports, listener.dispatcher)
+                    services = listener.dispatcher.services
                     listener.authentication = sessions(Authenticator(broker, services.scram_credentials))
                     listener.connection_quota = ConnectionRates(services.quotas, broker.max_connection_creation_rate,
                                                                 broker.quota_window_num,
@@ -106,7 +106,7 @@ async def _serve_until_stopped(settings: Settings, listener: KafkaListener, read
                     readiness.serving()
                     task_status.started(ports)
                     await listener.stopped.wait()
-                    await services.topics.checkpoint_all()
+                    await listener.dispatcher.services.topics.checkpoint_all()
                     nursery.cancel_scope.cancel()
             finally:
                 storage.close()

@@ -5,10 +5,16 @@ Start-up order matters: the stores must answer before anything is read (the
 gateway must not guess what the mesh holds); the partitions open before the
 groups, and the groups before the transactions, whose prepared ones complete
 into partitions and groups.
+
+With `chp.servers` the gateway joins a cluster first (cluster_member.py):
+the controller starts as a lone gateway does, but leads only the partitions
+assigned to it; the others take their topics from the controller and leave
+groups and transactions to it.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from types import MappingProxyType
 
 import structlog
@@ -19,11 +25,16 @@ from gateway.acls.acl_store import Acls
 from gateway.api.services import Services
 from gateway.cluster.broker_configs import BrokerConfigs
 from gateway.cluster.cluster_view import ClusterView
+from gateway.cluster.elsewhere import CoordinatedElsewhere
+from gateway.cluster.leadership import TopicSharing
+from gateway.cluster.producer_id_blocks import ProducerIdBlocks
+from gateway.cluster_member import ClusterMember
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.group.offsets_records import offsets_topic_records
 from gateway.partitions.fetch_sessions import FetchSessions
 from gateway.quotas.quota_store import ClientQuotas
 from gateway.security.scram_credentials import ScramCredentials
+from gateway.server.dispatch import Dispatcher
 from gateway.settings.table import BrokerSettings, Settings
 from gateway.state_metrics import BrokerStateCollector
 from gateway.storage.discard_directives import DiscardDirectives
@@ -44,16 +55,48 @@ from protocol.kafka.coordinator_records import (
 log = structlog.get_logger()
 
 
-async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshStorage) -> Services:
-    """Recover the broker's state from the mesh and run it in `nursery`; its services."""
+async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshStorage, ports: dict[str, int],
+                       dispatcher: Dispatcher) -> None:
+    """Recover the broker's state from the mesh and run it in `nursery`; its services go to `dispatcher`."""
     broker = settings.broker
     await wait_for_stores(broker, storage)
+    if settings.chp.chp_servers:
+        member = ClusterMember(settings, ports, dispatcher)
+        await member.start(nursery, partial(_start_state, settings=settings, storage=storage),
+                           partial(_start_follower, settings=settings, storage=storage))
+        return
+    cluster = ClusterView(broker)
+    cluster.bound(ports)
+    dispatcher.services = await _start_state(nursery, cluster, None, settings=settings, storage=storage)
+
+
+async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: TopicSharing,
+                          producer_ids: ProducerIdBlocks, *, settings: Settings, storage: MeshStorage) -> Services:
+    """A gateway that is not the controller: its journals are the controller's, never replayed here."""
+    broker = settings.broker
+    discards = DiscardDirectives(storage, broker.cluster_id)
+    topics = TopicRegistry(broker, storage, Journal(storage, broker, "metadata", discards), discards, sharing,
+                           cleaner_backoff_ms=settings.store.log_cleaner_backoff_ms)
+    await nursery.start(topics.run)
+    elsewhere = CoordinatedElsewhere()
+    quotas = ClientQuotas(Journal(storage, broker, "quotas", discards), broker.quota_window_num,
+                          broker.quota_window_size_seconds)
+    # ACLs and SCRAM credentials are the controller's (settings refuse an authorizer in a cluster)
+    acls = Acls(Journal(storage, broker, "acls", discards), broker)
+    scram_credentials = ScramCredentials(Journal(storage, broker, "credentials", discards))
+    return _services(settings, cluster, topics, elsewhere, elsewhere, quotas, acls, scram_credentials,
+                     producer_ids=producer_ids)
+
+
+async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: TopicSharing | None, *,
+                       settings: Settings, storage: MeshStorage) -> Services:
+    broker = settings.broker
     discards = DiscardDirectives(storage, broker.cluster_id)
     journals = {kind: Journal(storage, broker, kind, discards)
                 for kind in ("metadata", "groups", "transactions", "quotas", "acls", "credentials")}
     await storage.prefetch_heads(*(journal.subject for journal in journals.values()), DISCARD_SUBJECT)
     await discards.open()  # each journal sends directives for its older generations at replay
-    topics = TopicRegistry(broker, storage, journals["metadata"], discards,
+    topics = TopicRegistry(broker, storage, journals["metadata"], discards, sharing,
                            cleaner_backoff_ms=settings.store.log_cleaner_backoff_ms)
     await nursery.start(topics.run)
     internal = InternalLogs(topics)  # Kafka's internal topics, told every change replay does not repeat
@@ -73,12 +116,16 @@ async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshS
     await nursery.start(acls.run)
     scram_credentials = ScramCredentials(journals["credentials"])
     await nursery.start(scram_credentials.run)
-    cluster = ClusterView(broker)
     REGISTRY.register(BrokerStateCollector(topics, groups, journals, storage.live_stores))
     log.info("broker_ready", topics=len(topics.topics))
+    return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials)
+
+
+def _services(settings: Settings, cluster: ClusterView, topics: TopicRegistry, groups, transactions,
+              quotas: ClientQuotas, acls: Acls, scram_credentials: ScramCredentials, producer_ids=None) -> Services:
     return Services(cluster=cluster, topics=topics, groups=groups, transactions=transactions,
-                    producer_ids=topics.producer_ids, fetch_sessions=FetchSessions(),
-                    broker_configs=BrokerConfigs(settings, cluster), log_dir=broker.log_dirs,
+                    producer_ids=producer_ids or topics.producer_ids, fetch_sessions=FetchSessions(),
+                    broker_configs=BrokerConfigs(settings, cluster), log_dir=settings.broker.log_dirs,
                     quotas=quotas, acls=acls, scram_credentials=scram_credentials)
 
 

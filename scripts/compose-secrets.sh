@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes what compose.secure.yaml mounts at /secrets: a CA and the gateway's TLS certificate
-# (for localhost, 127.0.0.1 and the compose network's name `gateway`), the mesh's CURVE key
+# (for localhost, 127.0.0.1 and the gateways' names on the compose network), the mesh's CURVE key
 # pair, and the gateway's properties (SASL users with random passwords, its TLS files).
 # Usage: bash scripts/compose-secrets.sh [DIR]   (default ./secrets; refuses to overwrite)
 # Needs openssl and a Python with pyzmq (PYTHON, default python3: e.g. the project's .venv).
@@ -21,7 +21,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 825 \
 openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=gateway" \
     -keyout gateway.key -out gateway.csr 2>/dev/null
 openssl x509 -req -in gateway.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 825 -out gateway.crt \
-    -extfile <(printf "subjectAltName=DNS:localhost,DNS:gateway,IP:127.0.0.1") 2>/dev/null
+    -extfile <(printf "subjectAltName=DNS:localhost,DNS:gateway,DNS:gateway-2,DNS:gateway-3,IP:127.0.0.1") 2>/dev/null
 cat gateway.key gateway.crt > gateway.pem
 rm -f gateway.csr gateway.key gateway.crt ca.srl
 "$python" - <<'PY'

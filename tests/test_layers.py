@@ -33,7 +33,7 @@ LAYERS = {  # layer: the module prefixes it holds
     "api": ("gateway.api",),
     "testing": ("gateway.testing",),
     "assembly": ("gateway.app", "gateway.broker", "gateway.state_metrics", "gateway.embedded_mesh", "gateway.cli",
-                 "gateway.__main__", "gateway"),
+                 "gateway.cluster_member", "gateway.__main__", "gateway"),
 }
 FOUNDATION = {"protocol", "settings", "base"}
 MAY_IMPORT = {
@@ -44,7 +44,7 @@ MAY_IMPORT = {
     "chp": FOUNDATION,
     "storage": FOUNDATION | {"mesh"},
     "partitions": FOUNDATION,
-    "cluster": FOUNDATION,
+    "cluster": FOUNDATION | {"chp"},
     "topics": FOUNDATION | {"storage", "partitions"},
     "group": FOUNDATION | {"storage"},
     "txn": FOUNDATION | {"storage"},

@@ -1,7 +1,8 @@
 """DescribeCluster and DescribeTopicPartitions: the cluster and its partitions, for admin clients.
 
-The gateway is the cluster's only broker and its controller, and leads every
-partition; partitions are always healthy, so no replica is offline and the
+Brokers, controller and partition leaders come from the cluster view (the
+gateway alone, or the live gateways of a cluster); a partition's replicas
+and ISR are its leader, as in Metadata; no replica is offline and the
 eligible-leader lists (KIP-966) are empty.
 """
 
@@ -89,7 +90,12 @@ def page(request: Request, services: Services, names: list[str], start_of, limit
                 topics.append(PARTITIONS.Response.Topics(name=name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
                                                          topic_authorized_operations=NO_OPERATIONS))
             continue
-        topic = services.topics.get(name) or internal_topic(name)
+        topic = services.topics.get(name)
+        leader_of = (lambda index, topic=topic: services.cluster.leader(topic, index))
+        if topic is None:  # an internal topic before its first record: the controller's
+            topic = internal_topic(name)
+            leader_of = (lambda index, topic=topic:
+                         (services.cluster.controller_id, topic.partitions[index].leader_epoch))
         if topic is None:
             if not every_topic:
                 topics.append(missing(name))
@@ -97,7 +103,7 @@ def page(request: Request, services: Services, names: list[str], start_of, limit
         start = start_of(name)
         end = min(len(topic.partitions), start + remaining)
         operations = authorized_operations(request, services, ResourceType.TOPIC, name, TOPIC_OPERATIONS)
-        topics.append(described(topic, range(start, end), services.cluster.node_id, operations))
+        topics.append(described(topic, range(start, end), leader_of, operations))
         if end < len(topic.partitions):
             return topics, Cursor(topic_name=name, partition_index=end)
         remaining -= max(0, end - start)
@@ -113,12 +119,15 @@ def missing(name: str):
     return PARTITIONS.Response.Topics(name=name, error_code=code, topic_authorized_operations=NO_OPERATIONS)
 
 
-def described(topic, numbers: range, node: int, operations: int):
+def described(topic, numbers: range, leader_of, operations: int):
     Topic = PARTITIONS.Response.Topics
-    partitions = [
-        Topic.Partitions(partition_index=n, leader_id=node, leader_epoch=topic.partitions[n].leader_epoch,
-                         replica_nodes=[node], isr_nodes=[node], eligible_leader_replicas=[], last_known_elr=[])
-        for n in numbers
-    ]
+    partitions = []
+    for n in numbers:
+        leader, epoch = leader_of(n)
+        replicas = [leader] if leader >= 0 else []
+        partitions.append(Topic.Partitions(
+            error_code=ErrorCode.LEADER_NOT_AVAILABLE if leader < 0 else ErrorCode.NONE, partition_index=n,
+            leader_id=leader, leader_epoch=epoch, replica_nodes=replicas, isr_nodes=replicas,
+            eligible_leader_replicas=[], last_known_elr=[]))
     return Topic(name=topic.name, topic_id=topic.topic_id, partitions=partitions, is_internal=is_internal(topic.name),
                  topic_authorized_operations=operations)

@@ -21,6 +21,7 @@ import trio
 
 from gateway.acls.model import Operation, ResourceType
 from gateway.api.authorization import allowed_names
+from gateway.api.leaders import current_leader, leader_endpoints, not_served
 from gateway.api.registry import handles
 from gateway.api.services import Services, Topics
 from gateway.kafka_error import KafkaError
@@ -40,6 +41,7 @@ Topic = API.Response.Responses
 Partition = Topic.Partitions
 READ_COMMITTED = 1
 FIRST_ZSTD_FETCH = 10  # Kafka refuses older fetches of a topic whose compression.type is zstd
+FIRST_CURRENT_LEADER = 12  # Fetch versions that name the current leader (KIP-951)
 log = structlog.get_logger()
 
 
@@ -55,7 +57,7 @@ async def fetch(request: Request, services: Services):
                         services.quotas.window_bytes(CONSUMER_BYTE_RATE, request.client_id, request.user)))
     names = {entry.topic for entry in wanted if entry.topic is not None}
     refused = names - allowed_names(request, services, Operation.READ, ResourceType.TOPIC, names)
-    answer = await _answer(request, services.topics, session, wanted, max_bytes, refused)
+    answer = await _answer(request, services, session, wanted, max_bytes, refused)
     if body.max_wait_ms <= 0 or _enough(request, answer, max_bytes) or _has_error(answer):
         return _counted(_within_quota(request, services, answer))
     deadline = trio.current_time() + body.max_wait_ms / 1000
@@ -92,10 +94,10 @@ async def _answer_later(request: Request, services: Services, session, wanted, m
             finally:
                 for log_ in logs:
                     log_.forget_waiter(waiter)
-            answer = await _answer(request, topics, session, wanted, max_bytes, refused, commit=False)
+            answer = await _answer(request, services, session, wanted, max_bytes, refused, commit=False)
             if _enough(request, answer, max_bytes):
                 break
-    answer = await _answer(request, topics, session, wanted, max_bytes, refused)
+    answer = await _answer(request, services, session, wanted, max_bytes, refused)
     return _counted(_within_quota(request, services, answer))
 
 
@@ -134,7 +136,7 @@ def _topic_name(topics: Topics, topic_id) -> str | None:
     return topic.name if topic else None
 
 
-async def _answer(request: Request, topics: Topics, session, wanted, max_bytes: int, refused: set[str], *,
+async def _answer(request: Request, services: Services, session, wanted, max_bytes: int, refused: set[str], *,
                   commit: bool = True):
     """The response for `wanted` now, within `max_bytes`, the topics `refused` refused (the request may not
     READ them); `commit` records what a session was told."""
@@ -146,7 +148,7 @@ async def _answer(request: Request, topics: Topics, session, wanted, max_bytes: 
             partition = Partition(partition_index=entry.partition, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
                                   high_watermark=-1, records=b"")
         else:
-            partition = await _read_partition(request, topics, entry, budget, first=budget == whole)
+            partition = await _read_partition(request, services, entry, budget, first=budget == whole)
         budget -= len(partition.records or b"")
         if session is not None and not _news(entry, partition, full=body.session_epoch == INITIAL_EPOCH):
             continue
@@ -156,7 +158,11 @@ async def _answer(request: Request, topics: Topics, session, wanted, max_bytes: 
         if key not in answered:
             answered[key] = Topic(topic=entry.topic, topic_id=entry.topic_id, partitions=[])
         answered[key].partitions.append(partition)
-    return API.Response(session_id=session.session_id if session else 0, responses=list(answered.values()))
+    response = API.Response(session_id=session.session_id if session else 0, responses=list(answered.values()))
+    response.node_endpoints = leader_endpoints(services, request.connection.listener,
+                                               [p.current_leader for t in response.responses for p in t.partitions],
+                                               API.Response.NodeEndpoints)
+    return response
 
 
 def _news(entry: SessionPartition, partition, *, full: bool) -> bool:
@@ -165,13 +171,12 @@ def _news(entry: SessionPartition, partition, *, full: bool) -> bool:
             or partition.log_start_offset != entry.log_start_offset)
 
 
-async def _read_partition(request: Request, topics: Topics, entry: SessionPartition, budget: int, *, first: bool):
-    body = request.body
+async def _read_partition(request: Request, services: Services, entry: SessionPartition, budget: int, *,
+                          first: bool):
+    body, topics = request.body, services.topics
     log_ = topics.partition(entry.topic, entry.partition) if entry.topic is not None else None
     if log_ is None:
-        missing = ErrorCode.UNKNOWN_TOPIC_ID if request.version >= 13 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        return Partition(partition_index=entry.partition, error_code=missing, high_watermark=-1,
-                         records=b"")
+        return _not_served(request, services, entry)
     if request.version < FIRST_ZSTD_FETCH and topics.config(topics.get(entry.topic), "compression.type") == "zstd":
         return Partition(partition_index=entry.partition, error_code=ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
                          high_watermark=-1, records=b"")
@@ -200,6 +205,16 @@ async def _read_partition(request: Request, topics: Topics, entry: SessionPartit
     except DecodeError as exc:  # a stored batch whose records do not decode
         answer.error_code = ErrorCode.CORRUPT_MESSAGE
         log.warning("fetch_down_conversion_failed", topic=entry.topic, reason=str(exc))
+    return answer
+
+
+def _not_served(request: Request, services: Services, entry: SessionPartition):
+    code = not_served(services, entry.topic, entry.partition)
+    answer = Partition(partition_index=entry.partition, error_code=code, high_watermark=-1, records=b"")
+    if code == ErrorCode.NOT_LEADER_OR_FOLLOWER and request.version >= FIRST_CURRENT_LEADER:
+        answer.current_leader = current_leader(services, entry.topic, entry.partition, Partition.CurrentLeader)
+    elif request.version >= 13:
+        answer.error_code = ErrorCode.UNKNOWN_TOPIC_ID
     return answer
 
 

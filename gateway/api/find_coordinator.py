@@ -1,4 +1,5 @@
-"""FindCoordinator: this gateway coordinates every group and transaction (one coordinator for now)."""
+"""FindCoordinator: one gateway coordinates every group and transaction: this one alone, the
+controller in a cluster (coordinators are not spread over gateways yet)."""
 
 from __future__ import annotations
 
@@ -19,12 +20,14 @@ KEY_RESOURCES = {GROUP: ResourceType.GROUP, TRANSACTION: ResourceType.TRANSACTIO
 @handles("FindCoordinator")
 async def find_coordinator(request: Request, services: Services):
     body = request.body
-    coordinator = services.cluster.this_broker(request.connection.listener)
-    node, host, port = coordinator.node_id, coordinator.host, coordinator.port
+    coordinator = services.cluster.coordinator(request.connection.listener)
+    code, message, node, host, port = ErrorCode.NONE, None, -1, "", -1
     if body.key_type not in (GROUP, TRANSACTION, SHARE):
-        code, message, node, host, port = ErrorCode.INVALID_REQUEST, f"unknown key type {body.key_type}", -1, "", -1
+        code, message = ErrorCode.INVALID_REQUEST, f"unknown key type {body.key_type}"
+    elif coordinator is None:
+        code, message = ErrorCode.COORDINATOR_NOT_AVAILABLE, "the controller is not known yet"
     else:
-        code, message = ErrorCode.NONE, None
+        node, host, port = coordinator.node_id, coordinator.host, coordinator.port
     found = {"error_code": code, "error_message": message, "node_id": node, "host": host, "port": port}
     if request.version < FIRST_BATCHED_VERSION:
         return API.Response(**_answer_for(request, services, body.key, found))

@@ -29,7 +29,10 @@ async def init_producer_id(request: Request, services: Services):
     if refusal is not None:
         return API.Response(error_code=refusal, producer_epoch=NO_EPOCH)
     if body.transactional_id is None:
-        producer_id = await services.producer_ids.allocate()
+        try:
+            producer_id = await services.producer_ids.allocate()
+        except KafkaError as exc:  # in a cluster, the controller gave this gateway no ids in time
+            return API.Response(error_code=exc.code, producer_epoch=NO_EPOCH)
         return API.Response(producer_id=producer_id, producer_epoch=0)
     if body.transactional_id == "" or (body.producer_id == NO_PRODUCER_ID) != (body.producer_epoch == NO_EPOCH):
         return API.Response(error_code=ErrorCode.INVALID_REQUEST, producer_epoch=NO_EPOCH)

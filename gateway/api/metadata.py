@@ -1,8 +1,10 @@
 """Metadata: brokers, and topics with their partitions' leaders.
 
-This gateway leads every partition it serves; replicas and ISR name it
-alone, as the stores behind it are not Kafka brokers. The internal offsets
-topic is described as Kafka describes __consumer_offsets (internal_topics).
+A partition's replicas and ISR name its leader gateway alone: the stores
+behind it hold its copies but are not Kafka brokers a client could reach
+(ARCHITECTURE.md, "A cluster of gateways"). The internal offsets topic is
+described as Kafka describes __consumer_offsets (internal_topics), led by
+the coordinator.
 """
 
 from __future__ import annotations
@@ -63,11 +65,14 @@ def _name_of(services: Services, topic_id) -> str | None:
 
 
 async def describe_topic(request: Request, services: Services, wanted, auto_create: bool):
-    topics, node = services.topics, services.cluster.node_id
+    topics, cluster = services.topics, services.cluster
     with_operations = request.body.include_topic_authorized_operations
     internal = internal_topic(wanted) if isinstance(wanted, str) else internal_topic_by_id(wanted)
-    if internal is not None:  # its records' topic once it has any
-        return _described(topics.get(internal.name) or internal, node,
+    if internal is not None:  # its records' topic once it has any, else the controller's
+        stored = topics.get(internal.name)
+        leader_of = ((lambda index: cluster.leader(stored, index)) if stored is not None
+                     else (lambda index: (cluster.controller_id, internal.partitions[index].leader_epoch)))
+        return _described(stored or internal, leader_of,
                           topic_operations(request, services, internal.name, with_operations), is_internal=True)
     if isinstance(wanted, str):
         try:
@@ -84,8 +89,8 @@ async def describe_topic(request: Request, services: Services, wanted, auto_crea
         missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if isinstance(wanted, str) else ErrorCode.UNKNOWN_TOPIC_ID
         name = wanted if isinstance(wanted, str) else None
         return API.Response.Topics(error_code=missing, name=name, topic_authorized_operations=NO_OPERATIONS)
-    return _described(topic, node, topic_operations(request, services, topic.name, with_operations),
-                      is_internal=False)
+    return _described(topic, lambda index: cluster.leader(topic, index),
+                      topic_operations(request, services, topic.name, with_operations), is_internal=False)
 
 
 def _auto_creating(services: Services) -> bool:
@@ -99,13 +104,13 @@ def topic_operations(request: Request, services: Services, name: str, wanted: bo
     return authorized_operations(request, services, ResourceType.TOPIC, name, TOPIC_OPERATIONS)
 
 
-def _described(topic, node: int, operations: int, *, is_internal: bool):
-    partitions = [
-        API.Response.Topics.Partitions(
-            partition_index=p.index, leader_id=node, leader_epoch=p.leader_epoch,
-            replica_nodes=[node], isr_nodes=[node],
-        )
-        for p in topic.partitions
-    ]
+def _described(topic, leader_of, operations: int, *, is_internal: bool):
+    partitions = []
+    for index in range(len(topic.partitions)):
+        leader, epoch = leader_of(index)
+        partitions.append(API.Response.Topics.Partitions(
+            error_code=ErrorCode.LEADER_NOT_AVAILABLE if leader < 0 else ErrorCode.NONE,
+            partition_index=index, leader_id=leader, leader_epoch=epoch,
+            replica_nodes=[leader] if leader >= 0 else [], isr_nodes=[leader] if leader >= 0 else []))
     return API.Response.Topics(name=topic.name, topic_id=topic.topic_id, partitions=partitions,
                                is_internal=is_internal, topic_authorized_operations=operations)

@@ -12,6 +12,7 @@ import structlog
 from gateway.acls.model import Operation, ResourceType
 from gateway.api.authorization import allowed_names
 from gateway.api.fetch import READ_COMMITTED
+from gateway.api.leaders import not_served
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.server.dispatch import Request
@@ -30,8 +31,8 @@ log = structlog.get_logger()
 
 async def for_each_partition(request: Request, services: Services, operation: Operation, name_of, partitions_of,
                              number_of, answer, missing):
-    """[(topic name, [answer or missing(number) per partition])] in request order; the partitions of a
-    topic the request may not do `operation` to are missing with TOPIC_AUTHORIZATION_FAILED."""
+    """[(topic name, [answer, or missing(number, error code) per partition])] in request order; the
+    partitions of a topic the request may not do `operation` to are missing with TOPIC_AUTHORIZATION_FAILED."""
     topics = request.body.topics
     permitted = allowed_names(request, services, operation, ResourceType.TOPIC, (name_of(t) for t in topics))
     result = []
@@ -39,10 +40,13 @@ async def for_each_partition(request: Request, services: Services, operation: Op
         name = name_of(topic)
         answers = []
         for wanted in partitions_of(topic):
-            partition = services.topics.partition(name, number_of(wanted)) if name in permitted else None
-            answers.append(await answer(partition, wanted) if partition else missing(number_of(wanted)))
+            number = number_of(wanted)
             if name not in permitted:
-                answers[-1].error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                answers.append(missing(number, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                continue
+            partition = services.topics.partition(name, number)
+            answers.append(await answer(partition, wanted) if partition else
+                           missing(number, not_served(services, name, number)))
         result.append((name, answers))
     return result
 
@@ -77,7 +81,7 @@ async def list_offsets(request: Request, services: Services):
     topics = await for_each_partition(
         request, services, Operation.DESCRIBE, lambda t: t.name, lambda t: t.partitions,
         lambda p: p.partition_index, answer,
-        lambda n: Partition(partition_index=n, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+        lambda n, code: Partition(partition_index=n, error_code=code))
     return LIST_OFFSETS.Response(topics=[
         LIST_OFFSETS.Response.Topics(name=name, partitions=parts) for name, parts in topics])
 
@@ -120,7 +124,7 @@ async def offset_for_leader_epoch(request: Request, services: Services):
     topics = await for_each_partition(
         request, services, Operation.DESCRIBE, lambda t: t.topic, lambda t: t.partitions,
         lambda p: p.partition, answer,
-        lambda n: Partition(partition=n, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+        lambda n, code: Partition(partition=n, error_code=code))
     return LEADER_EPOCH.Response(topics=[
         LEADER_EPOCH.Response.Topics(topic=name, partitions=parts) for name, parts in topics])
 
@@ -144,8 +148,7 @@ async def delete_records(request: Request, services: Services):
     topics = await for_each_partition(
         request, services, Operation.DELETE, lambda t: t.name, lambda t: t.partitions,
         lambda p: p.partition_index, answer,
-        lambda n: Partition(partition_index=n, low_watermark=-1,
-                            error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+        lambda n, code: Partition(partition_index=n, low_watermark=-1, error_code=code))
     for name in moved:
         topic = services.topics.get(name)
         if topic is not None:  # not deleted meanwhile

@@ -26,6 +26,7 @@ import trio
 from gateway.acls.model import Operation, ResourceType
 from gateway.api.authorization import FAILURES, allowed, allowed_names, failure, may_create
 from gateway.api.internal_topics import is_internal
+from gateway.api.leaders import current_leader, leader_endpoints
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.kafka_error import KafkaError
@@ -40,6 +41,7 @@ from protocol.kafka.error_codes import ErrorCode
 API = by_name("Produce")
 PartitionResponse = API.Response.Responses.PartitionResponses
 log = structlog.get_logger()
+FIRST_CURRENT_LEADER = 10  # Produce versions that name the current leader (KIP-951)
 
 
 @handles("Produce", "0-12")
@@ -69,10 +71,16 @@ async def produce(request: Request, services: Services):
                 answer.base_offset = -1
                 answer.record_errors = [PartitionResponse.RecordErrors(batch_index=index, batch_index_error_message=why)
                                         for index, why in exc.record_errors]
+                if exc.code == ErrorCode.NOT_LEADER_OR_FOLLOWER and request.version >= FIRST_CURRENT_LEADER:
+                    answer.current_leader = current_leader(services, topic_data.name, data.index,
+                                                           PartitionResponse.CurrentLeader)
                 log.info("produce_refused", topic=topic_data.name, partition=data.index,
                          error=exc.code.name, reason=exc.message)
         responses.append(API.Response.Responses(name=topic_data.name, partition_responses=answers))
     response = API.Response(responses=responses, throttle_time_ms=_throttle(request, services))
+    response.node_endpoints = leader_endpoints(services, request.connection.listener,
+                                               [a.current_leader for r in responses for a in r.partition_responses],
+                                               API.Response.NodeEndpoints)
     if body.acks == 0:
         if any(a.error_code for r in responses for a in r.partition_responses):
             raise CloseConnection("an acks=0 produce failed")
@@ -104,6 +112,8 @@ async def _append(request: Request, services: Services, topic_name: str, data, a
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                          f"{topic_name}/{data.index} is not a partition of this cluster")
     partition = topic.partitions[data.index]
+    if partition is None:
+        raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{topic_name}/{data.index} is led by another gateway")
     acks = request.body.acks
     if acks and not topic.native and partition.in_sync_stores() < partition.stores_for(acks):
         if acks == 1:

@@ -1,13 +1,17 @@
 """The cluster as clients see it: its id, its brokers and where each is reached.
 
-Today the cluster is this gateway alone, its own controller; a client is
-told the endpoint advertised for the listener it connected through.
+Alone (no `chp.servers`) the cluster is this gateway, its own controller.
+In a cluster the brokers are the live gateways CHP lists (membership.py); a
+client is told the endpoint each advertises for the listener it connected
+through.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from gateway.cluster.leadership import Leaders
+from gateway.cluster.membership import Membership
 from gateway.settings.listeners import Listener
 from gateway.settings.table import BrokerSettings
 
@@ -21,14 +25,17 @@ class BrokerEndpoint:
 
 
 class ClusterView:
-    def __init__(self, settings: BrokerSettings):
+    def __init__(self, settings: BrokerSettings, membership: Membership | None = None, leaders: Leaders | None = None):
         self.cluster_id = settings.cluster_id
         self.node_id = settings.node_id
+        self.rack = settings.broker_rack
+        self.membership = membership
+        self.leaders = leaders
         self._advertised = {listener.name: listener for listener in settings.client_listeners()}
 
     @property
     def controller_id(self) -> int:
-        return self.node_id
+        return self.node_id if self.membership is None else self.membership.controller_id
 
     def bound(self, ports: dict[str, int]) -> None:
         """Advertise the ports the system chose for listeners bound on port 0."""
@@ -37,11 +44,29 @@ class ClusterView:
 
     def brokers(self, listener: str) -> list[BrokerEndpoint]:
         """Every live broker, with its endpoint on `listener`."""
-        return [self.this_broker(listener)]
+        if self.membership is None:
+            return [self.this_broker(listener)]
+        return [BrokerEndpoint(member.node_id, *member.listeners[listener], member.rack)
+                for member in sorted(self.membership.members().values(), key=lambda m: m.node_id)
+                if listener in member.listeners]
+
+    def broker(self, node_id: int, listener: str) -> BrokerEndpoint | None:
+        return next((b for b in self.brokers(listener) if b.node_id == node_id), None)
 
     def this_broker(self, listener: str) -> BrokerEndpoint:
         advertised = self._advertised[listener]
-        return BrokerEndpoint(self.node_id, advertised.host, advertised.port)
+        return BrokerEndpoint(self.node_id, advertised.host, advertised.port, self.rack)
+
+    def coordinator(self, listener: str) -> BrokerEndpoint | None:
+        """The gateway coordinating every group and transaction: this one alone, the controller in a cluster."""
+        return self.this_broker(listener) if self.membership is None else self.broker(self.controller_id, listener)
+
+    def leader(self, topic, index: int) -> tuple[int, int]:
+        """(leader node id, leader epoch) of a partition; (-1, -1) while it has none. Native
+        partitions are read only: every gateway serves them."""
+        if self.leaders is None or topic.native:
+            return self.node_id, topic.partitions[index].leader_epoch
+        return self.leaders.leader(str(topic.topic_id), index) or (-1, -1)
 
     def advertised_listeners(self) -> tuple[Listener, ...]:
         return tuple(self._advertised.values())

@@ -202,6 +202,8 @@ class PartitionLog:
         return first, sequence
 
     def _check_leading(self) -> None:
+        if self._scope.cancel_called:  # closed: another gateway of the cluster may lead it now
+            raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, "this gateway no longer leads the partition")
         if self.mesh.deposed_by is not None:
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER,
                              f"the stores are fenced by a leader newer than this gateway's epoch {self.leader_epoch}")
@@ -236,13 +238,16 @@ class PartitionLog:
         an idempotent producer's retry of it is answered from the first append.
         """
         with trio.CancelScope() as waiting:
-            if self.in_sync_stores() < stores:
+            if self.in_sync_stores() < stores or self._scope.cancel_called:
                 waiting.cancel()
             self._store_waits[waiting] = stores
             try:
                 await self.mesh.wait_acked(sequence, stores)
             finally:
                 del self._store_waits[waiting]
+        if self._scope.cancel_called and not self.is_stored(sequence, stores):
+            raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, "this gateway stopped leading the partition before "
+                             "the stores acknowledged the batch")
         if not self.is_stored(sequence, stores):
             self._check_leading()  # deposed: Kafka's DelayedProduce answers NOT_LEADER_OR_FOLLOWER
             raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
@@ -281,9 +286,12 @@ class PartitionLog:
             self._tail_bytes -= len(self._tail.popleft().data)
 
     def close(self) -> None:
-        """Stop following acknowledgements (the topic was deleted)."""
+        """Stop following acknowledgements (the topic was deleted, or its leadership moved);
+        produce still waiting for stores is answered at once."""
         self.mesh.watch_acks(None)
         self._scope.cancel()
+        for waiting in self._store_waits:
+            waiting.cancel()
 
     async def run(self) -> None:
         """Read old batches ahead for catching-up consumers; runs until `close`."""

@@ -324,6 +324,21 @@ class HostCounts(Kind):
 
 
 @dataclass(frozen=True)
+class HostPorts(HostCounts):
+    """HOST:PORT,... of servers to reach, in order."""
+
+    metavar: ClassVar[str] = "HOST:PORT,..."
+
+    def check(self, value) -> tuple[tuple[str, int], ...]:
+        if any(not 0 < port < 65536 for _, port in super().check(value)):
+            raise self.refused(value)
+        return value
+
+    def allowed(self) -> str:
+        return "a list of HOST:PORT"
+
+
+@dataclass(frozen=True)
 class Real(Kind):
     """A number from low to high, as Kafka's DOUBLE configs (min.cleanable.dirty.ratio)."""
 

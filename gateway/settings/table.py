@@ -21,6 +21,7 @@ from gateway.settings.kinds import (
     Directory,
     FilePath,
     HostCounts,
+    HostPorts,
     Integer,
     IntegerOr,
     Names,
@@ -66,6 +67,8 @@ class BrokerSettings:
     """The Kafka broker the gateway is to clients, and the defaults its topics inherit."""
 
     node_id: int = kafka(Integer(0), 0, "this gateway's broker id", synonyms=("broker.id",))
+    broker_rack: str | None = kafka(Nullable(inner=Text(empty=False)), None, "rack of this gateway, told to clients "
+                                                                         "in Metadata and DescribeCluster")
     cluster_id: str = setting(Text(empty=False), "dafka-gateway",
                               "cluster id told to clients; it also names the gateway's journals on the mesh", G)
     listeners: tuple[Listener, ...] = kafka(
@@ -430,6 +433,11 @@ class ChpSettings:
     chp_peer_timeout_ms: int = setting(MS, 2000, "silence after which the peer counts as gone: an active server "
                                                  "then publishes without waiting for it, a passive one takes over "
                                                  "at the next client request", Command.CHP)
+    chp_servers: tuple[tuple[str, int], ...] = setting(
+        HostPorts(), (), "CHP servers (host and base port) through which gateways form one cluster; empty: this "
+                         "gateway alone is the cluster", G)
+    chp_session_timeout_ms: int = setting(MS, 6000, "a gateway whose membership in CHP is not refreshed this long "
+                                                    "leaves the cluster; its partitions move", G)
 
     def __post_init__(self):
         check_values(self)
@@ -482,4 +490,8 @@ class Settings:
             protocol = self.broker.security_protocol(listener.name)
             if protocol in TLS_PROTOCOLS:
                 self.ssl.check_served(listener.name, protocol)
+        if self.chp.chp_servers and self.broker.authorizer_class_name:
+            # Followers of the controller do not hold the ACLs yet: they would authorize against none.
+            raise NotAllowed("authorizer.class.name cannot be used with chp.servers yet: in a cluster of "
+                             "gateways only the controller holds the ACLs")
 

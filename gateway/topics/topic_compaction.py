@@ -39,9 +39,12 @@ def partition_discards(topic: Topic, settings: BrokerSettings) -> list[Discard]:
     """The directives of a gateway topic's partitions as journaled, with the last
     compaction of each if the topic is compacted."""
     compacted = is_compacted(topic, settings)
-    return [Discard(topic.name, state.address, state.first_sequence, partition.cleaning.last if compacted else None)
-            for state, partition in zip(topic.partition_states, topic.partitions, strict=False)
-            if state.first_sequence > 0 or (compacted and partition.cleaning.last is not None)]
+    directives = []
+    for state, partition in zip(topic.partition_states, topic.partitions, strict=False):
+        last = partition.cleaning.last if compacted and partition is not None else None  # None: led elsewhere
+        if state.first_sequence > 0 or last is not None:
+            directives.append(Discard(topic.name, state.address, state.first_sequence, last))
+    return directives
 
 
 async def keep_cleaning_points_moving(topics: dict[str, Topic], settings: BrokerSettings, send,
@@ -57,6 +60,8 @@ async def keep_cleaning_points_moving(topics: dict[str, Topic], settings: Broker
             compacted = is_compacted(topic, settings)
             config = compaction_config(topic, settings) if compacted else None
             for state, partition in zip(topic.partition_states, topic.partitions, strict=False):
+                if partition is None:  # led by another gateway of the cluster, which sends its directives
+                    continue
                 compaction = partition.compaction(config, now_ms) if compacted else None
                 if sent.get(state.address) != compaction:
                     directives.append(Discard(topic.name, state.address, state.first_sequence, compaction))

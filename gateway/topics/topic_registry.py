@@ -27,6 +27,7 @@ from gateway.topics.native_topics import ENTRY as NATIVE_ENTRY
 from gateway.topics.native_topics import NativeTopics
 from gateway.topics.partition_checkpoints import CHECKPOINTS_DIRECTORY, PartitionCheckpoints, Recovery
 from gateway.topics.producer_ids import ProducerIds
+from gateway.topics.shared_topics import ClusterTopics, TopicSharing, led
 from gateway.topics.topic import PartitionState, Topic, check_topic_name
 from gateway.topics.topic_compaction import keep_cleaning_points_moving, partition_discards, policies
 from gateway.topics.topic_configs import TOPIC_CONFIGS, InvalidConfig, checked_overrides
@@ -41,10 +42,11 @@ DELETED_PARTITIONS = "deleted_partitions"  # the directives that emptied deleted
 STORES_CHECK_S = 0.25  # how soon stores that came, went or fell behind move the watermarks
 
 
-class TopicRegistry:
+class TopicRegistry(ClusterTopics):
     def __init__(self, settings: BrokerSettings, storage: MeshStorage, journal: Journal,
-                 discards: DiscardDirectives, *, cleaner_backoff_ms: int = 15000):
+                 discards: DiscardDirectives, sharing: TopicSharing | None = None, *, cleaner_backoff_ms: int = 15000):
         self.settings = settings
+        self.sharing = sharing  # None: this gateway alone is the cluster and leads every partition
         self.cleaner_backoff_ms = cleaner_backoff_ms
         self.storage = storage
         self.discards = discards
@@ -65,11 +67,19 @@ class TopicRegistry:
         (the discard directives are open and the journal's heads prefetched)."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            if self._follows_controller:
+                nursery.start_soon(self._follow_stores)
+                nursery.start_soon(self.enforce_retention)
+                log.info("topics_follow_controller")
+                task_status.started()
+                await trio.sleep_forever()
             states = self._replayed(await self.journal.replay())
-            await self.storage.prefetch_heads(*states, *self.native.journaled_topics())
+            # Partitions led elsewhere take their heads when they are led here.
+            await self.storage.prefetch_heads(*(() if self.sharing else states), *self.native.journaled_topics())
             for state in states.values():
                 topic = Topic.from_state(state)
-                await self._open(topic, await self.storage.heads(topic.name))
+                await self._open(topic, None if self.sharing else await self.storage.heads(topic.name))
+                await self._share(topic)
             # A directive sent just before a crash may have reached no store.
             await self.resend_discards()
             await self.discards.send(list(self.deleted_partitions.values()))
@@ -117,8 +127,12 @@ class TopicRegistry:
 
     async def _open(self, topic: Topic, heads: dict[str, int] | None = None) -> None:
         """Start serving the topic's new partitions; `heads` (from the stores) when
-        they may hold data already, as at start-up."""
+        they may hold data already, as at start-up. In a cluster they open when led here."""
         self.own_addresses.update(state.address for state in topic.partition_states)
+        if self.sharing is not None:
+            topic.partitions += [None] * (len(topic.partition_states) - len(topic.partitions))
+            self.topics[topic.name] = topic
+            return
         for number, state in enumerate(topic.partition_states[len(topic.partitions):],
                                        start=len(topic.partitions)):
             head = (heads or {}).get(state.address)
@@ -139,14 +153,14 @@ class TopicRegistry:
         """Split the memory for recent batches between the gateway's partitions, so
         that many partitions cannot take more than --tail-bytes-total."""
         gateway_topics = [t for t in self.topics.values() if not t.native]
-        count = sum(len(t.partitions) for t in gateway_topics)
+        count = sum(len(led(t)) for t in gateway_topics)
         share = min(self.settings.tail_bytes_per_partition, self.settings.tail_bytes_total // max(count, 1))
         if share == self._tail_share:
             return  # new partitions were made with this share already
         self._tail_share = share
         log.info("tail_shared", partitions=count, bytes_per_partition=share)
         for topic in gateway_topics:
-            for partition in topic.partitions:
+            for partition in led(topic):
                 partition.limit_tail(share)
 
     def _partition_log(self, topic: Topic, number: int, state: PartitionState,
@@ -183,6 +197,7 @@ class TopicRegistry:
         return TOPIC_CONFIGS[name].inherited(self.settings)
 
     def partition(self, name: str, number: int) -> PartitionLog | None:
+        """The partition, if this gateway leads it."""
         topic = self.topics.get(name)
         if topic is None or not 0 <= number < len(topic.partitions):
             return None
@@ -205,6 +220,7 @@ class TopicRegistry:
         except InvalidConfig as exc:
             raise KafkaError(ErrorCode.INVALID_CONFIG, str(exc)) from None
         async with self.topic_lock:
+            self._check_controller()
             if name in self.topics:
                 raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
             topic = Topic(name, topic_id or uuid.uuid4(), replication_factor,
@@ -213,12 +229,16 @@ class TopicRegistry:
                 return topic
             await self.journal.write(topic.state())
             await self._open(topic)
+            await self._share(topic)
         log.info("topic_created", topic=name, partitions=num_partitions, configs=overrides)
         return topic
 
     async def auto_create(self, name: str) -> Topic | None:
         """The topic, created with defaults if allowed and missing."""
         topic = self.topics.get(name)
+        if topic is None and self.settings.auto_create_topics_enable and self._follows_controller:
+            await self.sharing.request_creation(name)
+            raise KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, f"topic {name!r} is being created")
         if topic is None and self.settings.auto_create_topics_enable:
             try:
                 topic = await self.create(name)
@@ -233,16 +253,32 @@ class TopicRegistry:
         deletion is journaled may lie past the journaled end and stay."""
         async with self.topic_lock:
             topic = self._changeable(name, ErrorCode.TOPIC_DELETION_DISABLED, "delete")
-            ends = {partition.mesh.uuid: partition.mesh.next_sequence for partition in topic.partitions}
+            ends = await self._ends(topic)
             await self.journal.write({"type": "topic_deleted", "name": name, "ends": ends})
-            del self.topics[name]
-            for partition in topic.partitions:
-                partition.close()
-                self.storage.release(partition.mesh)
-                self.checkpoints.forget(str(topic.topic_id), partition.mesh.uuid)
-            self._share_tail()
+            if self.sharing is not None:
+                await self.sharing.unshare(topic.state())
+            self._forget(topic)
             await self.discards.send(self._deleted(name, ends))
         log.info("topic_deleted", topic=name)
+
+    async def _ends(self, topic: Topic) -> dict[str, int]:
+        """Each partition's next sequence: as published here, else as the stores hold it (led elsewhere)."""
+        heads = {} if None not in topic.partitions else await self.storage.heads(topic.name)
+        return {state.address: heads.get(state.address, -1) + 1 if partition is None else partition.mesh.next_sequence
+                for state, partition in zip(topic.partition_states, topic.partitions, strict=True)}
+
+    def _forget(self, topic: Topic) -> None:
+        del self.topics[topic.name]
+        for index, partition in enumerate(topic.partitions):
+            if partition is not None:
+                self._close(topic, index)
+                self.checkpoints.forget(str(topic.topic_id), partition.mesh.uuid)
+        self._share_tail()
+
+    def _close(self, topic: Topic, index: int) -> None:
+        partition, topic.partitions[index] = topic.partitions[index], None
+        partition.close()
+        self.storage.release(partition.mesh)
 
     def _deleted(self, name: str, ends: dict[str, int]) -> list[Discard]:
         """The directives emptying a deleted topic's partitions, kept to be sent again at start-up."""
@@ -265,6 +301,7 @@ class TopicRegistry:
                                        for _ in range(count - len(topic.partition_states))]
             await self.journal.write(topic.state())
             await self._open(topic)
+            await self._share(topic)
 
     async def replace_configs(self, name: str, overrides: dict[str, str], *, validate_only: bool = False) -> None:
         """Replace a topic's overrides."""
@@ -283,13 +320,18 @@ class TopicRegistry:
                 return
             topic.configs = checked
             await self.journal.write(topic.state())
-            insync = int(topic.config("min.insync.replicas", self.settings))
-            for partition in topic.partitions:
-                partition.min_insync = insync
+            await self._share(topic)
+            self._configured(topic)
+
+    def _configured(self, topic: Topic) -> None:
+        insync = int(topic.config("min.insync.replicas", self.settings))
+        for partition in led(topic):
+            partition.min_insync = insync
 
     def _changeable(self, name: str, refusal: ErrorCode, change: str) -> Topic:
         """The topic `name`, if the gateway may `change` it: native topics belong to
         their producers, so Kafka's answer for a change its policy forbids."""
+        self._check_controller()
         topic = self.topics.get(name)
         if topic is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist")
@@ -309,7 +351,7 @@ class TopicRegistry:
             if changed:
                 log.info("live_stores_changed", live=live)
             for topic in list(self.topics.values()):
-                for partition in () if topic.native else topic.partitions:
+                for partition in () if topic.native else led(topic):
                     if changed or partition.high_watermark < partition.next_offset:
                         partition.stores_changed()
 
@@ -322,7 +364,7 @@ class TopicRegistry:
         """Checkpoint every partition that took batches since its last checkpoint."""
         written = await self.checkpoints.write([(str(topic.topic_id), partition)
                                                 for topic in list(self.topics.values()) if not topic.native
-                                                for partition in topic.partitions])
+                                                for partition in led(topic)])
         if written:
             log.info("partitions_checkpointed", partitions=written)
 
@@ -337,10 +379,10 @@ class TopicRegistry:
                     continue
                 retention_ms = int(topic.config("retention.ms", self.settings))
                 retention_bytes = int(topic.config("retention.bytes", self.settings))
-                moved = [p.apply_retention(now_ms, retention_ms, retention_bytes) for p in topic.partitions]
+                moved = [p.apply_retention(now_ms, retention_ms, retention_bytes) for p in led(topic)]
                 if any(moved) and topic.name in self.topics:
                     log.info("retention_applied", topic=topic.name,
-                             log_start_offsets=[p.log_start_offset for p in topic.partitions])
+                             log_start_offsets=[p.log_start_offset for p in led(topic)])
                     await self.save_log_start(topic)
             await self.resend_discards()
 
@@ -349,7 +391,9 @@ class TopicRegistry:
         behind): a store behind a directive skips to it instead of waiting for records
         that nobody holds any more. The directives for deleted topics and older journal
         generations are sent again only at start-up (their number only grows, and
-        nothing waits on them to go on)."""
+        nothing waits on them to go on). In a cluster the controller sends them."""
+        if self._follows_controller:
+            return
         async with self.topic_lock:  # what is journaled: save_log_start updates it under the lock
             discards = [discard for topic in self.topics.values() if not topic.native
                         for discard in partition_discards(topic, self.settings)]
@@ -364,10 +408,26 @@ class TopicRegistry:
             if topic.native:
                 await self.native.save_log_start(topic)
                 return
-            grown = {state.address for state, partition in zip(topic.partition_states, topic.partitions, strict=True)
-                     if partition.first_sequence > state.first_sequence}
-            for state, partition in zip(topic.partition_states, topic.partitions, strict=True):
-                state.log_start_offset = partition.log_start_offset
-                state.first_sequence = partition.first_sequence
-            await self.journal.write(topic.state())
-            await self.discards.send([d for d in partition_discards(topic, self.settings) if d.address in grown])
+            moved = {index: (partition.log_start_offset, partition.first_sequence)
+                     for index, partition in enumerate(topic.partitions) if partition is not None}
+            if not self._follows_controller:
+                await self._journal_log_starts(topic, moved)
+                return
+            for index, (log_start_offset, first_sequence) in moved.items():
+                await self.sharing.report_log_start(str(topic.topic_id), index, log_start_offset, first_sequence)
+
+    async def _journal_log_starts(self, topic: Topic, moved: dict[int, tuple[int, int]]) -> None:
+        """Journal a topic's moved log starts (they never go back), then tell the stores what
+        they may discard below."""
+        grown = set()
+        for index, (log_start_offset, first_sequence) in moved.items():
+            state = topic.partition_states[index]
+            if first_sequence > state.first_sequence:
+                grown.add(state.address)
+            state.log_start_offset = max(state.log_start_offset, log_start_offset)
+            state.first_sequence = max(state.first_sequence, first_sequence)
+        await self.journal.write(topic.state())
+        await self._share(topic)
+        await self.discards.send([d for d in partition_discards(topic, self.settings) if d.address in grown])
+
+

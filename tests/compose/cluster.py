@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SERVICES = ("tower", "store-1", "store-2", "store-3", "gateway")
+SERVICES = ("tower", "store-1", "store-2", "store-3", "chp", "gateway", "gateway-2", "gateway-3")
 STORES = ("store-1", "store-2", "store-3")
 COMMAND_TIMEOUT_S = 300.0  # the first `up` of a clean machine creates every container
 HEALTHY_TIMEOUT_S = 180.0
@@ -66,13 +66,15 @@ def image() -> str:
 class Cluster:
     """One compose project: `docker compose -f compose.yaml -p <unique name>`."""
 
-    def __init__(self, tool: list[str], image: str, host_port: int, files: tuple[str, ...] = ("compose.yaml",),
-                 env: dict[str, str] | None = None):
+    def __init__(self, tool: list[str], image: str, host_ports: tuple[int, int, int],
+                 files: tuple[str, ...] = ("compose.yaml",), env: dict[str, str] | None = None):
         self.project = "dafkatest" + uuid.uuid4().hex[:10]
-        self.host_port = host_port
+        self.host_port = host_ports[0]
         self.image = image
         self.command = [*tool, *(f for name in files for f in ("-f", str(ROOT / name))), "-p", self.project]
-        self.env = {**os.environ, "DAFKA_IMAGE": image, "DAFKA_HOST_PORT": str(host_port), **(env or {})}
+        self.env = {**os.environ, "DAFKA_IMAGE": image, **{  # one host port per gateway
+            f"DAFKA_HOST_PORT{suffix}": str(port) for suffix, port in zip(("", "_2", "_3"), host_ports, strict=True)},
+            **(env or {})}
 
     @property
     def bootstrap(self) -> str:

@@ -12,7 +12,7 @@ def cluster():
     """compose.yaml's cluster on a free host port, under a project name of its own; every
     container, network and volume of the project is removed afterwards (the image stays)."""
     tag = image()
-    started = Cluster(compose_tool(), tag, free_port())
+    started = Cluster(compose_tool(), tag, (free_port(), free_port(), free_port()))
     try:
         started.up()
         yield started

@@ -1,6 +1,6 @@
-"""`docker compose up` (compose.yaml): a tower, three stores with a volume each and a gateway
-with min.insync.replicas=2, served to clients on the host and on the compose network, durable
-across store kills and `down`/`up`, empty after `down -v`."""
+"""`docker compose up` (compose.yaml): a tower, three stores with a volume each, a CHP server and
+three gateways with min.insync.replicas=2, served to clients on the host and on the compose
+network, durable across store kills and `down`/`up`, empty after `down -v`."""
 
 import shutil
 import subprocess

@@ -27,8 +27,8 @@ def secrets(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def secure_cluster(secrets):
-    started = Cluster(compose_tool(), image(), free_port(), files=("compose.yaml", "compose.secure.yaml"),
-                      env={"DAFKA_SECRETS": str(secrets)})
+    started = Cluster(compose_tool(), image(), (free_port(), free_port(), free_port()),
+                      files=("compose.yaml", "compose.secure.yaml"), env={"DAFKA_SECRETS": str(secrets)})
     try:
         started.up()
         yield started

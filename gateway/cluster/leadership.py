@@ -1,0 +1,188 @@
+"""Partition leadership and shared topics, kept in CHP.
+
+`cluster/partitions/<topic id>/<index>` = {leader, epoch}: only the
+controller changes it, by a claim on the key's sequence, bumping the epoch
+at every change (`assign_leaders`). `cluster/topics/<name>` holds each
+topic's journaled state: the controller writes the metadata journal and then
+this key, the other gateways follow it. A gateway asked to auto-create a
+topic it cannot create leaves `cluster/topic-requests/<name>` for the
+controller. Every gateway opens the partitions it leads and closes those it
+lost (`follow_cluster`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Protocol
+
+import structlog
+import trio
+
+from gateway.chp.changes import Update
+from gateway.chp.chp_client import ChpClient
+from gateway.cluster.claims import KeyClaims
+from gateway.cluster.membership import Membership, decoded, encoded
+
+log = structlog.get_logger()
+
+PARTITIONS = "cluster/partitions/"
+TOPICS = "cluster/topics/"
+TOPIC_REQUESTS = "cluster/topic-requests/"
+LOG_STARTS = "cluster/log-starts/"
+
+Wanted = dict[tuple[str, int], int]  # (topic id, index) -> leader epoch
+
+
+class ClusterTopics(Protocol):
+    """What the cluster asks of the topic registry."""
+
+    async def follow_shared(self, states: dict[str, dict]) -> None: ...
+
+    async def lead(self, wanted: Wanted) -> None: ...
+
+    async def auto_create(self, name: str): ...
+
+    async def log_starts_reported(self, reports: dict[tuple[str, int], tuple[int, int]]) -> None: ...
+
+
+def partition_key(topic_id: str, index: int, prefix: str = PARTITIONS) -> str:
+    return f"{prefix}{topic_id}/{index}"
+
+
+def partition_values(client: ChpClient, prefix: str) -> dict[tuple[str, int], dict]:
+    """(topic id, index) -> value of every partition key under `prefix`."""
+    found = {}
+    for key, body in client.items().items():
+        value = decoded(body) if key.startswith(prefix) else None
+        if value is not None:
+            topic_id, index = key.removeprefix(prefix).rsplit("/", 1)
+            found[(topic_id, int(index))] = value
+    return found
+
+
+class Leaders:
+    """Who leads which partition, as this gateway's CHP mirror says."""
+
+    def __init__(self, client: ChpClient):
+        self.client = client
+
+    def leader(self, topic_id: str, index: int) -> tuple[int, int] | None:
+        """(leader node id, leader epoch), or None while unassigned."""
+        value = decoded(self.client.get(partition_key(topic_id, index)))
+        return None if value is None else (value["leader"], value["epoch"])
+
+    def shared_topics(self) -> dict[str, dict]:
+        return {key.removeprefix(TOPICS): state for key, body in self.client.items().items()
+                if key.startswith(TOPICS) and (state := decoded(body)) is not None}
+
+    def led_by(self, node_id: int) -> Wanted:
+        return {partition: value["epoch"] for partition, value in partition_values(self.client, PARTITIONS).items()
+                if value["leader"] == node_id}
+
+
+class TopicSharing:
+    """The registry's side of shared topics: the controller publishes, the others request."""
+
+    def __init__(self, client: ChpClient, membership: Membership):
+        self.client = client
+        self.membership = membership
+
+    @property
+    def is_controller(self) -> bool:
+        return self.membership.is_controller
+
+    async def share(self, state: dict) -> None:
+        await self.client.set(f"{TOPICS}{state['name']}", encoded(state))
+
+    async def unshare(self, state: dict) -> None:
+        await self.client.delete(f"{TOPICS}{state['name']}")
+        for index in range(len(state["partitions"])):
+            await self.client.delete(partition_key(state["id"], index))
+            await self.client.delete(partition_key(state["id"], index, LOG_STARTS))
+
+    async def request_creation(self, name: str) -> None:
+        await self.client.set(f"{TOPIC_REQUESTS}{name}", encoded({"requested_by": self.membership.node_id}))
+
+    async def report_log_start(self, topic_id: str, index: int, log_start_offset: int, first_sequence: int) -> None:
+        """A partition's log start moved where it is led, for the controller to journal."""
+        await self.client.set(partition_key(topic_id, index, LOG_STARTS),
+                              encoded({"log_start_offset": log_start_offset, "first_sequence": first_sequence}))
+
+
+async def on_changes(client: ChpClient, react: Callable, prefixes: tuple[str, ...]) -> None:
+    """`await react()` now and after every change of keys under `prefixes`; changes that come
+    while it runs are taken together."""
+    dirty = trio.Event()
+    dirty.set()
+
+    async def watch():
+        nonlocal dirty
+        while True:  # a watch that fell too far behind ends: open another
+            with client.watch() as changes:
+                dirty.set()
+                async for change in changes:
+                    if not isinstance(change, Update) or change.key.startswith(prefixes):
+                        dirty.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(watch)
+        while True:
+            await dirty.wait()
+            dirty = trio.Event()
+            await react()
+
+
+async def follow_cluster(client: ChpClient, leaders: Leaders, topics: ClusterTopics, node_id: int) -> None:
+    """Keep the registry's topics and led partitions as CHP says (every gateway)."""
+    async def react():
+        await topics.follow_shared(leaders.shared_topics())
+        await topics.lead(leaders.led_by(node_id))
+
+    await on_changes(client, react, (TOPICS, PARTITIONS))
+
+
+async def serve_topic_requests(client: ChpClient, topics: ClusterTopics) -> None:
+    """The controller: create the topics other gateways were asked to auto-create."""
+    async def react():
+        for key in [key for key in client.items() if key.startswith(TOPIC_REQUESTS)]:
+            await topics.auto_create(key.removeprefix(TOPIC_REQUESTS))
+            await client.delete(key)
+
+    await on_changes(client, react, (TOPIC_REQUESTS,))
+
+
+async def serve_log_starts(client: ChpClient, topics: ClusterTopics) -> None:
+    """The controller: journal the log starts other gateways moved (retention, DeleteRecords)."""
+    async def react():
+        await topics.log_starts_reported({partition: (value["log_start_offset"], value["first_sequence"])
+                                          for partition, value in partition_values(client, LOG_STARTS).items()})
+
+    await on_changes(client, react, (LOG_STARTS,))
+
+
+async def assign_leaders(client: ChpClient, claims: KeyClaims, membership: Membership, leaders: Leaders) -> None:
+    """The controller: give every partition without a live leader to the live gateway
+    leading fewest, with the next epoch."""
+    async def react():
+        live = set(membership.members())
+        if not live:
+            return
+        load = Counter({node: 0 for node in live})
+        orphans = []
+        for state in leaders.shared_topics().values():
+            for index in range(len(state["partitions"])):
+                key, current = partition_key(state["id"], index), leaders.leader(state["id"], index)
+                if current is not None and current[0] in live:
+                    load[current[0]] += 1
+                else:
+                    orphans.append((key, claims.sequence(key), current))
+        for key, sequence, current in orphans:
+            node = min(live, key=lambda n: (load[n], n))
+            epoch = 0 if current is None else current[1] + 1
+            if await claims.claim(key, encoded({"leader": node, "epoch": epoch}), sequence):
+                load[node] += 1
+                log.info("partition_leader_assigned", partition=key.removeprefix(PARTITIONS), leader=node, epoch=epoch,
+                         previous=None if current is None else current[0])
+
+    await on_changes(client, react, (TOPICS, PARTITIONS, "cluster/gateways/"))

@@ -1,0 +1,117 @@
+"""This gateway's membership of the cluster, as CHP holds it, and the controller key.
+
+Each gateway keeps `cluster/gateways/<node.id>` set with a ttl of
+`chp.session.timeout.ms` (its advertised listeners and rack), refreshed three
+times per ttl: a gateway that stops refreshing, even killed, leaves the
+cluster when its key expires. The first gateway to claim `cluster/controller`
+is the controller; it refreshes that key the same way, and when it expires
+the others claim it again.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import structlog
+import trio
+
+from gateway.chp.changes import Update
+from gateway.chp.chp_client import ChpClient
+from gateway.cluster.claims import KeyClaims
+from gateway.settings.listeners import Listener
+
+log = structlog.get_logger()
+
+MEMBERS = "cluster/gateways/"
+CONTROLLER = "cluster/controller"
+REFRESHES_PER_TTL = 3
+
+
+@dataclass(frozen=True)
+class Member:
+    node_id: int
+    rack: str | None
+    listeners: dict[str, tuple[str, int]]  # listener name -> advertised host and port
+
+
+def encoded(value: dict) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
+
+
+def decoded(body: bytes | None) -> dict | None:
+    """A key's JSON value; None for an absent or unreadable one (logged: never written by us)."""
+    if body is None:
+        return None
+    try:
+        value = json.loads(body)
+    except ValueError:
+        log.warning("chp_value_unreadable", value=body[:100])
+        return None
+    return value if isinstance(value, dict) else None
+
+
+class Membership:
+    def __init__(self, client: ChpClient, claims: KeyClaims, node_id: int, rack: str | None, ttl_s: float):
+        self.client = client
+        self.claims = claims
+        self.node_id = node_id
+        self.rack = rack
+        self.ttl_s = ttl_s
+        self.is_controller = False
+
+    def members(self) -> dict[int, Member]:
+        """The live gateways by node id."""
+        found = {}
+        for key, body in self.client.items().items():
+            value = decoded(body) if key.startswith(MEMBERS) else None
+            if value is not None:
+                member = Member(value["node"], value.get("rack"),
+                                {name: (host, port) for name, (host, port) in value["listeners"].items()})
+                found[member.node_id] = member
+        return found
+
+    @property
+    def controller_id(self) -> int:
+        value = decoded(self.client.get(CONTROLLER))
+        return -1 if value is None else value["node"]
+
+    async def join(self, listeners: tuple[Listener, ...]) -> None:
+        """Announce this gateway, then claim the controller key if nobody holds it."""
+        self._value = encoded({"node": self.node_id, "rack": self.rack,
+                               "listeners": {listener.name: [listener.host, listener.port] for listener in listeners}})
+        await self.client.set(f"{MEMBERS}{self.node_id}", self._value, self.ttl_s)
+        self._controller = encoded({"node": self.node_id})
+        self.is_controller = (self.claims.sequence(CONTROLLER) == 0
+                              and await self.claims.claim(CONTROLLER, self._controller, 0, self.ttl_s))
+        log.info("cluster_joined", node_id=self.node_id, controller=self.controller_id)
+
+    async def claim_controller_when_free(self) -> None:
+        """Return once this gateway has won the controller key, claimed whenever it is absent."""
+        while True:
+            with self.client.watch() as changes:
+                if self.claims.sequence(CONTROLLER) == 0 and await self.claims.claim(
+                        CONTROLLER, self._controller, 0, self.ttl_s):
+                    self.is_controller = True
+                    log.info("controller_won", node_id=self.node_id)
+                    return
+                async for change in changes:
+                    if not isinstance(change, Update) or (change.key == CONTROLLER and change.value is None):
+                        break
+
+    async def refresh(self) -> None:
+        """Keep the keys alive for as long as this gateway runs."""
+        while True:
+            await trio.sleep(self.ttl_s / REFRESHES_PER_TTL)
+            await self.client.set(f"{MEMBERS}{self.node_id}", self._value, self.ttl_s)
+            if self.is_controller:
+                await self._refresh_controller()
+
+    async def _refresh_controller(self) -> None:
+        """Renew the controller key only while it is still this gateway's: a successor that won it
+        after it expired (this gateway paused) is never overwritten."""
+        if self.client.get(CONTROLLER) != self._controller:
+            log.error("controller_key_lost", node_id=self.node_id, holder=self.controller_id)
+            return
+        if not await self.claims.claim(CONTROLLER, self._controller, self.claims.sequence(CONTROLLER), self.ttl_s):
+            log.error("controller_key_lost", node_id=self.node_id, holder=self.controller_id)

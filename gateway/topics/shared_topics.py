@@ -1,0 +1,127 @@
+"""The topic registry in a cluster of gateways, and what it needs of the cluster
+(gateway/cluster/leadership.py has it).
+
+In a cluster only the controller writes the metadata journal; it shares
+each topic's journaled state through CHP, from which the other gateways
+take their topics, and partitions open only where they are led.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import structlog
+
+from gateway.kafka_error import KafkaError
+from gateway.partitions.partition_log import recovered_state
+from gateway.topics.topic import Topic
+from protocol.kafka.error_codes import ErrorCode
+
+log = structlog.get_logger()
+
+
+class TopicSharing(Protocol):
+    @property
+    def is_controller(self) -> bool: ...
+
+    async def share(self, state: dict) -> None: ...
+
+    async def unshare(self, state: dict) -> None: ...
+
+    async def request_creation(self, name: str) -> None: ...
+
+    async def report_log_start(self, topic_id: str, index: int, log_start_offset: int, first_sequence: int
+                               ) -> None: ...
+
+
+async def fence_before_leading(subject: str, address: str, epoch: int) -> None:
+    """Where a new leader fences the stores before it publishes (issue 16: the stores refuse
+    records of older epochs). The stores take no fence yet, so a deposed leader that still
+    runs can get writes acknowledged until it learns of its successor."""
+    log.info("partition_fence_pending", topic=subject, address=address, epoch=epoch)
+
+
+class ClusterTopics:
+    """TopicRegistry's part in a cluster: following the controller's topics, leading the
+    partitions assigned here, journaling log starts moved where others lead. Mixed into
+    TopicRegistry, whose state and helpers it uses."""
+
+    @property
+    def _follows_controller(self) -> bool:
+        return self.sharing is not None and not self.sharing.is_controller
+
+    async def _share(self, topic: Topic) -> None:
+        """Tell the other gateways of the cluster what the journal now holds of a topic."""
+        if self.sharing is not None:
+            await self.sharing.share(topic.state())
+
+    def _check_controller(self) -> None:
+        """Only the controller changes topics: the others send clients to it, as Kafka's brokers do."""
+        if self._follows_controller:
+            raise KafkaError(ErrorCode.NOT_CONTROLLER, "this gateway is not the controller")
+
+    async def follow_shared(self, states: dict[str, dict]) -> None:
+        """Take the topics the controller shared (CHP's `cluster/topics/`): new, changed, deleted."""
+        if not self._follows_controller:
+            return
+        async with self.topic_lock:
+            for topic in [t for t in self.topics.values() if states.get(t.name, {}).get("id") != str(t.topic_id)]:
+                self._forget(topic)
+            for name, state in states.items():
+                shared = Topic.from_state(state)
+                topic = self.topics.get(name)
+                if topic is None:
+                    await self._open(shared)
+                    continue
+                pairs = zip(topic.partition_states, shared.partition_states, strict=False)
+                for number, (mine, theirs) in enumerate(pairs):
+                    if topic.partitions[number] is None:  # a led one knows its log start best
+                        mine.log_start_offset, mine.first_sequence = theirs.log_start_offset, theirs.first_sequence
+                topic.partition_states += shared.partition_states[len(topic.partition_states):]
+                topic.configs = shared.configs
+                await self._open(topic)
+                self._configured(topic)
+
+    async def lead(self, wanted: dict[tuple[str, int], int]) -> None:
+        """Lead exactly the partitions `wanted` names ((topic id, index) -> leader epoch): open
+        those newly led from the stores, as start-up without a checkpoint does, close those lost."""
+        async with self.topic_lock:
+            for topic in [t for t in self.topics.values() if not t.native]:
+                for index, partition in enumerate(topic.partitions):
+                    epoch = wanted.get((str(topic.topic_id), index))
+                    if partition is not None and partition.leader_epoch != epoch:
+                        self._close(topic, index)
+                        log.info("partition_leadership_lost", topic=topic.name, partition=index)
+                    if epoch is not None and topic.partitions[index] is None:
+                        await self._lead(topic, index, epoch)
+            self._share_tail()
+
+    async def _lead(self, topic: Topic, index: int, epoch: int) -> None:
+        state = topic.partition_states[index]
+        await fence_before_leading(topic.name, state.address, epoch)
+        head = (await self.storage.heads(topic.name)).get(state.address)
+        offsets, producers, read = await recovered_state(
+            self.storage.contents(topic.name, state.address, head, state.first_sequence),
+            state.first_sequence, state.log_start_offset, None)
+        partition = self._partition_log(topic, index, state, offsets, producers)
+        partition.leader_epoch = epoch
+        topic.partitions[index] = partition
+        log.info("partition_led", topic=topic.name, partition=index, epoch=epoch, next_offset=partition.next_offset,
+                 batches_read=read)
+
+    async def log_starts_reported(self, reports: dict[tuple[str, int], tuple[int, int]]) -> None:
+        """The controller: journal the log starts that other gateways moved in partitions they lead."""
+        async with self.topic_lock:
+            for topic in [t for t in self.topics.values() if not t.native]:
+                moved = {index: report for index, state in enumerate(topic.partition_states)
+                         if (report := reports.get((str(topic.topic_id), index))) is not None
+                         and report[0] > state.log_start_offset}
+                if moved:
+                    await self._journal_log_starts(topic, moved)
+                    log.info("reported_log_starts_journaled", topic=topic.name,
+                             log_start_offsets={index: offset for index, (offset, _) in moved.items()})
+
+
+def led(topic: Topic) -> list:
+    """The topic's partitions this gateway leads (every one when it is the cluster alone)."""
+    return [partition for partition in topic.partitions if partition is not None]

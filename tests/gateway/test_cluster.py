@@ -1,0 +1,336 @@
+"""Several gateways on one mesh form one Kafka cluster (issue 16): a tower, a store, a CHP
+server and three gateways, each a process; the clients bootstrap from any gateway."""
+
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from contextlib import contextmanager
+
+import pytest
+from confluent_kafka import Producer, TopicPartition
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewPartitions,
+    NewTopic,
+)
+
+from protocol.kafka.apis import by_name
+from protocol.kafka.error_codes import ErrorCode
+from tests.chp.conftest import _free_base_port
+from tests.gateway.clients import CLIENTS, Sent
+from tests.gateway.groups import wait_until
+from tests.gateway.server import GatewayProcess
+from tests.gateway.test_acks import start_store
+from tests.gateway.test_validation import Connection
+from tests.mesh.conftest import fast_config
+from tests.mesh.processes import NodeProcess
+from tests.protocol.records.bad_batches import good
+
+SESSION_TIMEOUT_MS = 3000
+PARTITIONS = 6
+
+
+@contextmanager
+def chp_server(tmp_path):
+    port = _free_base_port()
+    with open(tmp_path / "chp.log", "ab") as log:
+        process = subprocess.Popen([sys.executable, "-m", "gateway.chp.chp_server", "--chp-host", "127.0.0.1",
+                                    "--chp-port", str(port), "--chp-hugz-interval-ms", "200",
+                                    "--chp-flush-interval-ms", "200"], stdout=log, stderr=log)
+    try:
+        wait_until(lambda: accepts(port + 2), 30, "the CHP server listens")
+        yield port
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+
+
+def accepts(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+@contextmanager
+def gateway_cluster(tmp_path, count: int = 3):
+    """`count` gateways (node ids 1..count, the first the controller) on one tower and store."""
+    config = fast_config()
+    tower = NodeProcess.tower(config, tmp_path / "tower.log")
+    gateways, store = [], None
+    try:
+        tower.wait_for_log("event='tower_started'")
+        store = start_store(config, tmp_path, "a")
+        with chp_server(tmp_path) as chp_port:
+            for node in range(1, count + 1):
+                gateway = GatewayProcess(tmp_path / f"gateway-{node}", "--node-id", str(node),
+                                         "--chp-servers", f"127.0.0.1:{chp_port}",
+                                         "--chp-session-timeout-ms", str(SESSION_TIMEOUT_MS),
+                                         "--broker-rack", f"rack-{node}", stores=0)
+                gateway.tower_sub, gateway.tower_pub = (int(a.rsplit(":", 1)[1]) for a in
+                                                        (config.tower_sub_address, config.tower_pub_address))
+                gateways.append(gateway.start())
+            yield gateways
+            for gateway in gateways:
+                gateway.stop()
+    finally:
+        for gateway in gateways:
+            gateway.stop()
+        for node in [store, tower]:
+            if node is not None:
+                node.stop()
+
+
+def metadata(gateway: GatewayProcess, topic: str | None = None):
+    return AdminClient({"bootstrap.servers": gateway.bootstrap}).list_topics(topic, timeout=10)
+
+
+def leaders(gateway: GatewayProcess, topic: str) -> dict[int, int]:
+    """Partition -> leader node id, as `gateway` tells (-1 while a partition has none)."""
+    described = metadata(gateway, topic).topics[topic]
+    return {number: p.leader for number, p in described.partitions.items()}
+
+
+def spread_over(gateway: GatewayProcess, topic: str, nodes: set[int]) -> bool:
+    found = leaders(gateway, topic)
+    return len(found) == PARTITIONS and set(found.values()) == nodes
+
+
+def retention_ms(gateway: GatewayProcess, topic: str) -> str:
+    admin = AdminClient({"bootstrap.servers": gateway.bootstrap})
+    resource = ConfigResource("topic", topic)
+    return admin.describe_configs([resource])[resource].result(30)["retention.ms"].value
+
+
+def create_topic_through(gateway: GatewayProcess, topic: str) -> None:
+    """Created through any gateway: the admin client sends CreateTopics to the controller."""
+    admin = AdminClient({"bootstrap.servers": gateway.bootstrap})
+    admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(30)
+
+
+def records(tag: str, count: int) -> list[Sent]:
+    return [Sent(value=f"{tag}-{n}".encode(), partition=n % PARTITIONS) for n in range(count)]
+
+
+def test_gateways_list_each_other_and_spread_partition_leadership(tmp_path):
+    with gateway_cluster(tmp_path) as gateways:
+        for gateway in gateways:
+            wait_until(lambda g=gateway: set(metadata(g).brokers) == {1, 2, 3}, 30, "every gateway listed")
+            assert metadata(gateway).controller_id == 1
+            admin = AdminClient({"bootstrap.servers": gateway.bootstrap})  # kept until the answer comes
+            described = admin.describe_cluster().result(30)
+            assert described.controller.id == 1
+            assert {(n.id, n.port, n.rack) for n in described.nodes} == {
+                (node, g.port, f"rack-{node}") for node, g in enumerate(gateways, 1)}
+            assert {(b.host, b.port) for b in metadata(gateway).brokers.values()} == {
+                ("127.0.0.1", g.port) for g in gateways}
+        create_topic_through(gateways[2], "spread")
+        for gateway in gateways:
+            wait_until(lambda g=gateway: spread_over(g, "spread", {1, 2, 3}), 30, "partitions led by all three")
+        sent = []
+        for (name, (produce, _)), gateway in zip(CLIENTS.items(), gateways, strict=True):
+            batch = records(name, 30)
+            produce(gateway.bootstrap, "spread", batch, acks="all" if name != "kafka-python" else -1)
+            sent += batch
+        for (name, (_, consume)), gateway in zip(CLIENTS.items(), reversed(gateways), strict=True):
+            got = consume(gateway.bootstrap, "spread", list(range(PARTITIONS)), len(sent))
+            assert sorted(g.value for g in got) == sorted(s.value for s in sent), name
+
+
+def test_gateways_send_clients_to_the_leader_the_controller_and_the_coordinator(tmp_path):
+    """What a client hears from a gateway that does not lead a partition (KIP-951's current
+    leader and its endpoint where the version has them), is not the controller, or not the
+    coordinator."""
+    with gateway_cluster(tmp_path) as gateways:
+        create_topic_through(gateways[0], "routed")
+        wait_until(lambda: spread_over(gateways[0], "routed", {1, 2, 3}), 30, "partitions led by all three")
+        connection = Connection(gateways[1].port)  # node 2
+        try:
+            described = connection.call(METADATA, 12, METADATA.Request(topics=[METADATA.Request.Topics(name="routed")]))
+            assert {(b.node_id, b.port, b.rack) for b in described.brokers} == {
+                (node, g.port, f"rack-{node}") for node, g in enumerate(gateways, 1)}
+            assert described.controller_id == 1
+            (topic,) = described.topics
+            partition = next(p for p in topic.partitions if p.leader_id != 2)
+            assert partition.replica_nodes == partition.isr_nodes == [partition.leader_id]
+            elsewhere = gateways[partition.leader_id - 1]
+            number = partition.partition_index
+            produced = produce_v12(connection, number)
+            assert produced.responses[0].partition_responses[0].error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+            assert produced.responses[0].partition_responses[0].current_leader.leader_id == partition.leader_id
+            assert [(e.node_id, e.host, e.port) for e in produced.node_endpoints] == [
+                (partition.leader_id, "127.0.0.1", elsewhere.port)]
+            fetched = fetch_v16(connection, topic.topic_id, number)
+            answer = fetched.responses[0].partitions[0]
+            assert answer.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+            assert (answer.current_leader.leader_id, answer.current_leader.leader_epoch) == (partition.leader_id, 0)
+            assert [e.node_id for e in fetched.node_endpoints] == [partition.leader_id]
+            assert partition_errors(connection, number) == [ErrorCode.NOT_LEADER_OR_FOLLOWER] * 3
+            created = connection.call(CREATE_TOPICS, 5, CREATE_TOPICS.Request(topics=[
+                CREATE_TOPICS.Request.Topics(name="not-here", num_partitions=1, replication_factor=1)]))
+            assert created.topics[0].error_code == ErrorCode.NOT_CONTROLLER
+            coordinator = connection.call(FIND_COORDINATOR, 4, FIND_COORDINATOR.Request(coordinator_keys=["g"]))
+            assert (coordinator.coordinators[0].node_id, coordinator.coordinators[0].port) == (1, gateways[0].port)
+        finally:
+            connection.close()
+
+
+def test_topics_auto_created_and_deleted_through_any_gateway(tmp_path):
+    """A gateway asked to auto-create a topic has the controller create it; partitions added
+    and a deletion, sent to the controller, reach every gateway."""
+    with gateway_cluster(tmp_path) as gateways:
+        produce, _ = CLIENTS["kafka-python"]
+        assert produce(gateways[2].bootstrap, "auto", [Sent(value=b"first")], acks=-1) == [0]
+        for gateway in gateways:
+            wait_until(lambda g=gateway: "auto" in metadata(g).topics, 30, "every gateway knows the topic")
+        admin = AdminClient({"bootstrap.servers": gateways[1].bootstrap})
+        admin.create_partitions([NewPartitions("auto", 3)])["auto"].result(30)
+        for gateway in gateways:
+            wait_until(lambda g=gateway: len(leaders(g, "auto")) == 3 and -1 not in leaders(g, "auto").values(), 30,
+                       "every gateway knows the new partitions and their leaders")
+        change = ConfigResource("topic", "auto", incremental_configs=[
+            ConfigEntry("retention.ms", "123456", incremental_operation=AlterConfigOpType.SET)])
+        admin.incremental_alter_configs([change])[change].result(30)
+        for gateway in gateways:
+            wait_until(lambda g=gateway: retention_ms(g, "auto") == "123456", 30, "every gateway has the new config")
+        admin.delete_topics(["auto"])["auto"].result(30)
+        for gateway in gateways:
+            wait_until(lambda g=gateway: "auto" not in metadata(g).topics, 30, "every gateway forgot the topic")
+
+
+METADATA, PRODUCE, FETCH = by_name("Metadata"), by_name("Produce"), by_name("Fetch")
+CREATE_TOPICS, FIND_COORDINATOR = by_name("CreateTopics"), by_name("FindCoordinator")
+INIT_PRODUCER_ID = by_name("InitProducerId")
+LIST_OFFSETS, DELETE_RECORDS, EPOCHS = by_name("ListOffsets"), by_name("DeleteRecords"), by_name("OffsetForLeaderEpoch")
+
+
+def produce_v12(connection: Connection, number: int):
+    Data = PRODUCE.Request.TopicData
+    return connection.call(PRODUCE, 12, PRODUCE.Request(acks=-1, timeout_ms=30000, topic_data=[
+        Data(name="routed", partition_data=[Data.PartitionData(index=number, records=good([b"x"]))])]))
+
+
+def fetch_v16(connection: Connection, topic_id, number: int):
+    Topics = FETCH.Request.Topics
+    return connection.call(FETCH, 16, FETCH.Request(max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, topics=[
+        Topics(topic_id=topic_id, partitions=[Topics.Partitions(partition=number, fetch_offset=0,
+                                                                partition_max_bytes=1 << 20)])]))
+
+
+def partition_errors(connection: Connection, number: int) -> list[int]:
+    """The error codes of ListOffsets, DeleteRecords and OffsetForLeaderEpoch for one partition."""
+    listed = connection.call(LIST_OFFSETS, 7, LIST_OFFSETS.Request(replica_id=-1, topics=[LIST_OFFSETS.Request.Topics(
+        name="routed", partitions=[LIST_OFFSETS.Request.Topics.Partitions(partition_index=number, timestamp=-1)])]))
+    deleted = connection.call(DELETE_RECORDS, 2, DELETE_RECORDS.Request(timeout_ms=30000, topics=[
+        DELETE_RECORDS.Request.Topics(name="routed", partitions=[
+            DELETE_RECORDS.Request.Topics.Partitions(partition_index=number, offset=0)])]))
+    epochs = connection.call(EPOCHS, 4, EPOCHS.Request(topics=[EPOCHS.Request.Topics(topic="routed", partitions=[
+        EPOCHS.Request.Topics.Partitions(partition=number, leader_epoch=0)])]))
+    return [listed.topics[0].partitions[0].error_code, deleted.topics[0].partitions[0].error_code,
+            epochs.topics[0].partitions[0].error_code]
+
+
+def produce_until(gateways: list[GatewayProcess], topic: str, acknowledged: list[bytes],
+                  stop: threading.Event) -> None:
+    producer = Producer({"bootstrap.servers": ",".join(g.bootstrap for g in gateways), "acks": "all", "linger.ms": 5,
+                         "message.timeout.ms": 60000})
+
+    def delivered(error, message):
+        if error is None:
+            acknowledged.append(message.value())
+
+    number = 0
+    while not stop.is_set():
+        try:
+            producer.produce(topic, f"value-{number:08d}".encode(), partition=number % PARTITIONS,
+                             on_delivery=delivered)
+            number += 1
+        except BufferError:
+            pass
+        producer.poll(0.001)
+    assert producer.flush(60) == 0
+
+
+@pytest.mark.parametrize("victim", [1, 3], ids=["controller", "follower"])
+def test_sigkill_of_a_gateway_moves_its_partitions_and_loses_nothing(tmp_path, victim):
+    """The controller's death also moves the controller: another gateway takes its journals over."""
+    with gateway_cluster(tmp_path) as gateways:
+        survivors = [g for node, g in enumerate(gateways, 1) if node != victim]
+        live = {1, 2, 3} - {victim}
+        create_topic_through(gateways[0], "failover")
+        wait_until(lambda: spread_over(gateways[0], "failover", {1, 2, 3}), 30, "partitions led by all three")
+        acknowledged: list[bytes] = []
+        stop = threading.Event()
+        producing = threading.Thread(target=produce_until, args=(gateways, "failover", acknowledged, stop))
+        producing.start()
+        try:
+            wait_until(lambda: len(acknowledged) >= 2000, 60, "records acknowledged before the kill")
+            gateways[victim - 1].kill()
+            killed_at = len(acknowledged)
+            for survivor in survivors:
+                wait_until(lambda g=survivor: spread_over(g, "failover", live), 30, "its partitions moved")
+                assert set(metadata(survivor).brokers) == live
+                assert metadata(survivor).controller_id in live
+            wait_until(lambda: len(acknowledged) >= killed_at + 2000, 60, "produce goes on after the kill")
+        finally:
+            stop.set()
+            producing.join()
+        later = []
+        for name, (produce, _) in CLIENTS.items():
+            batch = records(name, 12)
+            produce(survivors[0].bootstrap, "failover", batch)
+            later += [s.value for s in batch]
+        for name, (_, consume) in CLIENTS.items():
+            got = {g.value for g in consume(survivors[1].bootstrap, "failover", list(range(PARTITIONS)),
+                                            len(acknowledged) + len(later))}
+            missing = set(acknowledged + later) - got
+            assert not missing, f"{name}: {len(missing)} acknowledged records lost, e.g. {sorted(missing)[:3]}"
+
+
+def test_idempotent_producers_get_ids_through_any_gateway(tmp_path):
+    """Producer ids come from the controller's journal: the other gateways get blocks of them from it."""
+    with gateway_cluster(tmp_path) as gateways:
+        create_topic_through(gateways[0], "idempotent")
+        wait_until(lambda: spread_over(gateways[0], "idempotent", {1, 2, 3}), 30, "partitions led by all three")
+        given = set()
+        for gateway in gateways * 2:
+            connection = Connection(gateway.port)
+            try:
+                answer = connection.call(INIT_PRODUCER_ID, 4, INIT_PRODUCER_ID.Request(
+                    transactional_id=None, transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1))
+            finally:
+                connection.close()
+            assert answer.error_code == ErrorCode.NONE
+            given.add(answer.producer_id)
+        assert len(given) == 6, "a producer id handed out twice"
+        produce, consume = CLIENTS["confluent-kafka"]
+        sent = records("idempotent", 60)
+        produce(gateways[2].bootstrap, "idempotent", sent, **{"enable.idempotence": True})
+        got = consume(gateways[1].bootstrap, "idempotent", list(range(PARTITIONS)), len(sent))
+        assert sorted(g.value for g in got) == sorted(s.value for s in sent)
+
+
+def test_records_deleted_where_a_follower_leads_stay_deleted_after_it_dies(tmp_path):
+    """DeleteRecords on a partition a gateway other than the controller leads: the controller
+    journals the new log start, so the next leader starts there."""
+    with gateway_cluster(tmp_path) as gateways:
+        create_topic_through(gateways[0], "trimmed")
+        wait_until(lambda: spread_over(gateways[0], "trimmed", {1, 2, 3}), 30, "partitions led by all three")
+        number = next(p for p, leader in leaders(gateways[0], "trimmed").items() if leader == 3)
+        produce, consume = CLIENTS["confluent-kafka"]
+        produce(gateways[0].bootstrap, "trimmed", [Sent(value=b"%d" % n, partition=number) for n in range(20)])
+        admin = AdminClient({"bootstrap.servers": gateways[0].bootstrap})
+        (deleted,) = admin.delete_records([TopicPartition("trimmed", number, 10)]).values()
+        assert deleted.result(30).low_watermark == 10
+        wait_until(lambda: "reported_log_starts_journaled" in gateways[0].log_path.read_text(), 30,
+                   "the controller journaled the log start")
+        gateways[2].kill()
+        wait_until(lambda: spread_over(gateways[0], "trimmed", {1, 2}), 30, "its partitions moved")
+        got = consume(gateways[1].bootstrap, "trimmed", [number], 10)
+        assert [g.offset for g in got] == list(range(10, 20))
