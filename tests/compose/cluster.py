@@ -66,13 +66,15 @@ def image() -> str:
 class Cluster:
     """One compose project: `docker compose -f compose.yaml -p <unique name>`."""
 
-    def __init__(self, tool: list[str], image: str, host_ports: tuple[int, int, int]):
+    def __init__(self, tool: list[str], image: str, host_ports: tuple[int, int, int],
+                 files: tuple[str, ...] = ("compose.yaml",), env: dict[str, str] | None = None):
         self.project = "dafkatest" + uuid.uuid4().hex[:10]
         self.host_port = host_ports[0]
         self.image = image
-        self.command = [*tool, "-f", str(ROOT / "compose.yaml"), "-p", self.project]
+        self.command = [*tool, *(f for name in files for f in ("-f", str(ROOT / name))), "-p", self.project]
         self.env = {**os.environ, "DAFKA_IMAGE": image, **{  # one host port per gateway
-            f"DAFKA_HOST_PORT{suffix}": str(port) for suffix, port in zip(("", "_2", "_3"), host_ports, strict=True)}}
+            f"DAFKA_HOST_PORT{suffix}": str(port) for suffix, port in zip(("", "_2", "_3"), host_ports, strict=True)},
+            **(env or {})}
 
     @property
     def bootstrap(self) -> str:
