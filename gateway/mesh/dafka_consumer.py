@@ -100,6 +100,8 @@ class Consumer:
         self.sequencers = Sequencers()
         self._reads: dict[tuple[str, str], list[_Read]] = defaultdict(list)
         self._heads: dict[str, list[dict[str, int]]] = defaultdict(list)
+        # subject -> partition -> the highest head stores reported (the periodic GET-HEADS included)
+        self._known_heads: dict[str, dict[str, int]] = defaultdict(dict)
         self._stores: set[str] = set()  # store readers subscribed to our publisher
         self._greeted_by: set[str] = set()  # store readers whose STORE-HELLO reached our subscriber
         self._stores_changed = trio.Event()
@@ -175,7 +177,7 @@ class Consumer:
         elif isinstance(message, (Head, DirectHead)):
             key = (message.subject, message.partition)
             if isinstance(message, DirectHead):
-                for found in self._heads.get(message.subject, ()):
+                for found in (self._known_heads[message.subject], *self._heads.get(message.subject, ())):
                     found[message.partition] = max(found.get(message.partition, -1), message.sequence)
         else:
             return None
@@ -223,7 +225,9 @@ class Consumer:
         """subject -> partition -> the highest head any store reports: once every store connected
         both ways has sent HEADS-DONE for every subject (ours do), else after `timeout` (a C
         reference store never sends it), asking again within it in case a message was lost."""
-        found: dict[str, dict[str, int]] = {subject: {} for subject in subjects}
+        # What stores reported before counts too: an answer to an earlier GET-HEADS may end its
+        # DIRECT-HEADs before this call and its HEADS-DONE after it (heads only grow).
+        found: dict[str, dict[str, int]] = {subject: dict(self._known_heads.get(subject, {})) for subject in subjects}
         for subject in subjects:
             self._heads[subject].append(found[subject])
         done: set[tuple[str, str]] = set()
