@@ -1,5 +1,6 @@
 """A paused leader of a cluster never gets a write acknowledged after its successor began
 (issue 16): the successor fenced the stores at a newer leader epoch before it published.
+A leader restarted before its session ended leads its partitions again, at a newer epoch.
 
 The leader of one partition is stopped with SIGSTOP until the controller gives the partition
 to another gateway at a higher epoch, which takes produce. A produce sent to the paused one
@@ -99,3 +100,25 @@ def test_a_paused_leader_gets_no_write_acknowledged_after_its_successor_began(tm
         got = consume(gateways[1].bootstrap, TOPIC, [number], len(acknowledged))
         assert [g.value for g in got] == acknowledged
         assert sorted(stored_values(gateways[0])) == sorted(acknowledged)
+
+
+def test_a_leader_restarted_within_its_session_leads_again_at_a_newer_epoch(tmp_path):
+    """Its partitions stay its own (its key never expired), at the epoch its earlier life
+    fenced the stores with: the stores refuse the equal epoch of another claimant, so it
+    claims the next epoch in CHP and leads at that one."""
+    produce, consume = CLIENTS["confluent-kafka"]
+    with gateway_cluster(tmp_path, session_timeout_ms=60000) as gateways:
+        create_topic_through(gateways[0], TOPIC)
+        wait_until(lambda: spread_over(gateways[0], TOPIC, {1, 2, 3}), 30, "partitions led by all three")
+        restarted = gateways[2]
+        numbers = [n for n in range(6) if leader_and_epoch(gateways[0], n) == (3, 0)]
+        before = [Sent(value=b"before-%d" % n, partition=n) for n in numbers]
+        produce(restarted.bootstrap, TOPIC, before, acks="all")
+        restarted.kill()
+        restarted.start()
+        wait_until(lambda: all(leader_and_epoch(gateways[0], n) == (3, 1) for n in numbers), 60,
+                   "the restarted gateway leads its partitions at the next epoch")
+        after = [Sent(value=b"after-%d" % n, partition=n) for n in numbers]
+        assert produce(restarted.bootstrap, TOPIC, after, acks="all") == [1] * len(numbers)
+        got = consume(gateways[1].bootstrap, TOPIC, numbers, 2 * len(numbers))
+        assert sorted(g.value for g in got) == sorted(s.value for s in before + after)
