@@ -53,7 +53,7 @@ class ClusterMember:
         self.leaders = Leaders(self.client)
         self.cluster = ClusterView(broker, self.membership, self.leaders)
         self.cluster.bound(ports)
-        self.sharing = TopicSharing(self.client, self.membership)
+        self.sharing = TopicSharing(self.client, self.membership, self.claims)
         self.dispatcher = dispatcher
 
     async def start(self, nursery: trio.Nursery, as_controller: StartController, as_follower: StartFollower) -> None:

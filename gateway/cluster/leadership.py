@@ -1,8 +1,10 @@
 """Partition leadership and shared topics, kept in CHP.
 
-`cluster/partitions/<topic id>/<index>` = {leader, epoch}: only the
-controller changes it, by a claim on the key's sequence, bumping the epoch
-at every change (`assign_leaders`). `cluster/topics/<name>` holds each
+`cluster/partitions/<topic id>/<index>` = {leader, epoch}: the controller
+changes it by a claim on the key's sequence, bumping the epoch at every
+change (`assign_leaders`); the leader named claims a newer epoch the same way
+when the stores hold a claim of its epoch that is not its own (`claim_epoch`:
+its life before a restart). `cluster/topics/<name>` holds each
 topic's journaled state: the controller writes the metadata journal and then
 this key, the other gateways follow it. A gateway asked to auto-create a
 topic it cannot create leaves `cluster/topic-requests/<name>` for the
@@ -86,9 +88,10 @@ class Leaders:
 class TopicSharing:
     """The registry's side of shared topics: the controller publishes, the others request."""
 
-    def __init__(self, client: ChpClient, membership: Membership):
+    def __init__(self, client: ChpClient, membership: Membership, claims: KeyClaims):
         self.client = client
         self.membership = membership
+        self.claims = claims
 
     @property
     def is_controller(self) -> bool:
@@ -105,6 +108,16 @@ class TopicSharing:
 
     async def request_creation(self, name: str) -> None:
         await self.client.set(f"{TOPIC_REQUESTS}{name}", encoded({"requested_by": self.membership.node_id}))
+
+    async def claim_epoch(self, topic_id: str, index: int, epoch: int, newer: int) -> bool:
+        """Lead a partition led here at `epoch` at `newer` instead, as the stores hold a claim of
+        `epoch` or above that is not this gateway's (its life before a restart, or epochs CHP
+        counted again): by a claim on the key's sequence, so that a stale mirror changes nothing."""
+        key = partition_key(topic_id, index)
+        sequence, mine = self.claims.sequence(key), {"leader": self.membership.node_id, "epoch": epoch}
+        if decoded(self.client.get(key)) != mine:
+            return False
+        return await self.claims.claim(key, encoded({**mine, "epoch": newer}), sequence)
 
     async def report_log_start(self, topic_id: str, index: int, log_start_offset: int, first_sequence: int) -> None:
         """A partition's log start moved where it is led, for the controller to journal."""

@@ -11,13 +11,17 @@ from __future__ import annotations
 from typing import Protocol
 
 import structlog
+import trio
 
 from gateway.kafka_error import KafkaError
 from gateway.partitions.partition_log import recovered_state
-from gateway.topics.topic import Topic
+from gateway.storage.mesh_storage import FenceOutcome
+from gateway.topics.topic import PartitionState, Topic
 from protocol.kafka.error_codes import ErrorCode
 
 log = structlog.get_logger()
+
+FENCE_BACKOFF_S = (0.5, 5.0)  # first and longest wait between fences too few stores answered
 
 
 class TopicSharing(Protocol):
@@ -33,12 +37,7 @@ class TopicSharing(Protocol):
     async def report_log_start(self, topic_id: str, index: int, log_start_offset: int, first_sequence: int
                                ) -> None: ...
 
-
-async def fence_before_leading(subject: str, address: str, epoch: int) -> None:
-    """Where a new leader fences the stores before it publishes (issue 16: the stores refuse
-    records of older epochs). The stores take no fence yet, so a deposed leader that still
-    runs can get writes acknowledged until it learns of its successor."""
-    log.info("partition_fence_pending", topic=subject, address=address, epoch=epoch)
+    async def claim_epoch(self, topic_id: str, index: int, epoch: int, newer: int) -> bool: ...
 
 
 class ClusterTopics:
@@ -89,25 +88,49 @@ class ClusterTopics:
             for topic in [t for t in self.topics.values() if not t.native]:
                 for index, partition in enumerate(topic.partitions):
                     epoch = wanted.get((str(topic.topic_id), index))
-                    if partition is not None and partition.leader_epoch != epoch:
+                    if partition is not None and (partition.leader_epoch != epoch or partition.mesh.deposed_by is not None):
                         self._close(topic, index)
-                        log.info("partition_leadership_lost", topic=topic.name, partition=index)
+                        log.info("partition_leadership_lost", topic=topic.name, partition=index,
+                                 deposed_by=partition.mesh.deposed_by)
                     if epoch is not None and topic.partitions[index] is None:
                         await self._lead(topic, index, epoch)
             self._share_tail()
 
     async def _lead(self, topic: Topic, index: int, epoch: int) -> None:
+        """Open a partition led here at `epoch`: fenced at the stores first, so that no leader
+        before gets a write acknowledged from here on; the log the stores continue read back."""
         state = topic.partition_states[index]
-        await fence_before_leading(topic.name, state.address, epoch)
-        head = (await self.storage.heads(topic.name)).get(state.address)
+        fenced = await self._fence(topic, index, state, epoch)
+        if fenced is None:
+            return
         offsets, producers, read = await recovered_state(
-            self.storage.contents(topic.name, state.address, head, state.first_sequence),
+            self.storage.contents(topic.name, state.address, fenced.start - 1, state.first_sequence),
             state.first_sequence, state.log_start_offset, None)
-        partition = self._partition_log(topic, index, state, offsets, producers)
-        partition.leader_epoch = epoch
+        partition = self._partition_log(topic, index, state, offsets, producers, epoch, fenced.epochs)
         topic.partitions[index] = partition
         log.info("partition_led", topic=topic.name, partition=index, epoch=epoch, next_offset=partition.next_offset,
                  batches_read=read)
+
+    async def _fence(self, topic: Topic, index: int, state: PartitionState, epoch: int) -> FenceOutcome | None:
+        """Claim the partition at `epoch` until enough of the expected stores accept. None when
+        they hold an equal or newer epoch: then this gateway claims the key one above it (a
+        restarted leader, or epochs counted again), and leads when CHP names it again."""
+        stores = max(self.settings.expected_stores, self.settings.embedded_stores)
+        min_insync = int(topic.config("min.insync.replicas", self.settings))
+        backoff, longest = FENCE_BACKOFF_S
+        while True:
+            outcome = await self.storage.fence(topic.name, state.address, epoch)
+            if outcome.won(stores, min_insync):
+                return outcome
+            if len(outcome.accepted) < len(outcome.answers):  # refused: a claim of this epoch or newer
+                claimed = await self.sharing.claim_epoch(str(topic.topic_id), index, epoch, outcome.newest_epoch + 1)
+                log.warning("partition_fence_refused", topic=topic.name, partition=index, epoch=epoch,
+                            newest_epoch=outcome.newest_epoch, claimed_next=claimed)
+                return None
+            log.warning("partition_fence_short", topic=topic.name, partition=index, epoch=epoch,
+                        accepted=len(outcome.accepted), stores=stores, min_insync=min_insync)
+            await trio.sleep(backoff)
+            backoff = min(2 * backoff, longest)
 
     async def log_starts_reported(self, reports: dict[tuple[str, int], tuple[int, int]]) -> None:
         """The controller: journal the log starts that other gateways moved in partitions they lead."""

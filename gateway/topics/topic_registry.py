@@ -163,9 +163,10 @@ class TopicRegistry(ClusterTopics):
             for partition in led(topic):
                 partition.limit_tail(share)
 
-    def _partition_log(self, topic: Topic, number: int, state: PartitionState,
-                       offsets: OffsetIndex, producers: ProducerStates) -> PartitionLog:
-        mesh = self.storage.host(topic.name, state.address, offsets.next_sequence)
+    def _partition_log(self, topic: Topic, number: int, state: PartitionState, offsets: OffsetIndex,
+                       producers: ProducerStates, epoch: int | None = None, epochs: tuple = ()) -> PartitionLog:
+        """Serve a partition; fenced at leader `epoch`, continuing the stores' `epochs`, when given."""
+        mesh = self.storage.host(topic.name, state.address, offsets.next_sequence, epoch, epochs)
         partition = PartitionLog(
             topic.name, number, mesh, self.storage.read, offsets, producers,
             min_insync=int(topic.config("min.insync.replicas", self.settings)),
@@ -173,6 +174,8 @@ class TopicRegistry(ClusterTopics):
             live_stores=self.storage.live_stores,
             lag_s=self.settings.replica_lag_time_max_ms / 1000,
             log_start_offset=offsets.first_offset,
+            leader_epoch=0 if epoch is None else epoch,
+            sequence_epochs=epochs,
         )
         partition.move_log_start(state.log_start_offset)  # a journal without first_sequence read from 0
         state.first_sequence = partition.first_sequence

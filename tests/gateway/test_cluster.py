@@ -59,7 +59,7 @@ def accepts(port: int) -> bool:
 
 
 @contextmanager
-def gateway_cluster(tmp_path, count: int = 3):
+def gateway_cluster(tmp_path, count: int = 3, session_timeout_ms: int = SESSION_TIMEOUT_MS):
     """`count` gateways (node ids 1..count, the first the controller) on one tower and store."""
     config = fast_config()
     tower = NodeProcess.tower(config, tmp_path / "tower.log")
@@ -71,7 +71,7 @@ def gateway_cluster(tmp_path, count: int = 3):
             for node in range(1, count + 1):
                 gateway = GatewayProcess(tmp_path / f"gateway-{node}", "--node-id", str(node),
                                          "--chp-servers", f"127.0.0.1:{chp_port}",
-                                         "--chp-session-timeout-ms", str(SESSION_TIMEOUT_MS),
+                                         "--chp-session-timeout-ms", str(session_timeout_ms),
                                          "--broker-rack", f"rack-{node}", stores=0)
                 gateway.tower_sub, gateway.tower_pub = (int(a.rsplit(":", 1)[1]) for a in
                                                         (config.tower_sub_address, config.tower_pub_address))
