@@ -89,6 +89,8 @@ async def serve_journal_changes(client: ChpClient, stores: dict[str, Apply]) -> 
             if key not in handled and request is not None:
                 handled.add(key)
                 answer = await _outcome(stores[request["journal"]], request["change"])
+                log.info("forwarded_change_applied", journal=request["journal"], request=key.removeprefix(REQUESTS),
+                         error=answer.get("error"))
                 await client.set(f"{ANSWERS}{key.removeprefix(REQUESTS)}", encoded(answer), ttl=ANSWER_TTL_S)
                 await client.delete(key)
 
