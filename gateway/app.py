@@ -98,7 +98,10 @@ async def _serve_until_stopped(settings: Settings, listener: KafkaListener, read
                     listener.dispatcher = Dispatcher(ROUTES, None)
                     await start_broker(nursery, settings, storage, ports, listener.dispatcher)
                     services = listener.dispatcher.services
-                    listener.authentication = sessions(Authenticator(broker, services.scram_credentials))
+                    # the store of the services now serving: a gateway that becomes the controller replaces them
+                    listener.authentication = sessions(Authenticator(
+                        broker, lambda user, mechanism: listener.dispatcher.services.scram_credentials.lookup(
+                            user, mechanism)))
                     listener.connection_quota = ConnectionRates(services.quotas, broker.max_connection_creation_rate,
                                                                 broker.quota_window_num,
                                                                 broker.quota_window_size_seconds)

@@ -9,7 +9,8 @@ into partitions and groups.
 With `chp.servers` the gateway joins a cluster first (cluster_member.py):
 the controller starts as a lone gateway does, but leads only the partitions
 assigned to it; the others take their topics from the controller and leave
-groups and transactions to it.
+groups and transactions to it. ACLs and SCRAM credentials the controller
+shares, the others mirror them and forward changes to it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from gateway.cluster.cluster_view import ClusterView
 from gateway.cluster.elsewhere import CoordinatedElsewhere
 from gateway.cluster.leadership import TopicSharing
 from gateway.cluster.producer_id_blocks import ProducerIdBlocks
+from gateway.cluster.shared_journals import SharedJournal, follow_journals, serve_journal_changes
 from gateway.cluster_member import ClusterMember
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.group.offsets_records import offsets_topic_records
@@ -81,9 +83,11 @@ async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: 
     elsewhere = CoordinatedElsewhere()
     quotas = ClientQuotas(Journal(storage, broker, "quotas", discards), broker.quota_window_num,
                           broker.quota_window_size_seconds)
-    # ACLs and SCRAM credentials are the controller's (settings refuse an authorizer in a cluster)
-    acls = Acls(Journal(storage, broker, "acls", discards), broker)
-    scram_credentials = ScramCredentials(Journal(storage, broker, "credentials", discards))
+    # ACLs and SCRAM credentials mirrored from the controller, their journals never replayed nor written here
+    acls = Acls(Journal(storage, broker, "acls", discards), broker, SharedJournal(sharing.client, "acls", follows=True))
+    scram_credentials = ScramCredentials(Journal(storage, broker, "credentials", discards),
+                                         SharedJournal(sharing.client, "credentials", follows=True))
+    nursery.start_soon(follow_journals, sharing.client, {"acls": acls.replace, "credentials": scram_credentials.replace})
     return _services(settings, cluster, topics, elsewhere, elsewhere, quotas, acls, scram_credentials,
                      producer_ids=producer_ids)
 
@@ -112,13 +116,21 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
     await nursery.start(transactions.run)
     quotas = ClientQuotas(journals["quotas"], broker.quota_window_num, broker.quota_window_size_seconds)
     await nursery.start(quotas.run)
-    acls = Acls(journals["acls"], broker)
+    acls = Acls(journals["acls"], broker, _shared(sharing, "acls"))
     await nursery.start(acls.run)
-    scram_credentials = ScramCredentials(journals["credentials"])
+    scram_credentials = ScramCredentials(journals["credentials"], _shared(sharing, "credentials"))
     await nursery.start(scram_credentials.run)
+    if sharing is not None:
+        nursery.start_soon(serve_journal_changes, sharing.client,
+                           {"acls": acls.apply_forwarded, "credentials": scram_credentials.apply_forwarded})
     REGISTRY.register(BrokerStateCollector(topics, groups, journals, storage.live_stores))
     log.info("broker_ready", topics=len(topics.topics))
     return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials)
+
+
+def _shared(sharing: TopicSharing | None, journal: str) -> SharedJournal | None:
+    """The controller's sharing of a journal's state, in a cluster."""
+    return None if sharing is None else SharedJournal(sharing.client, journal, follows=False)
 
 
 def _services(settings: Settings, cluster: ClusterView, topics: TopicRegistry, groups, transactions,

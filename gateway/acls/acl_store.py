@@ -1,7 +1,10 @@
 """The ACLs of the cluster, durable in the gateway's `acls` journal, and the authorizer over them.
 
 Each change is journaled as one binding added or removed, so replay applies
-them in order; a compaction writes the bindings there are. Without an
+them in order; a compaction writes the bindings there are. In a cluster of
+gateways (`sharing`) the controller alone journals them and shares the
+bindings after every change; every other gateway authorizes against its
+mirror of them and forwards the changes it is sent to the controller. Without an
 authorizer (`authorizer.class.name` empty) nothing is refused and the ACL
 APIs answer SECURITY_DISABLED, as Kafka's do.
 """
@@ -15,6 +18,7 @@ from gateway.acls.authorizer import AclSet, Policy, Who, authorize, authorize_an
 from gateway.acls.model import AclBinding, AclFilter, Operation, ResourceType
 from gateway.settings.table import BrokerSettings
 from gateway.storage.journal import Journal
+from gateway.storage.journal_sharing import JournalSharing
 
 log = structlog.get_logger()
 ENTRY = "acl"
@@ -26,21 +30,44 @@ def policy_of(settings: BrokerSettings) -> Policy:
 
 
 class Acls:
-    def __init__(self, journal: Journal, settings: BrokerSettings):
+    def __init__(self, journal: Journal, settings: BrokerSettings, sharing: JournalSharing | None = None):
         self.journal = journal
+        self.sharing = sharing
         self.enabled = bool(settings.authorizer_class_name)
         self.policy = policy_of(settings)
         self.bindings = AclSet()
         self._lock = trio.Lock()
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        for entry in await self.journal.replay():
-            if entry["type"] == ENTRY:
-                self._apply(AclBinding.from_list(entry["binding"]), entry["present"])
+        self._replay(await self.journal.replay())
+        await self._share()
         async with trio.open_nursery() as nursery:
-            self.journal.compact_with(nursery, lambda: [_entry(b, True) for b in self.bindings])
+            self.journal.compact_with(nursery, self._snapshot)
             task_status.started()
             await trio.sleep_forever()
+
+    def _replay(self, entries: list[dict]) -> None:
+        for entry in entries:
+            if entry["type"] == ENTRY:
+                self._apply(AclBinding.from_list(entry["binding"]), entry["present"])
+
+    def _snapshot(self) -> list[dict]:
+        return [_entry(b, True) for b in self.bindings]
+
+    async def _share(self) -> None:
+        if self.sharing is not None:
+            await self.sharing.share(self._snapshot())
+
+    def replace(self, entries: list[dict]) -> None:
+        """Mirror the bindings the controller shared (a gateway that follows it)."""
+        self.bindings = AclSet()
+        self._replay(entries)
+
+    async def _forwarded(self, change: dict) -> dict:
+        """The controller's outcome of a change, its bindings mirrored here at once."""
+        result = await self.sharing.forward(change)
+        self.replace(self.sharing.shared())
+        return result
 
     def _apply(self, binding: AclBinding, present: bool) -> None:
         if present:
@@ -63,21 +90,42 @@ class Acls:
 
     async def create(self, binding: AclBinding) -> None:
         """Add a binding once journaled (one already there: nothing to do, as in Kafka)."""
+        if self._follows:
+            await self._forwarded({"create": binding.as_list()})
+            return
         async with self._lock:
             if binding not in self.bindings:
                 await self.journal.write(_entry(binding, True))
                 self._apply(binding, True)
                 log.info("acl_created", binding=binding.as_list())
+                await self._share()
 
     async def delete(self, filters: list[AclFilter]) -> list[list[AclBinding]]:
         """The bindings each filter matched, all of them removed once journaled."""
+        if self._follows:
+            result = await self._forwarded({"delete": [selected.as_list() for selected in filters]})
+            return [[AclBinding.from_list(b) for b in found] for found in result["matched"]]
         async with self._lock:
             matched = [self.describe(selected) for selected in filters]
             for binding in sorted({b for found in matched for b in found}):
                 await self.journal.write(_entry(binding, False))
                 self._apply(binding, False)
                 log.info("acl_deleted", binding=binding.as_list())
+            if any(matched):
+                await self._share()
             return matched
+
+    @property
+    def _follows(self) -> bool:
+        return self.sharing is not None and self.sharing.follows
+
+    async def apply_forwarded(self, change: dict) -> dict:
+        """The controller: a change another gateway of the cluster was sent."""
+        if "create" in change:
+            await self.create(AclBinding.from_list(change["create"]))
+            return {}
+        matched = await self.delete([AclFilter.from_list(selected) for selected in change["delete"]])
+        return {"matched": [[b.as_list() for b in found] for found in matched]}
 
 
 def _entry(binding: AclBinding, present: bool) -> dict:

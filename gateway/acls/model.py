@@ -77,14 +77,11 @@ class AclBinding:
         return self.resource_type, self.name, self.pattern_type
 
     def as_list(self) -> list:
-        return [self.resource_type, self.name, self.pattern_type, self.principal, self.host, self.operation,
-                self.permission]
+        return _as_list(self)
 
     @classmethod
     def from_list(cls, fields: list) -> AclBinding:
-        kind, name, pattern, principal, host, operation, permission = fields
-        return cls(ResourceType(kind), name, PatternType(pattern), principal, host, Operation(operation),
-                   Permission(permission))
+        return cls(*_typed(fields))
 
 
 @dataclass(frozen=True)
@@ -98,6 +95,13 @@ class AclFilter:
     host: str | None
     operation: Operation
     permission: Permission
+
+    def as_list(self) -> list:
+        return _as_list(self)
+
+    @classmethod
+    def from_list(cls, fields: list) -> AclFilter:
+        return cls(*_typed(fields))
 
     def has_unknown(self) -> bool:
         return UNKNOWN_CODE in (self.resource_type, self.pattern_type, self.operation, self.permission)
@@ -126,6 +130,17 @@ class AclFilter:
 
 
 UNKNOWN_CODE = 0  # UNKNOWN in each of the four enumerations
+
+
+def _as_list(selected: AclBinding | AclFilter) -> list:
+    """A binding's or filter's fields as journal entries and CHP keys hold them."""
+    return [selected.resource_type, selected.name, selected.pattern_type, selected.principal, selected.host,
+            selected.operation, selected.permission]
+
+
+def _typed(fields: list) -> tuple:
+    kind, name, pattern, principal, host, operation, permission = fields
+    return ResourceType(kind), name, PatternType(pattern), principal, host, Operation(operation), Permission(permission)
 
 
 def coded(enum: type[IntEnum], value: int):

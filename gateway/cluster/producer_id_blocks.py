@@ -16,8 +16,8 @@ from typing import Protocol
 
 import trio
 
-from gateway.chp.changes import Update
 from gateway.chp.chp_client import ChpClient
+from gateway.cluster.asking import answered
 from gateway.cluster.leadership import on_changes
 from gateway.cluster.membership import decoded, encoded
 from gateway.kafka_error import KafkaError
@@ -48,14 +48,11 @@ class ProducerIdBlocks:
 
     async def _new_block(self) -> tuple[int, int]:
         request = uuid.uuid4().hex
-        with self.client.watch() as changes, trio.move_on_after(ANSWER_TIMEOUT_S):
-            await self.client.set(f"{REQUESTS}{self.node_id}", encoded({"request": request}))
-            async for change in changes:
-                if isinstance(change, Update) and change.key == f"{BLOCKS}{self.node_id}":
-                    block = decoded(change.value)
-                    if block is not None and block["request"] == request:
-                        return block["first"], block["end"]
-        raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "the controller handed out no producer ids in time")
+        block = await answered(self.client, f"{REQUESTS}{self.node_id}", {"request": request},
+                               f"{BLOCKS}{self.node_id}", ANSWER_TIMEOUT_S, lambda answer: answer["request"] == request)
+        if block is None:
+            raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "the controller handed out no producer ids in time")
+        return block["first"], block["end"]
 
 
 async def serve_producer_id_requests(client: ChpClient, producer_ids: BlockSource) -> None:

@@ -1,23 +1,25 @@
 """The SASL mechanisms a gateway offers, built from its settings: PLAIN users from the JAAS
-configuration, SCRAM credentials from their journal, the unsecured OAUTHBEARER validator."""
+configuration, SCRAM credentials from their store, the unsecured OAUTHBEARER validator."""
 
 from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Callable
 
 import structlog
 
-from gateway.security.scram_credentials import ScramCredentials
 from gateway.settings.jaas import CLOCK_SKEW, OAUTHBEARER_MODULE, PLAIN_MODULE, module_options
 from gateway.settings.table import BrokerSettings
 from protocol.sasl.exchange import Exchange
 from protocol.sasl.oauthbearer import OAuthBearerExchange, UnsecuredValidator
 from protocol.sasl.plain import PlainExchange
 from protocol.sasl.scram import MECHANISMS as SCRAM_MECHANISMS
-from protocol.sasl.scram import ScramExchange
+from protocol.sasl.scram import ScramCredential, ScramExchange
 
 log = structlog.get_logger()
+
+CredentialLookup = Callable[[str, str], ScramCredential | None]  # user, mechanism name
 
 
 def unsecured_validator(options: dict[str, str]) -> UnsecuredValidator:
@@ -31,7 +33,7 @@ def unsecured_validator(options: dict[str, str]) -> UnsecuredValidator:
 
 
 class Authenticator:
-    def __init__(self, broker: BrokerSettings, credentials: ScramCredentials):
+    def __init__(self, broker: BrokerSettings, credentials: CredentialLookup):
         self.mechanisms = tuple(broker.sasl_enabled_mechanisms.split(","))
         self.max_reauth_ms = broker.connections_max_reauth_ms
         self.failure_delay_s = broker.connection_failed_authentication_delay_ms / 1000
@@ -56,4 +58,4 @@ class Authenticator:
         if mechanism == "OAUTHBEARER":
             return OAuthBearerExchange(self._validator, lambda: int(time.time() * 1000))
         scram = SCRAM_MECHANISMS[mechanism]
-        return ScramExchange(scram, lambda user: self._credentials.lookup(user, scram.name), secrets.token_urlsafe(24))
+        return ScramExchange(scram, lambda user: self._credentials(user, scram.name), secrets.token_urlsafe(24))

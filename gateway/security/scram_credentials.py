@@ -4,7 +4,11 @@ A credential is kept as RFC 5802 asks of a server: salt, iterations, StoredKey
 and ServerKey, derived from the salted password when it is set; neither the
 password nor the salted password is kept or journaled. Each change of a
 user's credential for a mechanism is one journal entry (a deletion has no
-keys), so replay keeps the last of each.
+keys), so replay keeps the last of each. In a cluster of gateways
+(`sharing`) the controller alone journals them and shares the credentials
+(salted, as journaled) after every change; every other gateway
+authenticates against its mirror of them and forwards the changes it is sent
+to the controller.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import trio
 
 from gateway.kafka_error import KafkaError
 from gateway.storage.journal import Journal
+from gateway.storage.journal_sharing import JournalSharing
 from protocol.kafka.error_codes import ErrorCode
 from protocol.sasl.scram import BY_TYPE, MAX_ITERATIONS, MIN_ITERATIONS, ScramCredential, ScramMechanism
 
@@ -42,24 +47,39 @@ def check_iterations(iterations: int) -> None:
 
 
 class ScramCredentials:
-    def __init__(self, journal: Journal):
+    def __init__(self, journal: Journal, sharing: JournalSharing | None = None):
         self.journal = journal
+        self.sharing = sharing
         self.credentials: dict[Key, ScramCredential] = {}
         self._lock = trio.Lock()
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        for entry in await self.journal.replay():
-            if entry["type"] == ENTRY:
-                self._apply((entry["user"], entry["mechanism"]), _credential(entry))
+        self._replay(await self.journal.replay())
+        await self._share()
         async with trio.open_nursery() as nursery:
             self.journal.compact_with(nursery, self._snapshot)
             task_status.started()
             await trio.sleep_forever()
 
+    def _replay(self, entries: list[dict]) -> None:
+        for entry in entries:
+            if entry["type"] == ENTRY:
+                self._apply(entry)
+
     def _snapshot(self) -> list[dict]:
         return [_entry(key, credential) for key, credential in self.credentials.items()]
 
-    def _apply(self, key: Key, credential: ScramCredential | None) -> None:
+    async def _share(self) -> None:
+        if self.sharing is not None:
+            await self.sharing.share(self._snapshot())
+
+    def replace(self, entries: list[dict]) -> None:
+        """Mirror the credentials the controller shared (a gateway that follows it)."""
+        self.credentials = {}
+        self._replay(entries)
+
+    def _apply(self, entry: dict) -> None:
+        key, credential = (entry["user"], entry["mechanism"]), _credential(entry)
         if credential is None:
             self.credentials.pop(key, None)
         else:
@@ -80,9 +100,20 @@ class ScramCredentials:
 
     async def alter(self, user: str, mechanism: ScramMechanism, credential: ScramCredential | None) -> None:
         """Set (or, None, delete) a user's credential for a mechanism, once journaled."""
+        entry = _entry((user, mechanism.name), credential)
+        if self.sharing is not None and self.sharing.follows:
+            await self.sharing.forward(entry)
+            self.replace(self.sharing.shared())
+            return
+        await self.apply_forwarded(entry)
+
+    async def apply_forwarded(self, entry: dict) -> dict:
+        """Journal and apply a change: one this gateway was sent, or (the controller) another gateway."""
         async with self._lock:  # applied in the order journaled
-            await self.journal.write(_entry((user, mechanism.name), credential))
-            self._apply((user, mechanism.name), credential)
+            await self.journal.write(entry)
+            self._apply(entry)
+            await self._share()
+        return {}
 
 
 def _type_of(mechanism: str) -> int:

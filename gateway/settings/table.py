@@ -490,8 +490,4 @@ class Settings:
             protocol = self.broker.security_protocol(listener.name)
             if protocol in TLS_PROTOCOLS:
                 self.ssl.check_served(listener.name, protocol)
-        if self.chp.chp_servers and self.broker.authorizer_class_name:
-            # Followers of the controller do not hold the ACLs yet: they would authorize against none.
-            raise NotAllowed("authorizer.class.name cannot be used with chp.servers yet: in a cluster of "
-                             "gateways only the controller holds the ACLs")
 

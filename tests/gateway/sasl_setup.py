@@ -33,11 +33,16 @@ MECHANISM_TYPES = {"SCRAM-SHA-256": ScramMechanism.SCRAM_SHA_256, "SCRAM-SHA-512
 
 def sasl_gateway(data_dir: Path, *options: str) -> GatewayProcess:
     """A gateway with a PLAINTEXT listener (its `port`) and a SASL_PLAINTEXT one (`sasl_port`)."""
-    server = GatewayProcess(data_dir)
+    server = GatewayProcess(data_dir, *options)
+    with_sasl_listener(server)
+    return server.start()
+
+
+def with_sasl_listener(server: GatewayProcess) -> None:
+    """Before it starts: a SASL_PLAINTEXT listener (`sasl_port`) beside the PLAINTEXT one (`port`)."""
     server.sasl_port = free_port()
     server.options = ("--listeners", f"PLAINTEXT://127.0.0.1:{server.port},SASL_PLAINTEXT://127.0.0.1:{server.sasl_port}",
-                      "--sasl-enabled-mechanisms", ENABLED, "--sasl-jaas-config", JAAS, *options)
-    return server.start()
+                      "--sasl-enabled-mechanisms", ENABLED, "--sasl-jaas-config", JAAS, *server.options)
 
 
 def create_scram_users(server: GatewayProcess, users: dict[str, tuple[str, str]], iterations: int = 4096) -> None:

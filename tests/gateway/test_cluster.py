@@ -59,8 +59,10 @@ def accepts(port: int) -> bool:
 
 
 @contextmanager
-def gateway_cluster(tmp_path, count: int = 3, session_timeout_ms: int = SESSION_TIMEOUT_MS):
-    """`count` gateways (node ids 1..count, the first the controller) on one tower and store."""
+def gateway_cluster(tmp_path, count: int = 3, *options: str, prepare=lambda gateway: None,
+                    session_timeout_ms: int = SESSION_TIMEOUT_MS):
+    """`count` gateways (node ids 1..count, the first the controller) on one tower and store, each
+    given `options` and `prepare`d before it starts."""
     config = fast_config()
     tower = NodeProcess.tower(config, tmp_path / "tower.log")
     gateways, store = [], None
@@ -72,7 +74,8 @@ def gateway_cluster(tmp_path, count: int = 3, session_timeout_ms: int = SESSION_
                 gateway = GatewayProcess(tmp_path / f"gateway-{node}", "--node-id", str(node),
                                          "--chp-servers", f"127.0.0.1:{chp_port}",
                                          "--chp-session-timeout-ms", str(session_timeout_ms),
-                                         "--broker-rack", f"rack-{node}", stores=0)
+                                         "--broker-rack", f"rack-{node}", *options, stores=0)
+                prepare(gateway)
                 gateway.tower_sub, gateway.tower_pub = (int(a.rsplit(":", 1)[1]) for a in
                                                         (config.tower_sub_address, config.tower_pub_address))
                 gateways.append(gateway.start())
