@@ -37,7 +37,7 @@ def sasl_ssl_config(client: str, certificates, mechanism: str) -> dict:  # noqa:
             **client_config(client, mechanism, *credentials(mechanism)), protocol: "SASL_SSL"}
 
 
-@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
 @pytest.mark.parametrize("client", sorted(CLIENTS))
 def test_each_client_authenticates_over_tls(sasl_ssl_gateway, certificates, client, mechanism):  # noqa: F811
     config = sasl_ssl_config(client, certificates, mechanism)

@@ -10,12 +10,14 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.config.SslConfigs;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /** The Java client over SSL with PEM files: produce one record, read it back. Args: bootstrap, CA file,
- *  the client's PEM keystore (key and certificate) or "-" for none, topic. Exits 1 on a failed check. */
+ *  the client's PEM keystore (key and certificate) or "-" for none, topic, and optionally
+ *  MECHANISM:USER:PASSWORD to authenticate with SASL over the TLS (SASL_SSL). Exits 1 on a failed check. */
 public class TlsClient {
     public static void main(String[] args) throws Exception {
         Properties common = new Properties();
@@ -28,6 +30,15 @@ public class TlsClient {
             common.put(SslConfigs.SSL_KEYSTORE_LOCATION_CONFIG, args[2]);
         }
         String topic = args[3];
+        if (args.length > 4) {
+            String[] sasl = args[4].split(":", 3);
+            String module = sasl[0].equals("PLAIN") ? "org.apache.kafka.common.security.plain.PlainLoginModule"
+                                                    : "org.apache.kafka.common.security.scram.ScramLoginModule";
+            common.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_SSL");
+            common.put(SaslConfigs.SASL_MECHANISM, sasl[0]);
+            common.put(SaslConfigs.SASL_JAAS_CONFIG, module + " required username=\"" + sasl[1] + "\" password=\""
+                       + sasl[2] + "\";");
+        }
 
         Properties producerProps = new Properties();
         producerProps.putAll(common);
