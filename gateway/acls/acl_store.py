@@ -88,17 +88,13 @@ class Acls:
     def describe(self, selected: AclFilter) -> list[AclBinding]:
         return sorted(b for b in self.bindings if selected.matches(b))
 
-    async def create(self, binding: AclBinding) -> None:
-        """Add a binding once journaled (one already there: nothing to do, as in Kafka)."""
+    async def create(self, bindings: list[AclBinding]) -> None:
+        """Add bindings once journaled (those already there: nothing to do, as in Kafka)."""
         if self._follows:
-            await self._forwarded({"create": binding.as_list()})
+            await self._forwarded({"create": [b.as_list() for b in bindings]})
             return
         async with self._lock:
-            if binding not in self.bindings:
-                await self.journal.write(_entry(binding, True))
-                self._apply(binding, True)
-                log.info("acl_created", binding=binding.as_list())
-                await self._share()
+            await self._change(sorted(set(bindings) - set(self.bindings)), present=True)
 
     async def delete(self, filters: list[AclFilter]) -> list[list[AclBinding]]:
         """The bindings each filter matched, all of them removed once journaled."""
@@ -107,13 +103,20 @@ class Acls:
             return [[AclBinding.from_list(b) for b in found] for found in result["matched"]]
         async with self._lock:
             matched = [self.describe(selected) for selected in filters]
-            for binding in sorted({b for found in matched for b in found}):
-                await self.journal.write(_entry(binding, False))
-                self._apply(binding, False)
-                log.info("acl_deleted", binding=binding.as_list())
-            if any(matched):
-                await self._share()
+            await self._change(sorted({b for found in matched for b in found}), present=False)
             return matched
+
+    async def _change(self, bindings: list[AclBinding], present: bool) -> None:
+        """Journal every binding's change, then apply them together and share them: as Kafka applies one
+        request's ACL records as one batch, no decision sees half of them (DENY WRITE without the ALLOW
+        DESCRIBE beside it would hide the topic)."""
+        for binding in bindings:
+            await self.journal.write(_entry(binding, present))
+        for binding in bindings:
+            self._apply(binding, present)
+            log.info("acl_created" if present else "acl_deleted", binding=binding.as_list())
+        if bindings:
+            await self._share()
 
     @property
     def _follows(self) -> bool:
@@ -122,7 +125,7 @@ class Acls:
     async def apply_forwarded(self, change: dict) -> dict:
         """The controller: a change another gateway of the cluster was sent."""
         if "create" in change:
-            await self.create(AclBinding.from_list(change["create"]))
+            await self.create([AclBinding.from_list(b) for b in change["create"]])
             return {}
         matched = await self.delete([AclFilter.from_list(selected) for selected in change["delete"]])
         return {"matched": [[b.as_list() for b in found] for found in matched]}

@@ -5,7 +5,8 @@ SECURITY_DISABLED, as Kafka's does: admin tools learn that ACLs are off, not
 that the broker is too old for them. With one, describing needs DESCRIBE on
 the cluster and changing ALTER; each creation is checked on its own
 (INVALID_REQUEST with Kafka's messages), each filter of a deletion matches
-on its own, and every change is journaled before it is answered.
+on its own, and every change is journaled before it is answered. A request's
+changes are applied together, as Kafka applies them as one batch of records.
 """
 
 from __future__ import annotations
@@ -72,27 +73,35 @@ async def describe_acls(request: Request, services: Services):
 
 @handles("CreateAcls")
 async def create_acls(request: Request, services: Services):
+    answers = [_creation(request, services, creation) for creation in request.body.creations]
+    wanted = [answer for answer in answers if isinstance(answer, AclBinding)]
+    failed: KafkaError | None = None
+    try:
+        if wanted:
+            await services.acls.create(wanted)
+    except KafkaError as exc:
+        failed = exc
     results = []
-    for creation in request.body.creations:
-        result = CREATE.Response.Results()
-        try:
-            await _create(request, services, creation)
-        except KafkaError as exc:
-            result.error_code, result.error_message = exc.code, exc.message
-        results.append(result)
+    for answer in answers:
+        error = answer if isinstance(answer, KafkaError) else failed
+        results.append(CREATE.Response.Results() if error is None
+                       else CREATE.Response.Results(error_code=error.code, error_message=error.message))
     return CREATE.Response(results=results)
 
 
-async def _create(request: Request, services: Services, creation) -> None:
-    _check_enabled(services, CHANGE_MESSAGE)
-    require(request, services, Operation.ALTER, ResourceType.CLUSTER)
-    binding = AclBinding(coded(ResourceType, creation.resource_type), creation.resource_name,
-                         coded(PatternType, creation.resource_pattern_type), creation.principal, creation.host,
-                         coded(Operation, creation.operation), coded(Permission, creation.permission_type))
-    reason = invalid_binding(binding)
-    if reason:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, reason)
-    await services.acls.create(binding)
+def _creation(request: Request, services: Services, creation) -> AclBinding | KafkaError:
+    try:
+        _check_enabled(services, CHANGE_MESSAGE)
+        require(request, services, Operation.ALTER, ResourceType.CLUSTER)
+        binding = AclBinding(coded(ResourceType, creation.resource_type), creation.resource_name,
+                             coded(PatternType, creation.resource_pattern_type), creation.principal, creation.host,
+                             coded(Operation, creation.operation), coded(Permission, creation.permission_type))
+        reason = invalid_binding(binding)
+        if reason:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, reason)
+        return binding
+    except KafkaError as exc:
+        return exc
 
 
 @handles("DeleteAcls")
