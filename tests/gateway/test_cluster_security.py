@@ -2,8 +2,9 @@
 sent to, the controller journals it and every gateway authorizes and authenticates by it; a new
 controller serves what it replayed.
 
-The changes go to a chosen gateway over a raw connection (the admin clients send them to the
-controller by themselves); the real clients then check every gateway."""
+The changes, and the DescribeAcls that tells whether a gateway applied them, go to a chosen gateway
+over a raw connection (the admin clients send them to the controller by themselves); the real
+clients then check every gateway."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import uuid
 import pytest
 from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import (
-    AclBindingFilter,
     AclOperation,
     AclPermissionType,
     AdminClient,
@@ -28,11 +28,12 @@ from tests.gateway.clients import TIMEOUT_S
 from tests.gateway.groups import wait_until
 from tests.gateway.sasl_connection import RawConnection
 from tests.gateway.sasl_setup import MECHANISM_TYPES, client_config, log_lines, with_sasl_listener
-from tests.gateway.test_acls import ANONYMOUS, STANDARD, admin, unique
+from tests.gateway.test_acls import ANONYMOUS, STANDARD, unique
 from tests.gateway.test_cluster import PARTITIONS, create_topic_through, gateway_cluster, metadata, spread_over
 from tests.protocol.sasl.scram_client import ScramClient
 
-CREATE, DELETE, ALTER = by_name("CreateAcls"), by_name("DeleteAcls"), by_name("AlterUserScramCredentials")
+CREATE, DELETE, DESCRIBE = by_name("CreateAcls"), by_name("DeleteAcls"), by_name("DescribeAcls")
+ALTER = by_name("AlterUserScramCredentials")
 MECHANISM = "SCRAM-SHA-512"
 USER, PASSWORD = "cleo", "cleo-secret-512"
 OPEN_AUTHORIZER = ("--authorizer-class-name", STANDARD, "--allow-everyone-if-no-acl-found", "true")
@@ -93,21 +94,29 @@ def create_scram_user_through(gateway, user: str, password: str) -> None:
 
 
 def topic_acls(gateway, topic: str) -> set[tuple[str, AclOperation, AclPermissionType]]:
-    """The ACLs on `topic`, as DescribeAcls through `gateway` tells."""
-    selected = AclBindingFilter(ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, None, None,
-                                AclOperation.ANY, AclPermissionType.ANY)
-    client = admin(gateway)  # held until the answer comes: a client dropped cancels it
-    return {(b.principal, b.operation, b.permission_type) for b in client.describe_acls(selected).result(TIMEOUT_S)}
+    """The ACLs on `topic` that `gateway` itself authorizes by: DescribeAcls over a raw connection to it (an
+    admin client would ask the controller whatever gateway it was given)."""
+    answer = call(gateway, DESCRIBE, 2, DESCRIBE.Request(
+        resource_type_filter=ResourceType.TOPIC.value, resource_name_filter=topic,
+        pattern_type_filter=ResourcePatternType.LITERAL.value, principal_filter=None, host_filter=None,
+        operation=AclOperation.ANY.value, permission_type=AclPermissionType.ANY.value))
+    assert answer.error_code == ErrorCode.NONE
+    return {(acl.principal, AclOperation(acl.operation), AclPermissionType(acl.permission_type))
+            for resource in answer.resources for acl in resource.acls}
 
 
 def produce_errors(gateway, topic: str) -> list:
-    """The error of one record produced to each partition, through `gateway` (None where it was written)."""
-    reports = {}
-    producer = Producer({"bootstrap.servers": gateway.bootstrap, "message.timeout.ms": 20000})
+    """The error of one record produced to each partition, bootstrapped at `gateway` (None where it was
+    written). One producer per partition: a TOPIC_AUTHORIZATION_FAILED answer makes librdkafka drop the
+    topic's partitions, failing the records it still holds for the others with a local error (-190, -197)."""
+    reports, producers = {}, []
     for partition in range(PARTITIONS):
+        producer = Producer({"bootstrap.servers": gateway.bootstrap, "message.timeout.ms": 20000})
         producer.produce(topic, b"x", partition=partition,
                          on_delivery=lambda err, msg, n=partition: reports.__setitem__(n, err))
-    assert producer.flush(TIMEOUT_S) == 0
+        producers.append(producer)
+    for producer in producers:
+        assert producer.flush(TIMEOUT_S) == 0
     return [None if reports[n] is None else reports[n].code() for n in range(PARTITIONS)]
 
 
@@ -119,13 +128,13 @@ def test_an_acl_sent_to_a_follower_is_enforced_and_lifted_by_every_gateway(secur
     create_acls_through(first, topic, DENIED)
     assert topic_acls(first, topic) == DENIED  # the gateway it went through, at once
     for gateway in secured_cluster:
-        wait_until(lambda g=gateway: topic_acls(g, topic) == DENIED, TIMEOUT_S, "the ACLs shown by every gateway")
+        wait_until(lambda g=gateway: topic_acls(g, topic) == DENIED, TIMEOUT_S, "every gateway applied the ACLs")
     for gateway in secured_cluster:  # each gateway leads some partitions: each refuses
         assert produce_errors(gateway, topic) == [KafkaError.TOPIC_AUTHORIZATION_FAILED] * PARTITIONS
 
     assert delete_topic_acls_through(second, topic) == DENIED
     for gateway in secured_cluster:
-        wait_until(lambda g=gateway: topic_acls(g, topic) == set(), TIMEOUT_S, "the ACLs gone from every gateway")
+        wait_until(lambda g=gateway: topic_acls(g, topic) == set(), TIMEOUT_S, "every gateway removed the ACLs")
     for gateway in secured_cluster:
         assert produce_errors(gateway, topic) == [None] * PARTITIONS
 
