@@ -154,7 +154,7 @@ class ClassicMembership:
         self._expect_heartbeat(group, new_id, member.session_timeout_ms)
         self._update_member(group, member, request, reply)
         log.info("static_member_replaced", group=group.group_id, instance=request.instance_id,
-                 old=old_id, new=new_id, state=group.state.value)
+                 old=old_id, new=new_id, state=group.state.value, generation=group.generation)
         if group.is_(STABLE):
             if group.protocol_name != group.select_protocol():
                 self._rebalance_or_complete_join(group, f"static member {new_id} changes the protocol")

@@ -21,6 +21,8 @@ import signal
 import sys
 
 SESSION_TIMEOUT_MS = 6000
+# A static member's session outlasts its restart (KIP-345's premise), however loaded the machine.
+STATIC_SESSION_TIMEOUT_MS = 30000
 HEARTBEAT_MS = 500
 stopping = False
 
@@ -28,6 +30,10 @@ stopping = False
 def say(**event) -> None:
     sys.stdout.write(json.dumps(event) + "\n")
     sys.stdout.flush()
+
+
+def session_timeout_ms(instance: str | None) -> int:
+    return SESSION_TIMEOUT_MS if instance is None else STATIC_SESSION_TIMEOUT_MS
 
 
 def run_kafka_python(bootstrap, topic, group, instance, assignor):
@@ -38,7 +44,7 @@ def run_kafka_python(bootstrap, topic, group, instance, assignor):
     strategy = CooperativeStickyAssignor if assignor == "cooperative-sticky" else RangePartitionAssignor
     consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, group_instance_id=instance,
                              auto_offset_reset="earliest", enable_auto_commit=False,
-                             session_timeout_ms=SESSION_TIMEOUT_MS, heartbeat_interval_ms=HEARTBEAT_MS,
+                             session_timeout_ms=session_timeout_ms(instance), heartbeat_interval_ms=HEARTBEAT_MS,
                              partition_assignment_strategy=[strategy])
     assigned = None
     while not stopping:
@@ -56,7 +62,7 @@ def run_kafka_python(bootstrap, topic, group, instance, assignor):
 
 def run_confluent(bootstrap, topic, group, instance, assignor):
     config = {"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
-              "enable.auto.commit": False, "session.timeout.ms": SESSION_TIMEOUT_MS,
+              "enable.auto.commit": False, "session.timeout.ms": session_timeout_ms(instance),
               "heartbeat.interval.ms": HEARTBEAT_MS, "partition.assignment.strategy": assignor or "range"}
     if instance:
         config["group.instance.id"] = instance
@@ -101,7 +107,7 @@ def run_aiokafka(bootstrap, topic, group, instance, assignor):
     async def run():
         consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, group_instance_id=instance,
                                     auto_offset_reset="earliest", enable_auto_commit=False,
-                                    session_timeout_ms=SESSION_TIMEOUT_MS, heartbeat_interval_ms=HEARTBEAT_MS)
+                                    session_timeout_ms=session_timeout_ms(instance), heartbeat_interval_ms=HEARTBEAT_MS)
         await consumer.start()
         assigned = None
         while not stopping:
