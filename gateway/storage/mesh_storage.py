@@ -133,7 +133,8 @@ class MeshStorage:
         answers = await self.producer.fence(subject, uuid, epoch, self.live_stores, timeout_s)
         outcome = FenceOutcome(epoch, answers)
         log.info("partition_fenced", subject=subject, partition=uuid, epoch=epoch, answers=len(answers),
-                 accepted=len(outcome.accepted), newest_epoch=outcome.newest_epoch)
+                 accepted=len(outcome.accepted), newest_epoch=outcome.newest_epoch, start=outcome.start,
+                 heads={store[:8]: (a.accepted, a.epoch, a.next_sequence, a.head_epoch) for store, a in answers.items()})
         return outcome
 
     def release(self, partition: ProducerPartition) -> None:

@@ -109,7 +109,8 @@ class ClusterTopics:
         partition = self._partition_log(topic, index, state, offsets, producers, epoch, fenced.epochs)
         topic.partitions[index] = partition
         log.info("partition_led", topic=topic.name, partition=index, epoch=epoch, next_offset=partition.next_offset,
-                 batches_read=read)
+                 start=fenced.start, next_sequence=offsets.next_sequence, first_sequence=state.first_sequence,
+                 log_start_offset=partition.log_start_offset, batches_read=read)
 
     async def _fence(self, topic: Topic, index: int, state: PartitionState, epoch: int) -> FenceOutcome | None:
         """Claim the partition at `epoch` until enough of the expected stores accept. None when
