@@ -53,7 +53,8 @@ class FenceOutcome:
     def won(self, stores: int, min_insync: int) -> bool:
         """Whether enough stores accepted: one more than could be missing from any set of
         `min_insync` stores that acknowledged a write, among `stores`, every store that may
-        hold one (the expected stores; counting only live ones is unsafe while one is down)."""
+        hold one (the expected stores, or the live ones if more; counting only live ones is
+        unsafe while one is down)."""
         return len(self.accepted) >= max(1, stores - min_insync + 1)
 
     @property
