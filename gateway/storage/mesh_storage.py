@@ -53,7 +53,8 @@ class FenceOutcome:
     def won(self, stores: int, min_insync: int) -> bool:
         """Whether enough stores accepted: one more than could be missing from any set of
         `min_insync` stores that acknowledged a write, among `stores`, every store that may
-        hold one (the expected stores; counting only live ones is unsafe while one is down)."""
+        hold one (the expected stores, or the live ones if more; counting only live ones is
+        unsafe while one is down)."""
         return len(self.accepted) >= max(1, stores - min_insync + 1)
 
     @property
@@ -133,7 +134,8 @@ class MeshStorage:
         answers = await self.producer.fence(subject, uuid, epoch, self.live_stores, timeout_s)
         outcome = FenceOutcome(epoch, answers)
         log.info("partition_fenced", subject=subject, partition=uuid, epoch=epoch, answers=len(answers),
-                 accepted=len(outcome.accepted), newest_epoch=outcome.newest_epoch)
+                 accepted=len(outcome.accepted), newest_epoch=outcome.newest_epoch, start=outcome.start,
+                 heads={store[:8]: (a.accepted, a.epoch, a.next_sequence, a.head_epoch) for store, a in answers.items()})
         return outcome
 
     def release(self, partition: ProducerPartition) -> None:

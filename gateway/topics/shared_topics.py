@@ -109,17 +109,20 @@ class ClusterTopics:
         partition = self._partition_log(topic, index, state, offsets, producers, epoch, fenced.epochs)
         topic.partitions[index] = partition
         log.info("partition_led", topic=topic.name, partition=index, epoch=epoch, next_offset=partition.next_offset,
-                 batches_read=read)
+                 start=fenced.start, next_sequence=offsets.next_sequence, first_sequence=state.first_sequence,
+                 log_start_offset=partition.log_start_offset, batches_read=read)
 
     async def _fence(self, topic: Topic, index: int, state: PartitionState, epoch: int) -> FenceOutcome | None:
-        """Claim the partition at `epoch` until enough of the expected stores accept. None when
-        they hold an equal or newer epoch: then this gateway claims the key one above it (a
-        restarted leader, or epochs counted again), and leads when CHP names it again."""
-        stores = max(self.settings.expected_stores, self.settings.embedded_stores)
+        """Claim the partition at `epoch` until enough of the stores accept. None when they hold
+        an equal or newer epoch: then this gateway claims the key one above it (a restarted
+        leader, or epochs counted again), and leads when CHP names it again."""
         min_insync = int(topic.config("min.insync.replicas", self.settings))
         backoff, longest = FENCE_BACKOFF_S
         while True:
             outcome = await self.storage.fence(topic.name, state.address, epoch)
+            # Every store that may hold an acknowledged write counts, the live ones too: with
+            # fewer, the answers of stores that missed a write could decide where the log goes on.
+            stores = max(self.settings.expected_stores, self.settings.embedded_stores, self.storage.live_stores())
             if outcome.won(stores, min_insync):
                 return outcome
             if len(outcome.accepted) < len(outcome.answers):  # refused: a claim of this epoch or newer

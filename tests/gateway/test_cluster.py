@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -22,7 +23,7 @@ from confluent_kafka.admin import (
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 from tests.chp.conftest import _free_base_port
-from tests.gateway.clients import CLIENTS, Sent
+from tests.gateway.clients import CLIENTS, Got, Sent
 from tests.gateway.groups import wait_until
 from tests.gateway.server import GatewayProcess
 from tests.gateway.test_acks import start_store
@@ -115,6 +116,55 @@ def create_topic_through(gateway: GatewayProcess, topic: str) -> None:
     """Created through any gateway: the admin client sends CreateTopics to the controller."""
     admin = AdminClient({"bootstrap.servers": gateway.bootstrap})
     admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(30)
+
+
+@dataclass(frozen=True)
+class Acknowledged:
+    value: bytes
+    partition: int
+    offset: int
+
+
+def end_offsets(gateway: GatewayProcess, topic: str) -> list[int]:
+    """Each partition's high watermark: with retries, the log may hold more records than were
+    acknowledged (a batch stored whose answer was lost is sent again), so reading until as
+    many as were acknowledged came back could stop short of a partition's end."""
+    consumer = Consumer({"bootstrap.servers": gateway.bootstrap, "group.id": "unused"})
+    try:
+        return [consumer.get_watermark_offsets(TopicPartition(topic, number), timeout=30)[1]
+                for number in range(PARTITIONS)]
+    finally:
+        consumer.close()
+
+
+def history_errors(acknowledged: list[Acknowledged], got: list[Got], ends: list[int]) -> str:
+    """What the records read contradict, per partition ("" if nothing): offsets other than
+    0..end-1 once each, in order; acknowledged records not at the offset their answer named
+    (and how many of those were read at another offset)."""
+    read = {(g.partition, g.offset): g.value for g in got}
+    values = {g.value for g in got}
+    lines = []
+    for number, end in enumerate(ends):
+        offsets = [g.offset for g in got if g.partition == number]
+        if offsets != list(range(end)):
+            lines.append(f"partition {number}: read {len(offsets)} offsets, {offsets[:1]}..{offsets[-1:]}, "
+                         f"not 0..{end - 1} in order")
+        acked = [a for a in acknowledged if a.partition == number]
+        lost = [a for a in acked if read.get((number, a.offset)) != a.value]
+        if lost:
+            lines.append(f"partition {number}: {len(lost)} of {len(acked)} acknowledged records not at their "
+                         f"offsets {lost[0].offset}..{lost[-1].offset} (e.g. {lost[0]}), "
+                         f"{sum(a.value in values for a in lost)} of them read elsewhere")
+    return "\n".join(lines)
+
+
+def leadership_history(gateways: list[GatewayProcess], topic: str) -> str:
+    """Every gateway's lines about leading, fencing and losing `topic`'s partitions."""
+    events = ("partition_led", "partition_fenced", "partition_fence_", "partition_leadership_lost",
+              "partition_deposed", "partition_leader_assigned")
+    return "\n".join(f"gateway {node}: {line}" for node, gateway in enumerate(gateways, 1)
+                     for line in gateway.log_path.read_text(errors="replace").splitlines()
+                     if any(event in line for event in events) and (topic in line or "assigned" in line))
 
 
 def records(tag: str, count: int) -> list[Sent]:
@@ -239,14 +289,14 @@ def partition_errors(connection: Connection, number: int) -> list[int]:
             epochs.topics[0].partitions[0].error_code]
 
 
-def produce_until(gateways: list[GatewayProcess], topic: str, acknowledged: list[bytes],
+def produce_until(gateways: list[GatewayProcess], topic: str, acknowledged: list[Acknowledged],
                   stop: threading.Event) -> None:
     producer = Producer({"bootstrap.servers": ",".join(g.bootstrap for g in gateways), "acks": "all", "linger.ms": 5,
                          "message.timeout.ms": 60000})
 
     def delivered(error, message):
         if error is None:
-            acknowledged.append(message.value())
+            acknowledged.append(Acknowledged(message.value(), message.partition(), message.offset()))
 
     number = 0
     while not stop.is_set():
@@ -268,7 +318,7 @@ def test_sigkill_of_a_gateway_moves_its_partitions_and_loses_nothing(tmp_path, v
         live = {1, 2, 3} - {victim}
         create_topic_through(gateways[0], "failover")
         wait_until(lambda: spread_over(gateways[0], "failover", {1, 2, 3}), 30, "partitions led by all three")
-        acknowledged: list[bytes] = []
+        acknowledged: list[Acknowledged] = []
         stop = threading.Event()
         producing = threading.Thread(target=produce_until, args=(gateways, "failover", acknowledged, stop))
         producing.start()
@@ -287,13 +337,13 @@ def test_sigkill_of_a_gateway_moves_its_partitions_and_loses_nothing(tmp_path, v
         later = []
         for name, (produce, _) in CLIENTS.items():
             batch = records(name, 12)
-            produce(survivors[0].bootstrap, "failover", batch)
-            later += [s.value for s in batch]
+            offsets = produce(survivors[0].bootstrap, "failover", batch)
+            later += [Acknowledged(s.value, s.partition, offset) for s, offset in zip(batch, offsets, strict=True)]
+        ends = end_offsets(survivors[1], "failover")
         for name, (_, consume) in CLIENTS.items():
-            got = {g.value for g in consume(survivors[1].bootstrap, "failover", list(range(PARTITIONS)),
-                                            len(acknowledged) + len(later))}
-            missing = set(acknowledged + later) - got
-            assert not missing, f"{name}: {len(missing)} acknowledged records lost, e.g. {sorted(missing)[:3]}"
+            got = consume(survivors[1].bootstrap, "failover", list(range(PARTITIONS)), sum(ends))
+            errors = history_errors(acknowledged + later, got, ends)
+            assert not errors, f"{name}, ends {ends}:\n{errors}\n{leadership_history(gateways, 'failover')}"
 
 
 def test_idempotent_producers_get_ids_through_any_gateway(tmp_path):
