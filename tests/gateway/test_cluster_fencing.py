@@ -1,6 +1,7 @@
 """A paused leader of a cluster never gets a write acknowledged after its successor began
 (issue 16): the successor fenced the stores at a newer leader epoch before it published.
 A leader restarted before its session ended leads its partitions again, at a newer epoch.
+A takeover too few stores accept is retried, partition by partition, holding nothing else up.
 
 The leader of one partition is stopped with SIGSTOP until the controller gives the partition
 to another gateway at a higher epoch, which takes produce. A produce sent to the paused one
