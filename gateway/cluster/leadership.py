@@ -14,6 +14,7 @@ lost (`follow_cluster`).
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable
 from typing import Protocol
@@ -25,6 +26,7 @@ from gateway.chp.changes import Update
 from gateway.chp.chp_client import ChpClient
 from gateway.cluster.claims import KeyClaims
 from gateway.cluster.membership import Membership, decoded, encoded
+from gateway.kafka_error import KafkaError
 from protocol.kafka.coordinator_records import OFFSETS_TOPIC, TRANSACTIONS_TOPIC
 
 log = structlog.get_logger()
@@ -43,7 +45,7 @@ class ClusterTopics(Protocol):
 
     async def follow_shared(self, states: dict[str, dict]) -> None: ...
 
-    async def lead(self, wanted: Wanted) -> None: ...
+    async def lead(self, wanted: Wanted) -> float | None: ...
 
     async def auto_create(self, name: str): ...
 
@@ -127,7 +129,8 @@ class TopicSharing:
 
 async def on_changes(client: ChpClient, react: Callable, prefixes: tuple[str, ...]) -> None:
     """`await react()` now and after every change of keys under `prefixes`; changes that come
-    while it runs are taken together."""
+    while it runs are taken together. A react that returns seconds is called again after them
+    even without a change (what it failed to do is tried again then)."""
     dirty = trio.Event()
     dirty.set()
 
@@ -142,17 +145,19 @@ async def on_changes(client: ChpClient, react: Callable, prefixes: tuple[str, ..
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(watch)
+        again = None
         while True:
-            await dirty.wait()
+            with trio.move_on_after(math.inf if again is None else again):
+                await dirty.wait()
             dirty = trio.Event()
-            await react()
+            again = await react()
 
 
 async def follow_cluster(client: ChpClient, leaders: Leaders, topics: ClusterTopics, node_id: int) -> None:
     """Keep the registry's topics and led partitions as CHP says (every gateway)."""
     async def react():
         await topics.follow_shared(leaders.shared_topics())
-        await topics.lead(leaders.led_by(node_id))
+        return await topics.lead(leaders.led_by(node_id))
 
     await on_changes(client, react, (TOPICS, PARTITIONS))
 
@@ -161,7 +166,11 @@ async def serve_topic_requests(client: ChpClient, topics: ClusterTopics) -> None
     """The controller: create the topics other gateways were asked to auto-create."""
     async def react():
         for key in [key for key in client.items() if key.startswith(TOPIC_REQUESTS)]:
-            await topics.auto_create(key.removeprefix(TOPIC_REQUESTS))
+            name = key.removeprefix(TOPIC_REQUESTS)
+            try:
+                await topics.auto_create(name)
+            except KafkaError as exc:  # one request's refusal (a bad name, control lost): the others go on
+                log.warning("topic_request_refused", topic=name, error=exc.code.name, message=exc.message)
             await client.delete(key)
 
     await on_changes(client, react, (TOPIC_REQUESTS,))

@@ -80,6 +80,10 @@ READ_CHUNK = 64
 STORES_WAIT_S = 10.0  # between warnings while too few stores answer
 
 
+class StoresUnavailable(Exception):
+    """No store returned records they were asked for in time (down, frozen or behind)."""
+
+
 class MeshStorage:
     def __init__(self, context: zmq.Context, config: MeshSettings, *, max_unacked_bytes: int = MAX_UNACKED_BYTES):
         self.producer = Producer(context, config, max_unacked_bytes=max_unacked_bytes)
@@ -165,7 +169,7 @@ class MeshStorage:
         while sequence <= head:
             records = await self.read(subject, uuid, sequence, min(READ_CHUNK, head - sequence + 1))
             if not records:
-                raise RuntimeError(f"stores did not return {subject}/{uuid} from {sequence}")
+                raise StoresUnavailable(f"stores did not return {subject}/{uuid} from {sequence}")
             for record in records:
                 yield record
             sequence = records[-1][0] + 1

@@ -11,17 +11,18 @@ from __future__ import annotations
 from typing import Protocol
 
 import structlog
-import trio
 
 from gateway.kafka_error import KafkaError
 from gateway.partitions.partition_log import recovered_state
-from gateway.storage.mesh_storage import FenceOutcome
+from gateway.storage.mesh_storage import FenceOutcome, StoresUnavailable
 from gateway.topics.topic import PartitionState, Topic
 from protocol.kafka.error_codes import ErrorCode
 
 log = structlog.get_logger()
 
-FENCE_BACKOFF_S = (0.5, 5.0)  # first and longest wait between fences too few stores answered
+
+class TakeoverFailed(Exception):
+    """A partition named led here could not be taken over now: it is tried again later."""
 
 
 class TopicSharing(Protocol):
@@ -81,9 +82,10 @@ class ClusterTopics:
                 await self._open(topic)
                 self._configured(topic)
 
-    async def lead(self, wanted: dict[tuple[str, int], int]) -> None:
+    async def lead(self, wanted: dict[tuple[str, int], int]) -> float | None:
         """Lead exactly the partitions `wanted` names ((topic id, index) -> leader epoch): open
-        those newly led from the stores, as start-up without a checkpoint does, close those lost."""
+        those newly led from the stores, as start-up without a checkpoint does, close those lost.
+        The seconds until a takeover that failed is due again, if one did."""
         async with self.topic_lock:
             for topic in [t for t in self.topics.values() if not t.native]:
                 for index, partition in enumerate(topic.partitions):
@@ -93,47 +95,61 @@ class ClusterTopics:
                         log.info("partition_leadership_lost", topic=topic.name, partition=index,
                                  deposed_by=partition.mesh.deposed_by)
                     if epoch is not None and topic.partitions[index] is None:
-                        await self._lead(topic, index, epoch)
+                        await self._take_over(topic, index, epoch)
             self._share_tail()
+            return self.takeover_retries.next_wait_s(wanted)
+
+    async def _take_over(self, topic: Topic, index: int, epoch: int) -> None:
+        """Lead a partition if its takeover is due; one that fails leaves it unled here (clients
+        are told NOT_LEADER_OR_FOLLOWER) until it is tried again, the others go on."""
+        key = (str(topic.topic_id), index)
+        if not self.takeover_retries.due(key, epoch):
+            return
+        try:
+            await self._lead(topic, index, epoch)
+        except TakeoverFailed as failure:
+            retry = self.takeover_retries.failed(key, epoch)
+            log.warning("partition_takeover_failed", topic=topic.name, partition=index, epoch=epoch,
+                        attempt=retry.attempts, reason=str(failure), retry_in_s=round(retry.wait_s, 3))
+            return
+        self.takeover_retries.succeeded(key)
 
     async def _lead(self, topic: Topic, index: int, epoch: int) -> None:
         """Open a partition led here at `epoch`: fenced at the stores first, so that no leader
         before gets a write acknowledged from here on; the log the stores continue read back."""
         state = topic.partition_states[index]
         fenced = await self._fence(topic, index, state, epoch)
-        if fenced is None:
-            return
-        offsets, producers, read = await recovered_state(
-            self.storage.contents(topic.name, state.address, fenced.start - 1, state.first_sequence),
-            state.first_sequence, state.log_start_offset, None)
+        try:
+            offsets, producers, read = await recovered_state(
+                self.storage.contents(topic.name, state.address, fenced.start - 1, state.first_sequence),
+                state.first_sequence, state.log_start_offset, None)
+        except StoresUnavailable as exc:
+            raise TakeoverFailed(f"reading the log back: {exc}") from exc
+        except ValueError as exc:  # a batch that does not decode or follow: every gateway would fail alike
+            raise TakeoverFailed(f"the log read back does not index: {exc}") from exc
         partition = self._partition_log(topic, index, state, offsets, producers, epoch, fenced.epochs)
         topic.partitions[index] = partition
         log.info("partition_led", topic=topic.name, partition=index, epoch=epoch, next_offset=partition.next_offset,
                  start=fenced.start, next_sequence=offsets.next_sequence, first_sequence=state.first_sequence,
                  log_start_offset=partition.log_start_offset, batches_read=read)
 
-    async def _fence(self, topic: Topic, index: int, state: PartitionState, epoch: int) -> FenceOutcome | None:
-        """Claim the partition at `epoch` until enough of the stores accept. None when they hold
-        an equal or newer epoch: then this gateway claims the key one above it (a restarted
-        leader, or epochs counted again), and leads when CHP names it again."""
+    async def _fence(self, topic: Topic, index: int, state: PartitionState, epoch: int) -> FenceOutcome:
+        """Claim the partition at `epoch`: the outcome if enough of the stores accept, else
+        TakeoverFailed. When they hold an equal or newer epoch, this gateway claims the key one
+        above it (a restarted leader, or epochs counted again), and leads when CHP names it again."""
         min_insync = int(topic.config("min.insync.replicas", self.settings))
-        backoff, longest = FENCE_BACKOFF_S
-        while True:
-            outcome = await self.storage.fence(topic.name, state.address, epoch)
-            # Every store that may hold an acknowledged write counts, the live ones too: with
-            # fewer, the answers of stores that missed a write could decide where the log goes on.
-            stores = max(self.settings.expected_stores, self.settings.embedded_stores, self.storage.live_stores())
-            if outcome.won(stores, min_insync):
-                return outcome
-            if len(outcome.accepted) < len(outcome.answers):  # refused: a claim of this epoch or newer
-                claimed = await self.sharing.claim_epoch(str(topic.topic_id), index, epoch, outcome.newest_epoch + 1)
-                log.warning("partition_fence_refused", topic=topic.name, partition=index, epoch=epoch,
-                            newest_epoch=outcome.newest_epoch, claimed_next=claimed)
-                return None
-            log.warning("partition_fence_short", topic=topic.name, partition=index, epoch=epoch,
-                        accepted=len(outcome.accepted), stores=stores, min_insync=min_insync)
-            await trio.sleep(backoff)
-            backoff = min(2 * backoff, longest)
+        outcome = await self.storage.fence(topic.name, state.address, epoch)
+        # Every store that may hold an acknowledged write counts, the live ones too: with
+        # fewer, the answers of stores that missed a write could decide where the log goes on.
+        stores = max(self.settings.expected_stores, self.settings.embedded_stores, self.storage.live_stores())
+        if outcome.won(stores, min_insync):
+            return outcome
+        if len(outcome.accepted) < len(outcome.answers):  # refused: a claim of this epoch or newer
+            claimed = await self.sharing.claim_epoch(str(topic.topic_id), index, epoch, outcome.newest_epoch + 1)
+            raise TakeoverFailed(f"the stores hold a claim of epoch {outcome.newest_epoch}; "
+                                 f"epoch {outcome.newest_epoch + 1} claimed: {claimed}")
+        raise TakeoverFailed(f"{len(outcome.accepted)} of {stores} stores accepted the claim "
+                             f"(min.insync.replicas={min_insync})")
 
     async def log_starts_reported(self, reports: dict[tuple[str, int], tuple[int, int]]) -> None:
         """The controller: journal the log starts that other gateways moved in partitions they lead."""

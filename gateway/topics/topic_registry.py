@@ -28,6 +28,7 @@ from gateway.topics.native_topics import NativeTopics
 from gateway.topics.partition_checkpoints import CHECKPOINTS_DIRECTORY, PartitionCheckpoints, Recovery
 from gateway.topics.producer_ids import ProducerIds
 from gateway.topics.shared_topics import ClusterTopics, TopicSharing, led
+from gateway.topics.takeover_retries import TakeoverRetries
 from gateway.topics.topic import PartitionState, Topic, check_topic_name
 from gateway.topics.topic_compaction import keep_cleaning_points_moving, partition_discards, policies
 from gateway.topics.topic_configs import TOPIC_CONFIGS, InvalidConfig, checked_overrides
@@ -61,6 +62,7 @@ class TopicRegistry(ClusterTopics):
         self.native = NativeTopics(self)
         self.checkpoints = PartitionCheckpoints(settings.log_dirs / CHECKPOINTS_DIRECTORY, storage.read)
         self.recovery = Recovery()
+        self.takeover_retries = TakeoverRetries()  # partitions led here whose takeover failed
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Recover every topic from the mesh, then keep the partitions' tasks running
@@ -240,6 +242,7 @@ class TopicRegistry(ClusterTopics):
         """The topic, created with defaults if allowed and missing."""
         topic = self.topics.get(name)
         if topic is None and self.settings.auto_create_topics_enable and self._follows_controller:
+            check_topic_name(name)  # refused here, as the controller would
             await self.sharing.request_creation(name)
             raise KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, f"topic {name!r} is being created")
         if topic is None and self.settings.auto_create_topics_enable:

@@ -160,7 +160,7 @@ def history_errors(acknowledged: list[Acknowledged], got: list[Got], ends: list[
 
 def leadership_history(gateways: list[GatewayProcess], topic: str) -> str:
     """Every gateway's lines about leading, fencing and losing `topic`'s partitions."""
-    events = ("partition_led", "partition_fenced", "partition_fence_", "partition_leadership_lost",
+    events = ("partition_led", "partition_fenced", "partition_takeover_failed", "partition_leadership_lost",
               "partition_deposed", "partition_leader_assigned")
     return "\n".join(f"gateway {node}: {line}" for node, gateway in enumerate(gateways, 1)
                      for line in gateway.log_path.read_text(errors="replace").splitlines()

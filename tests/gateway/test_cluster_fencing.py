@@ -1,6 +1,7 @@
 """A paused leader of a cluster never gets a write acknowledged after its successor began
 (issue 16): the successor fenced the stores at a newer leader epoch before it published.
 A leader restarted before its session ended leads its partitions again, at a newer epoch.
+A takeover too few stores accept is retried, partition by partition, holding nothing else up.
 
 The leader of one partition is stopped with SIGSTOP until the controller gives the partition
 to another gateway at a higher epoch, which takes produce. A produce sent to the paused one
@@ -9,6 +10,7 @@ again, never success, and its record is on no store: a consumer reads exactly wh
 acknowledged.
 """
 
+import re
 import signal
 import socket
 import struct
@@ -21,9 +23,11 @@ from protocol.kafka.error_codes import ErrorCode
 from protocol.records import RecordBatch
 from tests.gateway.clients import CLIENTS, Sent
 from tests.gateway.groups import wait_until
-from tests.gateway.test_cluster import create_topic_through, gateway_cluster, spread_over
+from tests.gateway.test_acks import start_store
+from tests.gateway.test_cluster import PARTITIONS, create_topic_through, gateway_cluster, spread_over
 from tests.gateway.test_deposed_leader import on_the_mesh
 from tests.gateway.test_validation import Connection
+from tests.mesh.conftest import fast_config
 from tests.protocol.records.bad_batches import good
 
 TOPIC = "paused"
@@ -122,3 +126,32 @@ def test_a_leader_restarted_within_its_session_leads_again_at_a_newer_epoch(tmp_
         assert produce(restarted.bootstrap, TOPIC, after, acks="all") == [1] * len(numbers)
         got = consume(gateways[1].bootstrap, TOPIC, numbers, 2 * len(numbers))
         assert sorted(g.value for g in got) == sorted(s.value for s in before + after)
+
+
+def test_a_takeover_too_few_stores_accept_is_retried_and_holds_nothing_up(tmp_path):
+    """expected.stores=2 with one store running: no claim can win (both must accept, as either
+    may hold an acknowledged write), so the partitions stay unled and each takeover is retried
+    with a warning per attempt; meanwhile the gateway goes on serving (a topic is still created,
+    which waits for the registry's lock). Once the second store comes, every partition is led."""
+    produce, _ = CLIENTS["confluent-kafka"]
+    with gateway_cluster(tmp_path, 1, "--expected-stores", "2", "--expected-stores-wait-ms", "100") as (gateway,):
+        create_topic_through(gateway, TOPIC)
+        wait_until(lambda: retried(gateway) == set(range(PARTITIONS)), 30, "every takeover failed and was retried")
+        create_topic_through(gateway, "meanwhile")
+        assert "partition_led" not in gateway.log_path.read_text()
+        tower = f"tcp://127.0.0.1:{gateway.tower_sub}", f"tcp://127.0.0.1:{gateway.tower_pub}"
+        second = start_store(fast_config(tower_sub_address=tower[0], tower_pub_address=tower[1],
+                                         beacon_sub_address=tower[0], beacon_pub_address=tower[1]), tmp_path, "b")
+        try:
+            wait_until(lambda: gateway.log_path.read_text().count("partition_led") == 2 * PARTITIONS, 30,
+                       "every partition led once both stores accepted")
+            sent = [Sent(value=b"led-%d" % n, partition=n) for n in range(PARTITIONS)]
+            assert produce(gateway.bootstrap, TOPIC, sent, acks="all") == [0] * PARTITIONS
+        finally:
+            second.stop()
+
+
+def retried(gateway) -> set[int]:
+    """The partitions whose takeover failed again after a retry."""
+    return {int(re.search(r"partition=(\d+)", line)[1]) for line in gateway.log_path.read_text().splitlines()
+            if "partition_takeover_failed" in line and int(re.search(r"attempt=(\d+)", line)[1]) >= 2}

@@ -1,14 +1,24 @@
-"""Where a gateway that takes a partition over continues its log: after the longest log of a
-quorum of the stores that may hold an acknowledged write, never after the first answers alone."""
+"""A gateway taking a partition over: it continues the log after the longest log of a quorum
+of the stores that may hold an acknowledged write, never after the first answers alone; and a
+takeover that fails (too few stores accept the claim, none returns the log in time) leaves that
+partition unled, is tried again after a backoff, and never ends the gateway nor stops the others."""
 
 import uuid
 from types import SimpleNamespace
 
+import pytest
+import trio
+
+from gateway.mesh.dafka_producer import ProducerPartition
 from gateway.settings.table import BrokerSettings
-from gateway.storage.mesh_storage import FenceOutcome
+from gateway.storage.mesh_storage import FenceOutcome, StoresUnavailable
+from gateway.topics.shared_topics import TakeoverFailed
+from gateway.topics.takeover_retries import BACKOFF_S
 from gateway.topics.topic import PartitionState, Topic
 from gateway.topics.topic_registry import TopicRegistry
 from protocol.dafka import Fenced, new_uuid
+from protocol.records.builder import build_batch
+from protocol.records.record import Record
 
 SUBJECT = "orders"
 EPOCH = 1
@@ -20,12 +30,23 @@ def answer(store: str, next_sequence: int) -> Fenced:
     return Fenced(new_uuid(), store, new_uuid(), SUBJECT, EPOCH, 1, next_sequence, 0)
 
 
-class Stores:
-    """Three stores live; each claim is answered by the next set of answers given."""
+def batch_at(offset: int) -> bytes:
+    return build_batch([Record(offset, 1000, None, b"v%d" % offset)], partition_leader_epoch=0)
 
-    def __init__(self, *claims: dict[str, Fenced]):
+
+def all_accept(next_sequence: int) -> dict[str, Fenced]:
+    return {store: answer(store, next_sequence) for store in STORES}
+
+
+class Stores:
+    """Three stores live; each claim is answered by the next set of answers given. They hold
+    `batches` (from sequence 0) and return none of them to the first `unreadable` read-backs."""
+
+    def __init__(self, *claims: dict[str, Fenced], batches: tuple[bytes, ...] = (), unreadable: int = 0):
         self.claims = list(claims)
-        self.read = self.watcher = None
+        self.batches = batches
+        self.unreadable = unreadable
+        self.watcher = None
 
     def live_stores(self) -> int:
         return len(STORES)
@@ -33,18 +54,80 @@ class Stores:
     async def fence(self, subject: str, address: str, epoch: int) -> FenceOutcome:
         return FenceOutcome(epoch, self.claims.pop(0))
 
+    async def contents(self, subject: str, address: str, head: int, first: int = 0):
+        if self.unreadable:
+            self.unreadable -= 1
+            raise StoresUnavailable(f"stores did not return {subject}/{address} from {first}")
+        for sequence in range(first, head + 1):
+            yield sequence, self.batches[sequence]
+
+    def host(self, subject: str, address: str, next_sequence: int, epoch=None, epochs=()) -> ProducerPartition:
+        return ProducerPartition(SimpleNamespace(), subject, address, next_sequence, epoch, epochs)
+
+    async def read(self, subject: str, address: str, sequence: int, count: int) -> list:
+        return []
+
+
+def registry_of(stores: Stores, partitions: int = 1, **settings) -> tuple[TopicRegistry, Topic]:
+    registry = TopicRegistry(BrokerSettings(**{"expected_stores": 3, "embedded_stores": 0, **settings}), stores,
+                             None, None, SimpleNamespace())
+    topic = Topic(SUBJECT, uuid.uuid4(), 1, [PartitionState(new_uuid()) for _ in range(partitions)],
+                  partitions=[None] * partitions)
+    registry.topics[SUBJECT] = topic
+    return registry, topic
+
 
 async def test_a_takeover_waits_for_a_quorum_of_the_live_stores_not_of_the_expected_ones(autojump_clock):
     """expected.stores left at 1 while three stores run with min.insync.replicas=2: a write
     acknowledged by two of them may be missing from the third, whose answer came first (the
     others' were late). Continuing after it would announce a start below that write, and the
-    stores holding it would truncate it: the claim goes on until two stores answered."""
+    stores holding it would truncate it: the claim fails until two stores answered."""
     behind = {STORES[0]: answer(STORES[0], 10)}
-    all_three = {STORES[0]: answer(STORES[0], 10), STORES[1]: answer(STORES[1], 25), STORES[2]: answer(STORES[2], 25)}
-    stores = Stores(behind, all_three)
-    registry = TopicRegistry(BrokerSettings(expected_stores=1, embedded_stores=0, min_insync_replicas=2), stores,
-                             None, None, SimpleNamespace())
-    topic = Topic(SUBJECT, uuid.uuid4(), 1, [PartitionState(new_uuid())])
+    registry, topic = registry_of(Stores(behind, all_accept(25)), expected_stores=1, min_insync_replicas=2)
+    with pytest.raises(TakeoverFailed, match="1 of 3 stores accepted"):
+        await registry._fence(topic, 0, topic.partition_states[0], EPOCH)
     outcome = await registry._fence(topic, 0, topic.partition_states[0], EPOCH)
     assert outcome.start == 25
-    assert not stores.claims, "the claim answered by one store alone was not taken"
+
+
+async def test_a_log_no_store_returns_leaves_the_partition_unled_until_a_retry_reads_it(autojump_clock):
+    """The stores accept the claim but return nothing of the log (a store frozen after its
+    answer): the partition stays unled here, its neighbour is led, and the takeover is tried
+    again once the backoff passed, not before."""
+    batches = (batch_at(0), batch_at(1))
+    stores = Stores(all_accept(2), all_accept(2), all_accept(2), batches=batches, unreadable=1)
+    registry, topic = registry_of(stores, partitions=2)
+    wanted = {(str(topic.topic_id), 0): EPOCH, (str(topic.topic_id), 1): EPOCH}
+    async with trio.open_nursery() as nursery:
+        registry._nursery = nursery
+        wait = await registry.lead(wanted)
+        assert wait == BACKOFF_S[0]
+        assert topic.partitions[0] is None
+        assert topic.partitions[1].next_offset == 2
+        assert await registry.lead(wanted) == pytest.approx(BACKOFF_S[0]), "retried before its backoff"
+        assert len(stores.claims) == 1
+        await trio.sleep(wait)
+        assert await registry.lead(wanted) is None
+        assert topic.partitions[0].leader_epoch == EPOCH
+        nursery.cancel_scope.cancel()
+
+
+async def test_failed_takeovers_back_off_longer_and_are_forgotten_when_the_leadership_moves(autojump_clock):
+    registry, topic = registry_of(Stores(*[{}] * 6))
+    wanted = {(str(topic.topic_id), 0): EPOCH}
+    waits = []
+    for _ in range(6):
+        waits.append(await registry.lead(wanted))
+        await trio.sleep(waits[-1])
+    first, longest = BACKOFF_S
+    assert waits == [first, 2 * first, 4 * first, 8 * first, longest, longest]
+    assert await registry.lead({}) is None
+    assert registry.takeover_retries.due((str(topic.topic_id), 0), EPOCH), "a new leadership starts at once"
+
+
+async def test_a_log_read_back_that_does_not_index_fails_the_takeover_not_the_gateway(autojump_clock):
+    """Two batches at the same offset: no gateway could index the log, and ending each in turn
+    as the leadership moves on would take the cluster down; the partition alone stays unled."""
+    registry, topic = registry_of(Stores(all_accept(2), batches=(batch_at(0), batch_at(0))))
+    assert await registry.lead({(str(topic.topic_id), 0): EPOCH}) == BACKOFF_S[0]
+    assert topic.partitions == [None]

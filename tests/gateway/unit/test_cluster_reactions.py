@@ -1,0 +1,84 @@
+"""What the cluster's tasks do with what CHP holds: a failure of one partition or of one
+request is retried or refused alone, never the end of the task (which would end the gateway)."""
+
+from contextlib import contextmanager
+from types import SimpleNamespace
+
+import pytest
+import trio
+
+from gateway.cluster.leadership import TOPIC_REQUESTS, on_changes, serve_topic_requests
+from gateway.kafka_error import KafkaError
+from gateway.settings.table import BrokerSettings
+from gateway.topics.topic_registry import TopicRegistry
+from protocol.kafka.error_codes import ErrorCode
+
+
+class Mirror:
+    """A CHP client's mirror that never changes: its keys, the deletions asked for."""
+
+    def __init__(self, keys: dict[str, bytes] | None = None):
+        self.keys = dict(keys or {})
+        self.deleted: list[str] = []
+        self._changes = trio.open_memory_channel(0)
+
+    def items(self) -> dict[str, bytes]:
+        return dict(self.keys)
+
+    @contextmanager
+    def watch(self):
+        yield self._changes[1]
+
+    async def delete(self, key: str) -> None:
+        self.deleted.append(key)
+        self.keys.pop(key, None)
+
+
+async def test_a_reaction_that_returns_seconds_is_called_again_after_them_without_a_change(autojump_clock):
+    calls = []
+
+    async def react():
+        calls.append(trio.current_time())
+        return 1.5 if calls[-1] - calls[0] < 3 else None  # a failure to retry, until 3 s passed
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(on_changes, Mirror(), react, ("cluster/",))
+        await trio.sleep(100)
+        nursery.cancel_scope.cancel()
+    # at once (again as the watch opens: a change may have come before it), then after each wait
+    assert sorted({call - calls[0] for call in calls}) == [0, 1.5, 3.0]
+
+
+class Topics:
+    """The controller's registry: a name it refuses, the others created."""
+
+    def __init__(self):
+        self.created = []
+
+    async def auto_create(self, name: str):
+        if " " in name:
+            raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"topic name {name!r} is illegal")
+        self.created.append(name)
+
+
+async def test_a_topic_request_the_controller_refuses_is_dropped_and_the_others_served(autojump_clock):
+    """A request left by an older gateway (or one the controller lost control for) is refused
+    alone: the task that serves topic requests goes on."""
+    mirror = Mirror({f"{TOPIC_REQUESTS}bad name": b"{}", f"{TOPIC_REQUESTS}orders": b"{}"})
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(serve_topic_requests, mirror, topics := Topics())
+        await trio.sleep(1)
+        nursery.cancel_scope.cancel()
+    assert topics.created == ["orders"]
+    assert sorted(mirror.deleted) == [f"{TOPIC_REQUESTS}bad name", f"{TOPIC_REQUESTS}orders"]
+
+
+async def test_a_follower_refuses_an_illegal_name_itself_instead_of_asking_the_controller():
+    requested = []
+    sharing = SimpleNamespace(is_controller=False, request_creation=lambda name: requested.append(name))
+    registry = TopicRegistry(BrokerSettings(auto_create_topics_enable=True), SimpleNamespace(read=None, watcher=None),
+                             None, None, sharing)
+    with pytest.raises(KafkaError) as refused:
+        await registry.auto_create("bad name")
+    assert refused.value.code == ErrorCode.INVALID_TOPIC_EXCEPTION
+    assert requested == []
