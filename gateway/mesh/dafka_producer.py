@@ -352,7 +352,8 @@ class Producer:
                     partition.on_epoch_ack(sender_of(first_frame), message.sequence, message.epoch)
                 elif isinstance(message, Fetch):
                     answers.extend(partition.answer(message))
-            await self.node.publisher.send_batch(answers)
+            if answers:  # the receive yielded already: ACKs alone cost no further step
+                await self.node.publisher.send_batch(answers)
 
     async def _send_heads(self) -> None:
         while True:
