@@ -30,7 +30,7 @@ from gateway.api.leaders import current_leader, leader_endpoints
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.kafka_error import KafkaError
-from gateway.observability.broker_metrics import BYTES_IN, RECORDS_IN, STORE_WAIT_SECONDS
+from gateway.observability.broker_metrics import STORE_WAIT_SECONDS, bytes_in, records_in
 from gateway.partitions.batch_checks import check_keyed, checked_batch, timestamp_bounds, topic_codec
 from gateway.quotas.entities import PRODUCER_BYTE_RATE
 from gateway.server.answers import NO_RESPONSE, CloseConnection, Deferred
@@ -134,8 +134,8 @@ async def _append(request: Request, services: Services, topic_name: str, data, a
         append_time = int(time.time() * 1000)
     answer.base_offset, last_sequence = await partition.append(
         batch, log_append_time=append_time, room_timeout_s=max(request.body.timeout_ms, 0) / 1000)
-    BYTES_IN.labels(topic_name).inc(batch.size)
-    RECORDS_IN.labels(topic_name).inc(batch.record_count)
+    bytes_in(topic_name).inc(batch.size)
+    records_in(topic_name).inc(batch.record_count)
     answer.log_append_time_ms = -1 if append_time is None else append_time
     answer.log_start_offset = partition.log_start_offset
     return answer, partition, last_sequence, partition.stores_for(request.body.acks)
