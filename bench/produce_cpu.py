@@ -8,12 +8,19 @@ store's process used (utime + stime, from /proc) is divided by the requests:
 a figure that moves little with the machine's load, unlike a rate. The client
 is raw sockets, so that each request holds exactly one record.
 
-    python bench/produce_cpu.py [--requests 20000] [--in-flight 5] [--rounds 3]
+With --per-task the gateway and its store run with bench/task_cpu on their path,
+which counts the CPU of each trio task's steps: printed per request, it shows
+which task (reading requests, writing answers, taking ACKs, committing) costs
+what, and how many wake-ups ("steps") each request takes.
+
+    python bench/produce_cpu.py [--requests 20000] [--in-flight 5] [--rounds 3] [--per-task]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import socket
 import statistics
 import struct
@@ -39,6 +46,7 @@ VERSION = 9
 SIZE = 100
 SIZE_PREFIX = struct.Struct(">i")
 CORRELATION_AT = SIZE_PREFIX.size + 4  # after the size prefix, api key and version
+TASK_CPU_SETTLE_S = 1.5  # bench/task_cpu writes its totals once a second: the last before and the first after a round
 
 
 def produce_frame(topic: str) -> bytearray:
@@ -77,15 +85,36 @@ def _check(reader, expected_correlation: int) -> None:
         raise RuntimeError(f"answer {correlation} (expected {expected_correlation}): {answer}")
 
 
+def task_cpu(prefix: Path) -> dict[int, dict[str, list[float]]]:
+    """pid -> task name -> [CPU seconds, steps] so far, as bench/task_cpu wrote them."""
+    return {int(path.suffix[1:]): json.loads(path.read_text()) for path in prefix.parent.glob(prefix.name + ".*")
+            if path.suffix[1:].isdigit()}
+
+
+def print_task_cpu(before: dict, after: dict, requests: int, names: dict[int, str]) -> None:
+    for pid, totals in after.items():
+        earlier = before.get(pid, {})
+        used = {task: [now - then for now, then in zip(figures, earlier.get(task, [0.0, 0]), strict=True)]
+                for task, figures in totals.items()}
+        print(f"  {names.get(pid, pid)}, per request:")
+        for task, (seconds, steps) in sorted(used.items(), key=lambda item: -item[1][0])[:6]:
+            print(f"    {seconds / requests * 1e6:7.1f} µs {steps / requests:5.2f} steps  {task}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", type=Path, help="where the temporary gateway data goes")
     parser.add_argument("--requests", type=int, default=20_000, help="Produce requests of each round")
     parser.add_argument("--in-flight", type=int, default=5, help="requests pipelined on the connection")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--per-task", action="store_true", help="also the CPU of each trio task per request")
     arguments = parser.parse_args()
     with ExitStack() as stack:
         directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-cpu-", dir=arguments.data_dir)))
+        tasks = directory / "task-cpu"
+        if arguments.per_task:  # inherited by the gateway and its store
+            os.environ["BENCH_TASK_CPU"] = str(tasks)
+            os.environ["PYTHONPATH"] = str(Path(__file__).resolve().parent / "task_cpu")
         gateway: Target = start_gateway(stack, directory)
         topic = create_topic(gateway, 1)
         run(gateway.bootstrap, topic, 1000, arguments.in_flight)  # warm up
@@ -94,12 +123,19 @@ def main() -> None:
         meter = CpuMeter(gateway.pid)
         figures = []
         for round_ in range(arguments.rounds):
+            if arguments.per_task:
+                time.sleep(TASK_CPU_SETTLE_S)
+            tasks_before = task_cpu(tasks)
             meter.reset()
             seconds = run(gateway.bootstrap, topic, arguments.requests, arguments.in_flight)
             used = meter.used()
             figures.append({name: (u + s) / arguments.requests * 1e6 for name, (u, s) in used.items()})
             print(f"round {round_ + 1}: {arguments.requests / seconds:8.0f} requests/s; "
                   f"CPU per request: {meter.per(arguments.requests)}  ({load()})", flush=True)
+            if arguments.per_task:
+                time.sleep(TASK_CPU_SETTLE_S)
+                print_task_cpu(tasks_before, task_cpu(tasks), arguments.requests,
+                               {pid: name for name, pid in meter.pids.items()})
         medians = {name: statistics.median(f[name] for f in figures) for name in figures[0]}
         print("median CPU per request: " + "; ".join(f"{name} {us:.0f} µs" for name, us in medians.items()))
 
