@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 import urllib.request
 
+REQUESTS = "gateway: request arrival to answer"  # its count is the Produce requests answered
 STAGES = {
-    "gateway: request arrival to answer": 'dafka_gateway_request_seconds_{}{{api="Produce"}}',
+    REQUESTS: 'dafka_gateway_request_seconds_{}{{api="Produce"}}',
     "gateway: of which waiting for the stores": "dafka_gateway_produce_store_wait_seconds_{}",
 }
 

@@ -46,6 +46,7 @@ class Target:
     name: str
     bootstrap: str
     metrics: str | None = None  # the gateway's /metrics URL, for where the time goes
+    pid: int | None = None  # the gateway's process, for the CPU it spends
 
 
 def free_port() -> int:
@@ -276,9 +277,9 @@ def main() -> None:
 def start_gateway(stack: ExitStack, directory: Path) -> Target:
     port, http_port = free_port(), free_port()
     (directory / "gateway").mkdir()
-    stack.enter_context(child(gateway_command(port, directory / "gateway", http_port), port,
-                              directory / "gateway.log"))
-    return Target("gateway", f"127.0.0.1:{port}", f"http://127.0.0.1:{http_port}/metrics")
+    process = stack.enter_context(child(gateway_command(port, directory / "gateway", http_port), port,
+                                        directory / "gateway.log"))
+    return Target("gateway", f"127.0.0.1:{port}", f"http://127.0.0.1:{http_port}/metrics", process.pid)
 
 
 def start_tansu(stack: ExitStack, directory: Path) -> str | None:

@@ -4,7 +4,9 @@ Records of 100 B offered at a steady rate (10,000/s and 50,000/s by default) to 
 partition with linger.ms=0 and acks=all (the defaults of librdkafka and the Java
 client, many small produce requests in flight on one connection), against the
 gateway (durable) and Tansu (in memory), interleaved. Printed per run: the rate
-delivered, and the delivery latency (produce() to acknowledgement) p50, p99 and max.
+delivered, and the delivery latency (produce() to acknowledgement) p50, p99 and max;
+for the gateway also where a request's time went and the CPU its process and its
+store's spent per Produce request (utime + stime from /proc).
 A broker that keeps up delivers the offered rate at a flat latency; one that does
 not falls behind and its latency grows with the queue.
 
@@ -21,8 +23,9 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from confluent_kafka import Producer
-from gateway_stages import mean_ms, snapshot
+from gateway_stages import REQUESTS, mean_ms, snapshot
 from kafka_throughput import Target, create_topic, load, start_gateway, start_tansu
+from process_cpu import CpuMeter
 
 SIZE = 100
 
@@ -84,13 +87,18 @@ def main() -> None:
                 for target in targets:
                     topic = create_topic(target, 1)
                     before = snapshot(target.metrics) if target.metrics else None
+                    meter = CpuMeter(target.pid) if target.pid else None
                     delivered, latencies = offer(target, topic, rate, arguments.seconds, settings)
                     print(f"offered {rate:6d}/s  {target.name:8s} round {round_ + 1}: "
                           f"{summary(delivered, latencies)}  ({load()})", flush=True)
                     if before is not None:
-                        means = mean_ms(before, snapshot(target.metrics))
+                        after = snapshot(target.metrics)
+                        means = mean_ms(before, after)
                         print("    " + "; ".join(f"{stage} {ms:.2f} ms" for stage, ms in means.items()
                                                  if ms is not None), flush=True)
+                        requests = int(after[REQUESTS][1] - before[REQUESTS][1])
+                        print(f"    {requests} Produce requests, {len(latencies) / max(requests, 1):.1f} records "
+                              f"each; CPU per request: {meter.per(requests)}", flush=True)
 
 
 if __name__ == "__main__":

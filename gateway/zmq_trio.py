@@ -114,7 +114,7 @@ class Socket:
         `zmq.EVENTS` says whether a message is queued: cheaper than a receive that fails
         with zmq.Again, an exception built with its message text."""
         await trio.lowlevel.checkpoint_if_cancelled()
-        await self._until(POLLIN)
+        waited = await self._until(POLLIN)
         batch = [self._recv_now()]
         events = self.zsock.getsockopt(EVENTS)
         while events & POLLIN and len(batch) < max_messages:
@@ -122,7 +122,8 @@ class Socket:
             events = self.zsock.getsockopt(EVENTS)
         if self._watcher is not None or self._waiters:
             self._announce(events)
-        await trio.lowlevel.cancel_shielded_checkpoint()
+        if not waited:  # a receive that waited has yielded already: a second pass of the loop costs a step
+            await trio.lowlevel.cancel_shielded_checkpoint()
         return batch
 
     def connect(self, endpoint: str) -> None:
@@ -180,12 +181,15 @@ class Socket:
         if self._watcher is not None and events & self._watched_flag:
             self._watcher.cancel()
 
-    async def _until(self, flag: int) -> None:
+    async def _until(self, flag: int) -> bool:
+        """Once `flag` shows in the socket's events; whether that took a wait."""
+        waited = False
         while True:
             events = self.zsock.getsockopt(EVENTS)
             self._announce(events)
             if events & flag:
-                return
+                return waited
+            waited = True
             if self._watcher is None:
                 await self._watch_fd(flag)
             else:

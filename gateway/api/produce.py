@@ -17,8 +17,8 @@ throttled for, and its connection muted as long.
 
 from __future__ import annotations
 
-import functools
 import time
+from typing import NamedTuple
 
 import structlog
 import trio
@@ -30,8 +30,15 @@ from gateway.api.leaders import current_leader, leader_endpoints
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.kafka_error import KafkaError
-from gateway.observability.broker_metrics import BYTES_IN, RECORDS_IN, STORE_WAIT_SECONDS
-from gateway.partitions.batch_checks import check_keyed, checked_batch, timestamp_bounds, topic_codec
+from gateway.observability.broker_metrics import STORE_WAIT_SECONDS, bytes_in, records_in
+from gateway.partitions.batch_checks import (
+    TimestampBounds,
+    TopicCodec,
+    check_keyed,
+    checked_batch,
+    timestamp_bounds,
+    topic_codec,
+)
 from gateway.quotas.entities import PRODUCER_BYTE_RATE
 from gateway.server.answers import NO_RESPONSE, CloseConnection, Deferred
 from gateway.server.dispatch import Request
@@ -120,25 +127,39 @@ async def _append(request: Request, services: Services, topic_name: str, data, a
             raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, "no store is in sync: none could take the batch")
         raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS,
                          f"fewer in-sync stores than min.insync.replicas ({partition.min_insync})")
-    max_bytes = int(topics.config(topic, "max.message.bytes"))
-    config = functools.partial(topics.config, topic)
-    batch = checked_batch(data.records, request.version, max_bytes, topic_codec(config),
-                          timestamp_bounds(config, int(time.time() * 1000)))
-    if "compact" in config("cleanup.policy").split(","):
+    rules = topics.derived(topic, _produce_rules)
+    now_ms = int(time.time() * 1000)
+    batch = checked_batch(data.records, request.version, rules.max_bytes, rules.codec,
+                          rules.timestamps and rules.timestamps._replace(now_ms=now_ms))
+    if rules.compacted:
         check_keyed(batch, f"{topic_name}-{data.index}")
     if batch.is_transactional and request.body.transactional_id is not None:
         services.transactions.check_produce(request.body.transactional_id, batch.producer_id,
                                             batch.producer_epoch, topic_name, data.index)
-    append_time = None
-    if topics.config(topic, "message.timestamp.type") == "LogAppendTime":
-        append_time = int(time.time() * 1000)
+    append_time = now_ms if rules.log_append_time else None
     answer.base_offset, last_sequence = await partition.append(
         batch, log_append_time=append_time, room_timeout_s=max(request.body.timeout_ms, 0) / 1000)
-    BYTES_IN.labels(topic_name).inc(batch.size)
-    RECORDS_IN.labels(topic_name).inc(batch.record_count)
+    bytes_in(topic_name).inc(batch.size)
+    records_in(topic_name).inc(batch.record_count)
     answer.log_append_time_ms = -1 if append_time is None else append_time
     answer.log_start_offset = partition.log_start_offset
     return answer, partition, last_sequence, partition.stores_for(request.body.acks)
+
+
+class _ProduceRules(NamedTuple):
+    """A topic's configs as a produce reads them (`TopicRegistry.derived` keeps them until they change)."""
+
+    max_bytes: int
+    codec: TopicCodec | None
+    timestamps: TimestampBounds | None  # with now_ms 0: each request sets its own
+    compacted: bool
+    log_append_time: bool
+
+
+def _produce_rules(config) -> _ProduceRules:
+    return _ProduceRules(int(config("max.message.bytes")), topic_codec(config), timestamp_bounds(config, 0),
+                         "compact" in config("cleanup.policy").split(","),
+                         config("message.timestamp.type") == "LogAppendTime")
 
 
 async def _when_stored(response, appended, published: float, deadline: float):

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import trio
 
@@ -41,6 +41,7 @@ from protocol.kafka.error_codes import ErrorCode
 from protocol.records import RecordBatch
 from protocol.sasl.scram import ScramCredential, ScramMechanism
 
+T = TypeVar("T")
 
 class Cluster(Protocol):
     """The cluster's brokers, as clients connected through a listener reach them."""
@@ -121,6 +122,8 @@ class Topics(Protocol):
     def partition(self, name: str, number: int) -> Partition | None: ...
 
     def config(self, topic: Topic, name: str) -> str: ...
+
+    def derived(self, topic: Topic, compute: Callable[[Callable[[str], str]], T]) -> T: ...
 
     def inherited(self, name: str) -> str: ...
 

@@ -281,7 +281,15 @@ class Producer:
         self.partitions: dict[str, ProducerPartition] = {}
         self.unacked = UnackedBytes(max_unacked_bytes)
         self._claims: dict[tuple[str, str], _Claim] = {}  # (subject, partition) -> answers to our claim
+        self._foreign_acks: Callable[[Ack], None] | None = None
         self.node.subscribe(subscription(Fenced, self.node.uuid))
+
+    def follow_foreign_acks(self, listener: Callable[[Ack], None]) -> None:
+        """Hear every store's ACK, of any partition: `listener` gets those of partitions not
+        hosted here. For a process that needs both (the gateway finds native producers by
+        their stores' ACKs), each ACK then comes in once, not once per node."""
+        self._foreign_acks = listener
+        self.node.subscribe(subscription(Ack))
 
     def close(self) -> None:
         self.node.close()
@@ -345,6 +353,8 @@ class Producer:
                     continue
                 partition = self.partitions.get(getattr(message, "partition", None))
                 if partition is None or partition.subject != message.subject:
+                    if isinstance(message, Ack) and self._foreign_acks is not None:
+                        self._foreign_acks(message)
                     continue
                 if isinstance(message, Ack):
                     partition.on_plain_ack(sender_of(first_frame), message.sequence)
@@ -352,7 +362,8 @@ class Producer:
                     partition.on_epoch_ack(sender_of(first_frame), message.sequence, message.epoch)
                 elif isinstance(message, Fetch):
                     answers.extend(partition.answer(message))
-            await self.node.publisher.send_batch(answers)
+            if answers:  # the receive yielded already: ACKs alone cost no further step
+                await self.node.publisher.send_batch(answers)
 
     async def _send_heads(self) -> None:
         while True:

@@ -63,9 +63,11 @@ class MeshNode:
     """UUID, data PUB (or verbose XPUB) and SUB, and the beacon loop of one node."""
 
     def __init__(self, context: zmq.Context, config: MeshSettings, *, kind: str,
-                 verbose_publisher: bool = False, uuid: str | None = None):
+                 verbose_publisher: bool = False, uuid: str | None = None,
+                 ignored_peers: frozenset[str] = frozenset()):
         self.uuid = uuid or new_uuid()
         self.kind = kind
+        self.ignored_peers = ignored_peers  # nodes whose publisher the subscriber never connects to
         self.config = config
         self.peers = PeerTable()
         self._unreachable: dict[tuple[str, str], None] = {}  # beacons skipped, oldest first
@@ -155,7 +157,8 @@ class MeshNode:
     def _saw(self, beacon: TowerBeacon) -> None:
         now = trio.current_time()
         self._last_beacon = now
-        if beacon.uuid == self.uuid or (beacon.uuid, beacon.endpoint) in self._unreachable:
+        if (beacon.uuid == self.uuid or beacon.uuid in self.ignored_peers
+                or (beacon.uuid, beacon.endpoint) in self._unreachable):
             return
         seen = self.peers.saw(beacon.uuid, beacon.endpoint, now)
         if not seen.appeared:

@@ -121,8 +121,10 @@ class Sequencers(dict):
 
 
 async def fill_gaps(node, sequencers: Sequencers, keys) -> None:
-    """FETCH what is missing from `keys` on behalf of `node`."""
-    await node.publisher.send_batch(sequencers.fetches_due(keys, node.uuid, trio.current_time()))
+    """FETCH what is missing from `keys` on behalf of `node` (nothing missing: no scheduling point)."""
+    fetches = sequencers.fetches_due(keys, node.uuid, trio.current_time())
+    if fetches:
+        await node.publisher.send_batch(fetches)
 
 
 async def keep_filling_gaps(node, sequencers: Sequencers) -> None:

@@ -252,7 +252,8 @@ class PartitionLog:
             self._check_leading()  # deposed: Kafka's DelayedProduce answers NOT_LEADER_OR_FOLLOWER
             raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
                              f"{self.in_sync_stores()} stores in sync, {stores} needed: the batch is not durable")
-        self._acks_moved()
+        # No watermark to move here: the ACK that stored it moved it (`watch_acks`) before waking
+        # this wait, to what k <= min_insync stores hold, so past it for acks=all (as in Kafka).
 
     @property
     def size_bytes(self) -> int:

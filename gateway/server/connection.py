@@ -291,7 +291,8 @@ class Connection:
         while True:
             if slot.in_turn is not None:
                 await self._complete(slot.in_turn, slot)
-            await slot.done.wait()
+            if not slot.done.is_set():  # a set Event's wait is a scheduling point; sending is one anyway
+                await slot.done.wait()
             answered.append(slot)
             if slot.close:
                 return answered, None, True

@@ -21,7 +21,7 @@ from typing import Any, Awaitable, Callable
 import structlog
 import trio
 
-from gateway.observability.broker_metrics import FAILED_REQUESTS, REQUEST_SECONDS
+from gateway.observability.broker_metrics import FAILED_REQUESTS, request_seconds
 from gateway.server.answers import NO_RESPONSE, CloseConnection, Deferred
 from gateway.server.principal import ANONYMOUS
 from protocol.errors import DecodeError
@@ -131,7 +131,7 @@ class Dispatcher:
     @staticmethod
     def _encode(answer, route: Route, version: int, correlation_id: int, started: float) -> list | None:
         """The framed response as buffers to send in order; the request's time is measured to here."""
-        REQUEST_SECONDS.labels(route.api.name).observe(time.perf_counter() - started)
+        request_seconds(route.api.name).observe(time.perf_counter() - started)
         if answer is NO_RESPONSE:
             return None
         return encode_response_pieces(route.api.key, version, correlation_id, answer)

@@ -4,8 +4,8 @@ The producer node publishes every partition this gateway leads (each its
 own Dafka partition UUID, all on one socket pair); the consumer node reads
 back what the in-memory tails no longer hold, and asks the stores for the
 heads of partitions when the gateway starts; the watcher node hears the
-HEADs and ACKs of every topic, which is how native producers are found
-(topics/native_topics.py).
+HEADs of every topic and the producer node every ACK, which is how native
+producers are found (topics/native_topics.py).
 
 A gateway that would lead a partition at a leader epoch fences it first
 (`fence`), and leads it only if a quorum of the live stores accepted

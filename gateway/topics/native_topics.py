@@ -1,8 +1,9 @@
 """Topics of native Dafka producers, found on the mesh and served as Kafka topics.
 
-A watcher node hears every producer's HEAD and every store's ACK
-(subscriptions `H` and `K`, all topics) and the RECORDs of the native topics
-it knows. A HEAD, ACK or RECORD from a producer UUID never seen on that
+A watcher node hears every producer's HEAD (subscription `H`, all topics) and
+the RECORDs of the native topics it knows; every store's ACK comes from the
+gateway's producer node, which hears them all (`Producer.follow_foreign_acks`),
+so that the gateway takes each ACK of its own partitions once. A HEAD, ACK or RECORD from a producer UUID never seen on that
 topic gives the topic a new partition (a short-lived producer may never send
 a HEAD: the stores' ACKs of its records announce it):
 numbers are given in order of discovery and kept in the journal, so they
@@ -48,6 +49,8 @@ class NativeTopics:
         self._journaled: dict[tuple[str, int], dict] = {}  # (topic, number) -> latest entry
         self._partitions: dict[tuple[str, str], NativePartition] = {}  # (topic, address)
         self._ignored: set[tuple[str, str]] = set()
+        self._acked: dict[tuple[str, str], int] = {}  # (topic, address) -> highest ACK heard, not yet taken
+        self._ack_heard = trio.Event()
 
     def replay(self, entry: dict) -> None:
         self._journaled[(entry["topic"], entry["number"])] = entry
@@ -81,18 +84,40 @@ class NativeTopics:
     async def run(self) -> None:
         """Follow HEADs, ACKs and native RECORDs until cancelled."""
         self.node.subscribe(subscription(Head))
-        self.node.subscribe(subscription(Ack))
+        self.broker.storage.producer.follow_foreign_acks(self._heard_ack)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._follow_acks)
+            await self._follow_watcher()
+
+    async def _follow_watcher(self) -> None:
         while True:
             for message in await self.node.receive(RECV_BATCH):
-                if not isinstance(message, (Head, Ack, Record)):
+                if not isinstance(message, (Head, Record)):
                     continue
                 partition = await self._found(message.subject, message.partition)
                 if partition is None:
                     continue
                 if isinstance(message, Record):
                     partition.saw_record(message.sequence, bytes(message.content))
-                else:  # a HEAD, or an ACK: a store holds the partition up to that sequence
+                else:
                     partition.saw_head(message.sequence)
+
+    def _heard_ack(self, ack: Ack) -> None:
+        key = (ack.subject, ack.partition)
+        self._acked[key] = max(ack.sequence, self._acked.get(key, -1))
+        self._ack_heard.set()
+
+    async def _follow_acks(self) -> None:
+        """A store holds a partition up to an ACK's sequence, as a HEAD says; ACKs heard
+        meanwhile are taken together (they are cumulative)."""
+        while True:
+            await self._ack_heard.wait()
+            self._ack_heard = trio.Event()
+            acked, self._acked = self._acked, {}
+            for (name, address), sequence in acked.items():
+                partition = await self._found(name, address)
+                if partition is not None:
+                    partition.saw_head(sequence)
 
     async def _found(self, name: str, address: str) -> NativePartition | None:
         """The native partition of `address` in topic `name`, numbered now if new."""

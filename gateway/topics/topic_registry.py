@@ -8,9 +8,10 @@ the heads the stores report.
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
-from typing import Callable
+from typing import Callable, TypeVar
 
 import structlog
 import trio
@@ -41,6 +42,7 @@ log = structlog.get_logger()
 OWN_ADDRESSES = "own_addresses"  # partition addresses gateway topics ever had, deleted ones included
 DELETED_PARTITIONS = "deleted_partitions"  # the directives that emptied deleted topics' partitions
 STORES_CHECK_S = 0.25  # how soon stores that came, went or fell behind move the watermarks
+T = TypeVar("T")
 
 
 class TopicRegistry(ClusterTopics):
@@ -60,6 +62,7 @@ class TopicRegistry(ClusterTopics):
         self.deleted_partitions: dict[str, Discard] = {}  # by address: re-sent at start-up
         self._tail_share = settings.tail_bytes_per_partition  # in-memory tail bytes of each partition
         self.native = NativeTopics(self)
+        self._derived: dict[str, dict] = {}  # topic name -> {compute: (topic, its overrides, value)}
         self.checkpoints = PartitionCheckpoints(settings.log_dirs / CHECKPOINTS_DIRECTORY, storage.read)
         self.recovery = Recovery()
         self.takeover_retries = TakeoverRetries()  # partitions led here whose takeover failed
@@ -197,6 +200,16 @@ class TopicRegistry(ClusterTopics):
         """The topic's value of a topic config: its override, else what it inherits."""
         return topic.config(name, self.settings)
 
+    def derived(self, topic: Topic, compute: Callable[[Callable[[str], str]], T]) -> T:
+        """`compute` of the topic's config values, computed again only when they change: a
+        change replaces the topic's overrides, and broker settings do not change at run time."""
+        kept = self._derived.setdefault(topic.name, {}).get(compute)
+        if kept is not None and kept[0] is topic and kept[1] is topic.configs:
+            return kept[2]
+        value = compute(functools.partial(self.config, topic))
+        self._derived[topic.name][compute] = (topic, topic.configs, value)
+        return value
+
     def inherited(self, name: str) -> str:
         """What a topic config is without an override."""
         return TOPIC_CONFIGS[name].inherited(self.settings)
@@ -275,6 +288,7 @@ class TopicRegistry(ClusterTopics):
 
     def _forget(self, topic: Topic) -> None:
         del self.topics[topic.name]
+        self._derived.pop(topic.name, None)
         for index, partition in enumerate(topic.partitions):
             if partition is not None:
                 self._close(topic, index)

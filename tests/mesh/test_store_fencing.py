@@ -286,7 +286,7 @@ async def test_the_reader_never_serves_an_older_epochs_records_past_the_new_star
     held = [Entry(0, 0, batch(1, "0")), Entry(1, 0, batch(1, "1")), Entry(2, 0, batch(1, "stale")),
             Entry(3, 0, batch(2, "new"))]
     with zmq_context() as context, _closing(StoreReader(context, config, MemoryLog(), writer_uuid=new_uuid(),
-                                                         fences=book)) as reader:
+                                                         fences=book, durable={})) as reader:
         fetch = Fetch(address, new_uuid(), SUBJECT, 0, 4)
         assert reader._servable(fetch, held) == held[:2]
         assert reader._servable(Fetch(new_uuid(), new_uuid(), SUBJECT, 0, 4), held) == held  # not fenced

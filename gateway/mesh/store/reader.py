@@ -13,7 +13,7 @@ are never served.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Container
+from collections.abc import Callable, Container
 from itertools import takewhile
 
 import trio
@@ -50,14 +50,16 @@ class FetchRota:
     """Which of the stores holding a FETCH's first record answers it, so that a requester
     gets each record once instead of once per store.
 
-    Stores are known by their writers' ACKs, which say how far each holds a partition;
-    the duty rotates over the live holders with the first sequence asked for. A FETCH
+    Stores are known by their writers' ACKs, which say how far each holds a partition (our
+    own writer's holdings are read from it directly: its ACKs need not come back over the
+    mesh); the duty rotates over the live holders with the first sequence asked for. A FETCH
     that comes again (the store on duty lost the answer, died or trimmed its log) is
     answered whoever is on duty. A reference store answers everything, which is harmless.
     """
 
-    def __init__(self, own_writer: str):
+    def __init__(self, own_writer: str, own_held: Callable[[tuple[str, str]], int]):
         self._own_writer = own_writer
+        self._own_held = own_held  # key -> the last sequence our writer holds (-1: none)
         self._acked: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)  # key -> store -> sequence
         self._declined: dict[Fetch, None] = {}  # insertion-ordered: the oldest is forgotten first
 
@@ -66,11 +68,14 @@ class FetchRota:
         acked[store] = max(acked.get(store, -1), ack.sequence)
 
     def on_duty(self, fetch: Fetch, live: Container[str]) -> bool:
-        acked = self._acked.get((fetch.subject, fetch.partition), {})
-        holders = sorted(store for store, sequence in acked.items()
-                         if sequence >= fetch.sequence and store != fetch.requester
-                         and (store == self._own_writer or store in live))
-        if self._own_writer not in holders or holders[fetch.sequence % len(holders)] == self._own_writer:
+        key = (fetch.subject, fetch.partition)
+        if self._own_held(key) < fetch.sequence:
+            return True
+        acked = self._acked.get(key, {})
+        holders = sorted([self._own_writer, *(store for store, sequence in acked.items()
+                                              if sequence >= fetch.sequence and store != fetch.requester
+                                              and store != self._own_writer and store in live)])
+        if holders[fetch.sequence % len(holders)] == self._own_writer:
             return True
         if fetch in self._declined:  # asked again: the answer of the store on duty did not come
             del self._declined[fetch]
@@ -82,13 +87,17 @@ class FetchRota:
 
 
 class StoreReader:
-    def __init__(self, context: zmq.Context, config: MeshSettings, log, *, writer_uuid: str, fences: FenceBook):
-        self.node = MeshNode(context, config, kind="store-reader", verbose_publisher=True)
+    def __init__(self, context: zmq.Context, config: MeshSettings, log, *, writer_uuid: str, fences: FenceBook,
+                 durable: dict[tuple[str, str], int]):
+        # Nothing our writer publishes is for us (its ACKs are in `durable`): not connecting to it
+        # spares both a copy of every ACK.
+        self.node = MeshNode(context, config, kind="store-reader", verbose_publisher=True,
+                             ignored_peers=frozenset([writer_uuid]))
         self.node.publisher.zsock.setsockopt(zmq.XPUB_NODROP, 1)
         self.log = log
         self.writer_uuid = writer_uuid
         self.fences = fences  # the writer's, read on the same loop
-        self.rota = FetchRota(writer_uuid)
+        self.rota = FetchRota(writer_uuid, lambda key: durable.get(key, -1))
         for prefix in (subscription(Fetch), subscription(GetHeads), subscription(ConsumerHello, self.node.uuid),
                        subscription(Ack), subscription(EpochAck)):
             self.node.subscribe(prefix)

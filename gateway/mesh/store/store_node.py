@@ -64,7 +64,8 @@ async def run_store(context: zmq.Context, mesh: MeshSettings, store: StoreSettin
             store_log = await trio.to_thread.run_sync(partial(open_log, directory / "log", store))
         fences = FenceBook(directory)
         writer = StoreWriter(context, mesh, store_log, uuid=store_uuid(directory), fences=fences)
-        reader = StoreReader(context, mesh, store_log, writer_uuid=writer.node.uuid, fences=fences)
+        reader = StoreReader(context, mesh, store_log, writer_uuid=writer.node.uuid, fences=fences,
+                             durable=writer.durable)
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(writer.run)

@@ -296,8 +296,8 @@ class StoreWriter:
                     self.durable[key] = min(self.durable[key], sequence - 1)
             grown = {key: first + len(contents) - 1 for key, (first, contents) in appends.items()}
             self.durable.update(grown)
-            await self._ack(grown.keys() | ((truncations.keys() | heads_seen) & self.durable.keys()))
-            await self._answer_fences(answers)
+            self._ack(grown.keys() | ((truncations.keys() | heads_seen) & self.durable.keys()))
+            self._answer_fences(answers)
 
     async def _commit(self, *changes) -> None:
         if self.last_commit_s < INLINE_COMMIT_S:
@@ -324,10 +324,12 @@ class StoreWriter:
         self.log.sync()
         self.last_commit_s = time.perf_counter() - started
 
-    async def _ack(self, keys) -> None:
+    def _ack(self, keys) -> None:
         """One cumulative ACK per partition, for what is synced; HEADs are answered too, so
-        a producer that missed an ACK (e.g. it connected late) learns it within a HEAD interval."""
-        await self.node.publisher.send_batch([self._ack_of(key) for key in keys if self.durable[key] >= 0])
+        a producer that missed an ACK (e.g. it connected late) learns it within a HEAD interval.
+        Sent without a scheduling point (a PUB never waits, it drops at its high-water mark):
+        the loop yields when it waits for work."""
+        self.node.publisher.send_nowait([self._ack_of(key) for key in keys if self.durable[key] >= 0])
 
     def _ack_of(self, key: tuple[str, str]) -> list:
         """ACK, or EPOCH-ACK for a fenced partition: counted only by its leader of that epoch."""
@@ -338,8 +340,8 @@ class StoreWriter:
             return encode(Ack(partition, subject, sequence))
         return encode(EpochAck(partition, subject, sequence, fence.epoch_of(sequence)))
 
-    async def _answer_fences(self, answers) -> None:
-        """FENCED to each claimant, with the head the commit left."""
+    def _answer_fences(self, answers) -> None:
+        """FENCED to each claimant, with the head the commit left (as ACKs are sent)."""
         messages = []
         for requester, key, accepted in answers:
             head = self.durable.get(key, -1)
@@ -348,4 +350,4 @@ class StoreWriter:
             epochs = tuple((epoch, first) for epoch, first in fence.epochs if first <= head)
             messages.append(encode(Fenced(requester, self.node.uuid, key[1], key[0], fence.epoch, int(accepted),
                                           head + 1, head_epoch, epochs)))
-        await self.node.publisher.send_batch(messages)
+        self.node.publisher.send_nowait(messages)
