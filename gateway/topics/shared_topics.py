@@ -39,6 +39,8 @@ class TopicSharing(Protocol):
 
     async def claim_epoch(self, topic_id: str, index: int, epoch: int, newer: int) -> bool: ...
 
+    async def serving(self, topic_id: str, index: int, epoch: int) -> None: ...
+
 
 class ClusterTopics:
     """TopicRegistry's part in a cluster: following the controller's topics, leading the
@@ -110,6 +112,7 @@ class ClusterTopics:
         topic.partitions[index] = partition
         log.info("partition_led", topic=topic.name, partition=index, epoch=epoch, next_offset=partition.next_offset,
                  batches_read=read)
+        await self.sharing.serving(str(topic.topic_id), index, epoch)
 
     async def _fence(self, topic: Topic, index: int, state: PartitionState, epoch: int) -> FenceOutcome | None:
         """Claim the partition at `epoch` until enough of the expected stores accept. None when
