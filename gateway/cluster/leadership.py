@@ -219,8 +219,10 @@ async def assign_leaders(client: ChpClient, claims: KeyClaims, membership: Membe
             wanted = membership.node_id if state["name"] in INTERNAL_TOPICS else None
             for index in range(len(state["partitions"])):
                 key, value = partition_key(state["id"], index), leaders.value(state["id"], index)
-                if value is not None and value["leader"] in live and wanted in (None, value["leader"]):
-                    load[value["leader"]] += 1
+                holder = None if value is None else value["leader"]
+                # an internal topic stays the controller's while it shuts down: it moves with the controller key
+                if (holder == wanted) if wanted is not None else (holder in live):
+                    load[holder] += 1
                 else:
                     orphans.append((key, claims.sequence(key), value, wanted))
         for key, sequence, value, wanted in orphans:

@@ -8,6 +8,7 @@ restarted gateway its preferred partitions back. ElectLeaders and reassignments
 move leadership as Kafka's admin clients expect.
 """
 
+import re
 import threading
 import time
 from collections import Counter
@@ -130,6 +131,7 @@ def test_a_rolling_restart_fails_no_request_and_gives_each_gateway_its_partition
     with gateway_cluster(tmp_path, 3, *FAST_REBALANCE) as gateways:
         create_topic_through(gateways[0], TOPIC)
         wait_until(lambda: preferred_leaders_lead(gateways[0]), 30, "partitions led by their preferred leaders")
+        commit_offset(gateways[1], 7)  # __consumer_offsets: the controller's, it moves with the controller key
         traffic = Traffic(gateways)
         try:
             traffic.wait_for(500, "records acknowledged before the restarts")
@@ -144,6 +146,25 @@ def test_a_rolling_restart_fails_no_request_and_gives_each_gateway_its_partition
         finally:
             traffic.stop()
         traffic.check()
+        assert committed_offset(gateways[2]) == 7
+        assert not re.search(r"partition_leader_assigned.* leader=1 .*previous=1 ", gateways[0].log_path.read_text()), \
+            "the stopping controller gave its internal topics to itself again"
+
+
+def commit_offset(gateway, offset: int) -> None:
+    consumer = Consumer({"bootstrap.servers": gateway.bootstrap, "group.id": "rolled", "enable.auto.commit": False})
+    try:
+        consumer.commit(offsets=[TopicPartition(TOPIC, 0, offset)], asynchronous=False)
+    finally:
+        consumer.close()
+
+
+def committed_offset(gateway) -> int:
+    consumer = Consumer({"bootstrap.servers": gateway.bootstrap, "group.id": "rolled"})
+    try:
+        return consumer.committed([TopicPartition(TOPIC, 0)], timeout=30)[0].offset
+    finally:
+        consumer.close()
 
 
 def test_elect_leaders_and_reassignments_move_leadership_to_the_preferred_gateway(tmp_path):
