@@ -36,7 +36,7 @@ from gateway.cluster.leadership import (
     serve_topic_requests,
 )
 from gateway.cluster.membership import Membership
-from gateway.cluster.preferred_leaders import Elections, rebalance_periodically
+from gateway.cluster.preferred_leaders import Elections, adopt_new_gateways, rebalance_periodically
 from gateway.cluster.producer_id_blocks import ProducerIdBlocks, serve_producer_id_requests
 from gateway.server.dispatch import Dispatcher
 from gateway.settings.table import Settings
@@ -103,6 +103,7 @@ class ClusterMember:
             if services.topics.get(name) is None:  # deleted while no controller ran: the journal says so
                 await self.sharing.unshare(state)
         nursery.start_soon(assign_leaders, self.client, self.claims, self.membership, self.leaders)
+        nursery.start_soon(adopt_new_gateways, self.elections)
         if self.settings.auto_leader_rebalance_enable:
             nursery.start_soon(rebalance_periodically, self.elections,
                                self.settings.leader_imbalance_check_interval_seconds,

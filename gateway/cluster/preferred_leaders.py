@@ -17,9 +17,9 @@ import structlog
 import trio
 
 from gateway.cluster.claims import KeyClaims
-from gateway.cluster.leadership import PARTITIONS, Leaders, partition_key, partition_values
-from gateway.cluster.membership import Membership, encoded
-from gateway.cluster.replicas import assignment, replicas_of
+from gateway.cluster.leadership import PARTITIONS, Leaders, on_changes, partition_key, partition_values
+from gateway.cluster.membership import MEMBERS, Membership, encoded
+from gateway.cluster.replicas import adopted, assignment, replicas_of
 from protocol.kafka.error_codes import ErrorCode
 
 log = structlog.get_logger()
@@ -88,6 +88,26 @@ class Elections:
                  previous=value["leader"], replicas=replicas)
         return True
 
+    def replica_lists(self) -> dict[tuple[str, int], list[int]]:
+        """Every partition's replicas but those of Kafka's internal topics (the controller's alone)."""
+        internal = self.leaders.internal_topic_ids()
+        return {partition: replicas_of(value) for partition, value in partition_values(self.leaders.client, PARTITIONS)
+                .items() if partition[0] not in internal}
+
+    async def adopt(self) -> None:
+        """Make every live gateway that no replica list names (it joined for the first time) a replica of
+        every partition, and the preferred leader of its share (replicas.py)."""
+        for node in sorted(self.membership.candidates()):
+            lists = self.replica_lists()
+            if not lists or any(node in replicas for replicas in lists.values()):
+                continue
+            log.info("gateway_adopted", node=node, partitions=len(lists))
+            for (topic_id, index), replicas in adopted(lists, node).items():
+                key = partition_key(topic_id, index)
+                sequence, value = self.claims.sequence(key), self.leaders.value(topic_id, index)
+                if value is not None:  # a claim lost to a change is tried again at the change
+                    await self._move(key, sequence, value, value["leader"], replicas, "reassigned")
+
     async def rebalance(self, percentage: int) -> None:
         """Kafka's auto leader rebalance: for each live gateway whose preferred partitions are led
         elsewhere more than `percentage` % of the time, move those back to it."""
@@ -109,3 +129,8 @@ async def rebalance_periodically(elections: Elections, interval_s: float, percen
     while True:
         await trio.sleep(interval_s)
         await elections.rebalance(percentage)
+
+
+async def adopt_new_gateways(elections: Elections) -> None:
+    """The controller: adopt gateways that join for the first time, whenever membership or partitions change."""
+    await on_changes(elections.leaders.client, elections.adopt, (MEMBERS, PARTITIONS))

@@ -6,7 +6,10 @@ the preferred leader. A new partition gets every gateway that may lead then,
 starting with the one leading fewest (so preferred leaders spread as Kafka's
 round-robin assignment spreads them); a leader chosen outside the list (none of
 it live) joins it at the end, so the leader is always a replica; a reassignment
-replaces the list. Kafka's internal topics have the controller alone.
+replaces the list. A gateway that joins for the first time (in no list) joins
+every list, first in its share of them, taken from the gateways first in most
+(`adopted`): the rebalance then moves those partitions to it, as Kafka's does
+after a reassignment. Kafka's internal topics have the controller alone.
 """
 
 from __future__ import annotations
@@ -45,3 +48,21 @@ def successor(value: dict | None, wanted: int | None, live: set[int], load: Coun
         return least_loaded(eligible, load, order=list), replicas
     node = least_loaded(live, load)
     return node, replicas + [node]
+
+
+def adopted(replica_lists: dict, node: int) -> dict:
+    """The replica lists (by partition) once `node`, in none of them, is in all: first in its share
+    of them (as many as each gateway would be first in, the gateways first in most giving theirs up),
+    last in the others."""
+    firsts = Counter(replicas[0] for replicas in replica_lists.values())
+    share = len(replica_lists) // (len(firsts) + 1)
+    lists = {}
+    for partition, replicas in sorted(replica_lists.items()):
+        giver = replicas[0]
+        if share and firsts[giver] == max(firsts.values()):
+            firsts[giver] -= 1
+            share -= 1
+            lists[partition] = [node, *replicas]
+        else:
+            lists[partition] = [*replicas, node]
+    return lists

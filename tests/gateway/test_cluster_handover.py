@@ -23,6 +23,7 @@ from kafka.protocol.admin import ElectionType
 from protocol.kafka.error_codes import ErrorCode
 from tests.gateway.clients import CLIENTS, Sent
 from tests.gateway.groups import wait_until
+from tests.gateway.server import GatewayProcess
 from tests.gateway.test_cluster import PARTITIONS, create_topic_through, gateway_cluster, metadata, spread_over
 
 TOPIC = "handed"
@@ -217,3 +218,25 @@ def leader_of(gateway, number: int) -> int:
 def replicas_of(gateway, number: int) -> list[int]:
     return list(metadata(gateway, TOPIC).topics[TOPIC].partitions[number].replicas)
 
+
+
+def test_a_gateway_that_joins_gets_its_share_of_leadership(tmp_path):
+    """A third gateway joins two: it becomes the preferred leader of a third of the partitions,
+    which the auto rebalance moves to it."""
+    with gateway_cluster(tmp_path, 2, *FAST_REBALANCE) as gateways:
+        create_topic_through(gateways[0], TOPIC)
+        wait_until(lambda: preferred_leaders_lead(gateways[0], (1, 2)), 30, "partitions led by their preferred")
+        options = list(gateways[1].options)
+        options[options.index("--node-id") + 1] = "3"
+        joining = GatewayProcess(tmp_path / "gateway-3", *options, stores=0)
+        joining.tower_sub, joining.tower_pub = gateways[1].tower_sub, gateways[1].tower_pub
+        gateways.append(joining.start())  # stopped with the others
+        wait_until(lambda: preferred_leaders_lead(gateways[0]), 30, "gateway 3 leads the partitions it prefers")
+        partitions = metadata(gateways[2], TOPIC).topics[TOPIC].partitions.values()
+        assert Counter(p.leader for p in partitions) == Counter({1: 2, 2: 2, 3: 2})
+        assert all(sorted(p.replicas) == [1, 2, 3] for p in partitions)
+        produce, consume = CLIENTS["confluent-kafka"]
+        sent = [Sent(value=b"%d" % n, partition=n) for n in range(PARTITIONS)]
+        produce(gateways[0].bootstrap, TOPIC, sent, acks="all")
+        assert sorted(g.value for g in consume(joining.bootstrap, TOPIC, list(range(PARTITIONS)), 6)) == sorted(
+            s.value for s in sent)
