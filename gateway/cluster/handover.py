@@ -35,10 +35,10 @@ class Handover:
         self.leaders = leaders
         self.given: set[tuple[str, int]] = set()  # partitions led here since the shutdown began
 
-    async def run(self, settings: ChpSettings) -> bool:
-        """Hand every partition over within the settings' bounds; whether all were."""
+    async def run(self, settings: ChpSettings) -> None:
+        """Hand every partition over within the settings' bounds; those left move as after a kill."""
         if not settings.controlled_shutdown_enable:
-            return False
+            return
         attempts = settings.controlled_shutdown_max_retries
         for attempt in range(1, attempts + 1):
             with trio.move_on_after(settings.controlled_shutdown_retry_backoff_ms / 1000):  # CHP may be gone too
@@ -46,10 +46,9 @@ class Handover:
                 await until(self.client, self.handed_over)
                 log.info("controlled_shutdown_done", attempt=attempt, partitions=len(self.given),
                          alone=not self.membership.candidates() - {self.membership.node_id})
-                return True
+                return
             log.warning("controlled_shutdown_attempt_failed", attempt=attempt, attempts=attempts,
                         still_led=sorted(f"{topic_id}/{index}" for topic_id, index in self.led_here()))
-        return False
 
     def led_here(self) -> list[tuple[str, int]]:
         """The partitions this gateway leads and must hand over (not the controller's internal topics)."""
