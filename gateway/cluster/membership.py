@@ -138,12 +138,13 @@ class Membership:
         """Delete this gateway's keys (the controller key too, if it holds it), so that the others
         act at once rather than after the ttl; waits at most `timeout_s` to see them gone."""
         self._refreshing.cancel()
-        mine = [f"{MEMBERS}{self.node_id}"] + ([CONTROLLER] if self.client.get(CONTROLLER) == self._controller else [])
+        member = f"{MEMBERS}{self.node_id}"
+        mine = [member] + ([CONTROLLER] if self.client.get(CONTROLLER) == self._controller else [])
         with self.client.watch() as changes, trio.move_on_after(timeout_s):
             for key in mine:
                 await self.client.delete(key)
-            async for _ in changes:  # the server's updates tell that it applied the deletions
-                if all(self.client.get(key) is None for key in mine):
+            async for _ in changes:  # the server's updates tell that it applied the deletions (or a successor won)
+                if self.client.get(member) is None and self.client.get(CONTROLLER) != self._controller:
                     break
         log.info("cluster_left", node_id=self.node_id, deleted=mine)
 
