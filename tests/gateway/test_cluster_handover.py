@@ -68,7 +68,8 @@ class Traffic:
         consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "unused", "enable.auto.commit": False})
         consumer.assign([TopicPartition(TOPIC, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
         try:
-            while not self._stop.is_set() or len(self.consumed) < len(self.acknowledged):
+            while not self._stop.is_set() or (len(self.consumed) < len(self.acknowledged)
+                                              and time.monotonic() < self._stopped_at + 90):
                 for message in consumer.consume(num_messages=1000, timeout=0.2):
                     if message.error() is None:
                         self.consumed[(message.partition(), message.offset())] = message.value()
@@ -81,9 +82,10 @@ class Traffic:
         wait_until(lambda: len(self.acknowledged) >= count, 60, what)
 
     def stop(self) -> None:
+        self._stopped_at = time.monotonic()  # the consumer catches up for 90 s at most
         self._stop.set()
         for thread in self._threads:
-            thread.join(90)
+            thread.join(120)
 
     def check(self) -> None:
         assert not self.failed, f"{len(self.failed)} failed deliveries, e.g. {self.failed[:3]}"
