@@ -8,7 +8,9 @@ restarted gateway its preferred partitions back. ElectLeaders and reassignments
 move leadership as Kafka's admin clients expect.
 """
 
+import os
 import re
+import signal
 import threading
 import time
 from collections import Counter
@@ -241,4 +243,41 @@ def test_a_gateway_that_joins_gets_its_share_of_leadership(tmp_path):
         sent = [Sent(value=b"%d" % n, partition=n) for n in range(PARTITIONS)]
         produce(gateways[0].bootstrap, TOPIC, sent, acks="all")
         assert sorted(g.value for g in consume(joining.bootstrap, TOPIC, list(range(PARTITIONS)), 6)) == sorted(
+            s.value for s in sent)
+
+
+def test_a_controlled_shutdown_is_bounded_by_its_settings_and_a_second_sigterm(tmp_path):
+    """With the controller paused nothing moves: a gateway stops after its attempts anyway
+    (2 x 1 s here), another (which would wait 3 x 60 s) at once at a second SIGTERM; the
+    controller, woken, moves their partitions to itself and nothing acknowledged is lost."""
+    produce, consume = CLIENTS["confluent-kafka"]
+
+    def bounded(gateway):
+        backoff = "60000" if gateway.data_dir.name == "gateway-3" else "1000"
+        retries = "3" if gateway.data_dir.name == "gateway-3" else "2"
+        gateway.options += ("--controlled-shutdown-max-retries", retries,
+                            "--controlled-shutdown-retry-backoff-ms", backoff)
+
+    with gateway_cluster(tmp_path, 3, prepare=bounded, session_timeout_ms=60000) as gateways:
+        create_topic_through(gateways[0], TOPIC)
+        wait_until(lambda: spread_over(gateways[0], TOPIC, {1, 2, 3}), 30, "partitions led by all three")
+        sent = [Sent(value=b"%d" % n, partition=n) for n in range(PARTITIONS)]
+        produce(gateways[0].bootstrap, TOPIC, sent, acks="all")
+        controller, patient, impatient = gateways
+        controller.process.send_signal(signal.SIGSTOP)
+        try:
+            began = time.monotonic()
+            assert patient.stop() == 0
+            assert 2 <= time.monotonic() - began < 10
+            assert patient.log_path.read_text().count("controlled_shutdown_attempt_failed") == 2
+            os.killpg(impatient.process.pid, signal.SIGTERM)
+            wait_until(lambda: "shutdown_requested" in impatient.log_path.read_text(), 10, "the first SIGTERM taken")
+            began = time.monotonic()
+            os.killpg(impatient.process.pid, signal.SIGTERM)
+            impatient.process.wait(10)
+            assert time.monotonic() - began < 10
+        finally:
+            controller.process.send_signal(signal.SIGCONT)
+        wait_until(lambda: spread_over(controller, TOPIC, {1}), 30, "the controller leads every partition")
+        assert sorted(g.value for g in consume(controller.bootstrap, TOPIC, list(range(PARTITIONS)), 6)) == sorted(
             s.value for s in sent)
