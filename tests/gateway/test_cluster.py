@@ -173,6 +173,9 @@ def test_gateways_send_clients_to_the_leader_the_controller_and_the_coordinator(
             assert produced.responses[0].partition_responses[0].current_leader.leader_id == partition.leader_id
             assert [(e.node_id, e.host, e.port) for e in produced.node_endpoints] == [
                 (partition.leader_id, "127.0.0.1", elsewhere.port)]
+            older = fetch_v12(connection, number).responses[0].partitions[0]  # a leader, but no endpoints yet
+            assert (older.error_code, older.current_leader.leader_id) == (ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                                                                        partition.leader_id)
             fetched = fetch_v16(connection, topic.topic_id, number)
             answer = fetched.responses[0].partitions[0]
             assert answer.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
@@ -221,6 +224,13 @@ def produce_v12(connection: Connection, number: int):
     Data = PRODUCE.Request.TopicData
     return connection.call(PRODUCE, 12, PRODUCE.Request(acks=-1, timeout_ms=30000, topic_data=[
         Data(name="routed", partition_data=[Data.PartitionData(index=number, records=good([b"x"]))])]))
+
+
+def fetch_v12(connection: Connection, number: int):
+    Topics = FETCH.Request.Topics
+    return connection.call(FETCH, 12, FETCH.Request(max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, topics=[
+        Topics(topic="routed", partitions=[Topics.Partitions(partition=number, fetch_offset=0,
+                                                             partition_max_bytes=1 << 20)])]))
 
 
 def fetch_v16(connection: Connection, topic_id, number: int):
