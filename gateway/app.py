@@ -5,7 +5,8 @@ the usual mistakes (a port in use, a directory in use or not writable) end
 it at once with one line; clients that connect early wait in the backlog
 until the broker has recovered its state. SIGINT and SIGTERM end it at any
 time: before it serves, at once; once it serves, after the requests already
-read are answered.
+read are answered, and in a cluster after a controlled shutdown (its
+partitions handed over first; cluster/handover.py), leaving the cluster last.
 """
 
 from __future__ import annotations
@@ -90,13 +91,14 @@ async def _serve_until_stopped(settings: Settings, listener: KafkaListener, read
             storage = MeshStorage(context, settings.mesh, max_unacked_bytes=broker.max_unacked_bytes)
             try:
                 async with trio.open_nursery() as nursery:
-                    nursery.start_soon(_stop_on_signal, signals, nursery.cancel_scope, listener, readiness)
+                    stopping = trio.Event()
+                    nursery.start_soon(_stop_on_signal, signals, nursery.cancel_scope, stopping, readiness)
                     await start_http(nursery, settings.http, readiness)
                     if broker.embedded_stores:
                         await _start_embedded_mesh(nursery, context, settings, storage.store_failed)
                     await nursery.start(storage.run)
                     listener.dispatcher = Dispatcher(ROUTES, None)
-                    await start_broker(nursery, settings, storage, ports, listener.dispatcher)
+                    member = await start_broker(nursery, settings, storage, ports, listener.dispatcher)
                     services = listener.dispatcher.services
                     # the store of the services now serving: a gateway that becomes the controller replaces them
                     listener.authentication = sessions(Authenticator(
@@ -108,8 +110,14 @@ async def _serve_until_stopped(settings: Settings, listener: KafkaListener, read
                     await nursery.start(listener.serve)
                     readiness.serving()
                     task_status.started(ports)
+                    await stopping.wait()
+                    if member is not None:
+                        await member.hand_over()
+                    listener.shutdown()
                     await listener.stopped.wait()
                     await listener.dispatcher.services.topics.checkpoint_all()
+                    if member is not None:
+                        await member.leave()
                     nursery.cancel_scope.cancel()
             finally:
                 storage.close()
@@ -159,7 +167,7 @@ async def _start_embedded_mesh(nursery: trio.Nursery, context: zmq.Context, sett
                            f"hold them: choose other tower and beacon addresses") from None
 
 
-async def _stop_on_signal(signals, scope: trio.CancelScope, listener: KafkaListener, readiness: Readiness) -> None:
+async def _stop_on_signal(signals, scope: trio.CancelScope, stopping: trio.Event, readiness: Readiness) -> None:
     """At the first SIGINT or SIGTERM: a gentle stop once serving, else at once; at a
     second one, at once whatever is left."""
     async for signum in signals:
@@ -167,7 +175,7 @@ async def _stop_on_signal(signals, scope: trio.CancelScope, listener: KafkaListe
         if readiness.ready:
             log.info("shutdown_requested", signal=name)
             readiness.stopping()
-            listener.shutdown()
+            stopping.set()
         else:
             log.info("stopping", signal=name)
             scope.cancel()

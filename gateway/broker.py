@@ -58,18 +58,20 @@ log = structlog.get_logger()
 
 
 async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshStorage, ports: dict[str, int],
-                       dispatcher: Dispatcher) -> None:
-    """Recover the broker's state from the mesh and run it in `nursery`; its services go to `dispatcher`."""
+                       dispatcher: Dispatcher) -> ClusterMember | None:
+    """Recover the broker's state from the mesh and run it in `nursery`; its services go to `dispatcher`.
+    In a cluster, this gateway's membership (what a controlled shutdown goes through)."""
     broker = settings.broker
     await wait_for_stores(broker, storage)
     if settings.chp.chp_servers:
         member = ClusterMember(settings, ports, dispatcher)
         await member.start(nursery, partial(_start_state, settings=settings, storage=storage),
                            partial(_start_follower, settings=settings, storage=storage))
-        return
+        return member
     cluster = ClusterView(broker)
     cluster.bound(ports)
     dispatcher.services = await _start_state(nursery, cluster, None, settings=settings, storage=storage)
+    return None
 
 
 async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: TopicSharing,

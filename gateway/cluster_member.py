@@ -9,6 +9,10 @@ controller does: it replays the journals the old controller wrote (metadata,
 groups, transactions, quotas), takes them over, and from then on assigns
 leadership, the old controller's partitions included. It reopens the
 partitions it led from the stores at their epochs.
+
+At SIGTERM it first hands its partitions over (handover.py), and once its
+requests are answered stops its role and deletes its keys, so that the others
+take over at once (a controller's successor replays journals no longer written).
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ import trio
 
 from gateway.api.services import Services
 from gateway.chp.chp_client import ChpClient
-from gateway.cluster.claims import ServerClaims
+from gateway.cluster.claims import CLAIM_TIMEOUT_S, ServerClaims
 from gateway.cluster.cluster_view import ClusterView
+from gateway.cluster.handover import Handover
 from gateway.cluster.leadership import (
     Leaders,
     TopicSharing,
@@ -31,6 +36,7 @@ from gateway.cluster.leadership import (
     serve_topic_requests,
 )
 from gateway.cluster.membership import Membership
+from gateway.cluster.preferred_leaders import Elections, adopt_new_gateways, rebalance_periodically
 from gateway.cluster.producer_id_blocks import ProducerIdBlocks, serve_producer_id_requests
 from gateway.server.dispatch import Dispatcher
 from gateway.settings.table import Settings
@@ -45,16 +51,20 @@ StartFollower = Callable[[trio.Nursery, ClusterView, TopicSharing, ProducerIdBlo
 class ClusterMember:
     def __init__(self, settings: Settings, ports: dict[str, int], dispatcher: Dispatcher):
         broker = settings.broker
+        self.settings = settings.chp
         self.node_id = broker.node_id
         self.client = ChpClient(settings.chp.chp_servers, "cluster/", keys=CurveKeys.of(settings.mesh))
         self.claims = ServerClaims(self.client)
         self.membership = Membership(self.client, self.claims, broker.node_id, broker.broker_rack,
                                      settings.chp.chp_session_timeout_ms / 1000)
         self.leaders = Leaders(self.client)
-        self.cluster = ClusterView(broker, self.membership, self.leaders)
+        self.elections = Elections(self.claims, self.membership, self.leaders)
+        self.cluster = ClusterView(broker, self.membership, self.leaders, self.elections)
         self.cluster.bound(ports)
         self.sharing = TopicSharing(self.client, self.membership, self.claims)
         self.dispatcher = dispatcher
+        self._role = trio.CancelScope()  # what this gateway runs as follower, then as controller
+        self._role_ended = trio.Event()
 
     async def start(self, nursery: trio.Nursery, as_controller: StartController, as_follower: StartFollower) -> None:
         """Join the cluster and serve in the role this gateway gets; the services go to the dispatcher."""
@@ -62,10 +72,30 @@ class ClusterMember:
         await nursery.start(self.client.run)
         await self.membership.join(self.cluster.advertised_listeners())
         nursery.start_soon(self.membership.refresh)
-        if not self.membership.is_controller:
-            await nursery.start(self._follow_until_controller, nursery, as_controller, as_follower)
-            return
-        await self._control(nursery, as_controller)
+        await nursery.start(self._serve, as_controller, as_follower)
+
+    async def hand_over(self) -> None:
+        """Kafka's controlled shutdown: the partitions led here go to other gateways first (handover.py)."""
+        await Handover(self.client, self.membership, self.leaders).run(self.settings)
+
+    async def leave(self) -> None:
+        """Stop this gateway's role (nothing more written to its journals), then leave the cluster at once."""
+        self._role.cancel()
+        await self._role_ended.wait()
+        await self.membership.leave(CLAIM_TIMEOUT_S)
+
+    async def _serve(self, as_controller: StartController, as_follower: StartFollower, *,
+                     task_status=trio.TASK_STATUS_IGNORED) -> None:
+        try:
+            with self._role:
+                if not self.membership.is_controller:
+                    await self._follow_until_controller(as_follower, task_status)
+                    task_status = trio.TASK_STATUS_IGNORED  # started as a follower
+                async with trio.open_nursery() as controlling:
+                    await self._control(controlling, as_controller)
+                    task_status.started()
+        finally:
+            self._role_ended.set()
 
     async def _control(self, nursery: trio.Nursery, as_controller: StartController) -> None:
         services = await as_controller(nursery, self.cluster, self.sharing)
@@ -73,14 +103,18 @@ class ClusterMember:
             if services.topics.get(name) is None:  # deleted while no controller ran: the journal says so
                 await self.sharing.unshare(state)
         nursery.start_soon(assign_leaders, self.client, self.claims, self.membership, self.leaders)
+        nursery.start_soon(adopt_new_gateways, self.elections)
+        if self.settings.auto_leader_rebalance_enable:
+            nursery.start_soon(rebalance_periodically, self.elections,
+                               self.settings.leader_imbalance_check_interval_seconds,
+                               self.settings.leader_imbalance_per_broker_percentage)
         nursery.start_soon(serve_topic_requests, self.client, services.topics)
         nursery.start_soon(serve_log_starts, self.client, services.topics)
         nursery.start_soon(serve_producer_id_requests, self.client, services.producer_ids)
         nursery.start_soon(follow_cluster, self.client, self.leaders, services.topics, self.node_id)
         self.dispatcher.services = services
 
-    async def _follow_until_controller(self, nursery: trio.Nursery, as_controller: StartController,
-                                       as_follower: StartFollower, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    async def _follow_until_controller(self, as_follower: StartFollower, task_status) -> None:
         async with trio.open_nursery() as following:
             services = await as_follower(following, self.cluster, self.sharing,
                                          ProducerIdBlocks(self.client, self.node_id))
@@ -91,4 +125,3 @@ class ClusterMember:
             following.cancel_scope.cancel()
         await services.topics.lead({})  # the controller's registry opens them again
         log.info("controller_taking_over", node_id=self.node_id)
-        await self._control(nursery, as_controller)

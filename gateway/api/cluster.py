@@ -11,6 +11,7 @@ from __future__ import annotations
 from gateway.acls.model import CLUSTER_NAME, Operation, ResourceType
 from gateway.api.authorization import allowed, authorized_operations
 from gateway.api.internal_topics import internal_topic, is_internal, listed_internal_topics
+from gateway.api.leaders import leadership
 from gateway.api.metadata import NO_OPERATIONS, TOPIC_OPERATIONS
 from gateway.api.registry import handles
 from gateway.api.services import Services
@@ -90,12 +91,9 @@ def page(request: Request, services: Services, names: list[str], start_of, limit
                 topics.append(PARTITIONS.Response.Topics(name=name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
                                                          topic_authorized_operations=NO_OPERATIONS))
             continue
-        topic = services.topics.get(name)
-        leader_of = (lambda index, topic=topic: services.cluster.leader(topic, index))
-        if topic is None:  # an internal topic before its first record: the controller's
-            topic = internal_topic(name)
-            leader_of = (lambda index, topic=topic:
-                         (services.cluster.controller_id, topic.partitions[index].leader_epoch))
+        stored = services.topics.get(name)
+        topic = stored or internal_topic(name)  # an internal topic before its first record: the controller's
+        leader_of = leadership(services, stored, topic)
         if topic is None:
             if not every_topic:
                 topics.append(missing(name))
@@ -123,11 +121,10 @@ def described(topic, numbers: range, leader_of, operations: int):
     Topic = PARTITIONS.Response.Topics
     partitions = []
     for n in numbers:
-        leader, epoch = leader_of(n)
-        replicas = [leader] if leader >= 0 else []
+        leader, epoch, replicas, isr = leader_of(n)
         partitions.append(Topic.Partitions(
             error_code=ErrorCode.LEADER_NOT_AVAILABLE if leader < 0 else ErrorCode.NONE, partition_index=n,
-            leader_id=leader, leader_epoch=epoch, replica_nodes=replicas, isr_nodes=replicas,
+            leader_id=leader, leader_epoch=epoch, replica_nodes=replicas, isr_nodes=isr,
             eligible_leader_replicas=[], last_known_elr=[]))
     return Topic(name=topic.name, topic_id=topic.topic_id, partitions=partitions, is_internal=is_internal(topic.name),
                  topic_authorized_operations=operations)

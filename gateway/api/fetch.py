@@ -42,6 +42,7 @@ Partition = Topic.Partitions
 READ_COMMITTED = 1
 FIRST_ZSTD_FETCH = 10  # Kafka refuses older fetches of a topic whose compression.type is zstd
 FIRST_CURRENT_LEADER = 12  # Fetch versions that name the current leader (KIP-951)
+FIRST_NODE_ENDPOINTS = 16  # and its endpoint
 log = structlog.get_logger()
 
 
@@ -159,9 +160,10 @@ async def _answer(request: Request, services: Services, session, wanted, max_byt
             answered[key] = Topic(topic=entry.topic, topic_id=entry.topic_id, partitions=[])
         answered[key].partitions.append(partition)
     response = API.Response(session_id=session.session_id if session else 0, responses=list(answered.values()))
-    response.node_endpoints = leader_endpoints(services, request.connection.listener,
-                                               [p.current_leader for t in response.responses for p in t.partitions],
-                                               API.Response.NodeEndpoints)
+    if version >= FIRST_NODE_ENDPOINTS:
+        response.node_endpoints = leader_endpoints(services, request.connection.listener,
+                                                   [p.current_leader for t in response.responses for p in t.partitions],
+                                                   API.Response.NodeEndpoints)
     return response
 
 

@@ -29,3 +29,17 @@ def leader_endpoints(services: Services, listener: str, leaders, endpoint_class)
         return []
     return [endpoint_class(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
             for b in services.cluster.brokers(listener) if b.node_id in wanted]
+
+
+def leadership(services: Services, topic, internal=None):
+    """index -> (leader, leader epoch, replicas, in-sync replicas) of a partition of `topic`, or of the
+    `internal` topic's before its first record (the controller's); no replicas while it has no leader."""
+    cluster = services.cluster
+    if topic is None:
+        controller = cluster.controller_id
+        return lambda index: (controller, internal.partitions[index].leader_epoch, [controller], [controller])
+
+    def of(index: int) -> tuple[int, int, list[int], list[int]]:
+        leader, epoch = cluster.leader(topic, index)
+        return (leader, epoch, *cluster.replicas(topic, index)) if leader >= 0 else (leader, epoch, [], [])
+    return of

@@ -1,8 +1,9 @@
 """Metadata: brokers, and topics with their partitions' leaders.
 
-A partition's replicas and ISR name its leader gateway alone: the stores
-behind it hold its copies but are not Kafka brokers a client could reach
-(ARCHITECTURE.md, "A cluster of gateways"). The internal offsets topic is
+A partition's replicas are the gateways that may lead it, its preferred
+leader first, and its ISR the live ones among them: any gateway can lead it
+from the stores, which hold its copies but are not Kafka brokers a client
+could reach (ARCHITECTURE.md, "A cluster of gateways"). The internal offsets topic is
 described as Kafka describes __consumer_offsets (internal_topics), led by
 the coordinator.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 from gateway.acls.model import Operation, ResourceType
 from gateway.api.authorization import allowed, authorized_operations, failure, may_create
 from gateway.api.internal_topics import internal_topic, internal_topic_by_id, listed_internal_topics
+from gateway.api.leaders import leadership
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.kafka_error import KafkaError
@@ -65,14 +67,12 @@ def _name_of(services: Services, topic_id) -> str | None:
 
 
 async def describe_topic(request: Request, services: Services, wanted, auto_create: bool):
-    topics, cluster = services.topics, services.cluster
+    topics = services.topics
     with_operations = request.body.include_topic_authorized_operations
     internal = internal_topic(wanted) if isinstance(wanted, str) else internal_topic_by_id(wanted)
     if internal is not None:  # its records' topic once it has any, else the controller's
         stored = topics.get(internal.name)
-        leader_of = ((lambda index: cluster.leader(stored, index)) if stored is not None
-                     else (lambda index: (cluster.controller_id, internal.partitions[index].leader_epoch)))
-        return _described(stored or internal, leader_of,
+        return _described(stored or internal, leadership(services, stored, internal),
                           topic_operations(request, services, internal.name, with_operations), is_internal=True)
     if isinstance(wanted, str):
         try:
@@ -89,7 +89,7 @@ async def describe_topic(request: Request, services: Services, wanted, auto_crea
         missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if isinstance(wanted, str) else ErrorCode.UNKNOWN_TOPIC_ID
         name = wanted if isinstance(wanted, str) else None
         return API.Response.Topics(error_code=missing, name=name, topic_authorized_operations=NO_OPERATIONS)
-    return _described(topic, lambda index: cluster.leader(topic, index),
+    return _described(topic, leadership(services, topic),
                       topic_operations(request, services, topic.name, with_operations), is_internal=False)
 
 
@@ -104,13 +104,12 @@ def topic_operations(request: Request, services: Services, name: str, wanted: bo
     return authorized_operations(request, services, ResourceType.TOPIC, name, TOPIC_OPERATIONS)
 
 
-def _described(topic, leader_of, operations: int, *, is_internal: bool):
+def _described(topic, leadership_of, operations: int, *, is_internal: bool):
     partitions = []
     for index in range(len(topic.partitions)):
-        leader, epoch = leader_of(index)
+        leader, epoch, replicas, isr = leadership_of(index)
         partitions.append(API.Response.Topics.Partitions(
             error_code=ErrorCode.LEADER_NOT_AVAILABLE if leader < 0 else ErrorCode.NONE,
-            partition_index=index, leader_id=leader, leader_epoch=epoch,
-            replica_nodes=[leader] if leader >= 0 else [], isr_nodes=[leader] if leader >= 0 else []))
+            partition_index=index, leader_id=leader, leader_epoch=epoch, replica_nodes=replicas, isr_nodes=isr))
     return API.Response.Topics(name=topic.name, topic_id=topic.topic_id, partitions=partitions,
                                is_internal=is_internal, topic_authorized_operations=operations)

@@ -1,12 +1,12 @@
-"""List and AlterPartitionReassignments: every store holds every partition, so nothing moves.
+"""List and AlterPartitionReassignments: every store holds every partition, so no data moves.
 
-Metadata names this gateway as the one replica of each partition (the stores
-behind it are not Kafka brokers), so a partition's replica list is
-[node_id], and no reassignment is ever in progress. Altering to that same
-list succeeds, as Kafka answers a reassignment to the current replicas;
-cancelling answers NO_REASSIGNMENT_IN_PROGRESS, as Kafka does when nothing
-is moving; any other list is INVALID_REPLICA_ASSIGNMENT, there being no
-other replica to move to.
+A partition's replicas are the gateways that may lead it, its preferred leader
+first (gateway/cluster/replicas.py). A reassignment replaces that list at once
+(the stores already hold what any replica needs), moving leadership to its
+first live gateway if the leader is not in it; so none is ever in progress, and
+cancelling answers NO_REASSIGNMENT_IN_PROGRESS, as Kafka does when nothing is
+moving. Replicas must be distinct live gateways (INVALID_REPLICA_ASSIGNMENT).
+A gateway alone is the one replica of each partition: only that list is taken.
 """
 
 from __future__ import annotations
@@ -37,20 +37,22 @@ async def alter_partition_reassignments(request: Request, services: Services):
     return ALTER.Response(
         allow_replication_factor_change=request.body.allow_replication_factor_change,
         responses=[TopicResult(name=topic.name, partitions=[
-            _alter(services, topic.name, partition.partition_index, partition.replicas)
+            await _alter(services, topic.name, partition.partition_index, partition.replicas,
+                         request.body.allow_replication_factor_change)
             for partition in topic.partitions]) for topic in request.body.topics])
 
 
-def _alter(services: Services, topic: str, index: int, replicas: list[int] | None) -> PartitionResult:
-    current = [services.cluster.node_id]
-    if services.topics.partition(topic, index) is None:
-        code, message = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic}-{index} is not a partition of this cluster"
+async def _alter(services: Services, topic_name: str, index: int, replicas: list[int] | None,
+                 allow_factor_change: bool) -> PartitionResult:
+    topic = services.topics.get(topic_name)
+    if topic is None or not 0 <= index < len(topic.partitions):
+        code, message = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{topic_name}-{index} is not a partition of this cluster"
     elif replicas is None:
-        code, message = ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, f"no ongoing reassignment for {topic}-{index}"
-    elif list(replicas) != current:
-        code, message = ErrorCode.INVALID_REPLICA_ASSIGNMENT, (
-            f"{topic}-{index} cannot move to replicas {list(replicas)}: every store holds every partition, "
-            f"and its only replica is this gateway, node {current[0]}")
+        code, message = ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, f"no ongoing reassignment for {topic_name}-{index}"
+    elif not allow_factor_change and len(replicas) != len(current := services.cluster.replicas(topic, index)[0]):
+        code, message = ErrorCode.INVALID_REPLICATION_FACTOR, (
+            f"The replication factor is changed from {len(current)} to {len(replicas)} but "
+            f"allowReplicationFactorChange is false")
     else:
-        code, message = ErrorCode.NONE, None
+        code, message = await services.cluster.reassign(topic, index, list(replicas))
     return PartitionResult(partition_index=index, error_code=code, error_message=message)

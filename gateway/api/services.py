@@ -58,6 +58,15 @@ class Cluster(Protocol):
 
     def leader(self, topic: Topic, index: int) -> tuple[int, int]: ...
 
+    def replicas(self, topic: Topic, index: int) -> tuple[list[int], list[int]]:
+        """(replicas, in-sync replicas) of a partition, its preferred leader first."""
+
+    async def elect(self, topic: Topic, index: int, election: int) -> ErrorCode:
+        """ElectLeaders' outcome for a partition (0: preferred, 1: unclean)."""
+
+    async def reassign(self, topic: Topic, index: int, replicas: list[int]) -> tuple[ErrorCode, str | None]:
+        """Replace a partition's replicas: the outcome, and why where refused."""
+
 
 class Partition(Protocol):
     """A partition: a PartitionLog, or a NativePartition (read only: it refuses

@@ -3,7 +3,8 @@
 Alone (no `chp.servers`) the cluster is this gateway, its own controller.
 In a cluster the brokers are the live gateways CHP lists (membership.py); a
 client is told the endpoint each advertises for the listener it connected
-through.
+through. A partition's replicas are the gateways that may lead it (replicas.py),
+its in-sync replicas the live ones among them; alone, this gateway is both.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from dataclasses import dataclass, replace
 
 from gateway.cluster.leadership import Leaders
 from gateway.cluster.membership import Membership
+from gateway.cluster.preferred_leaders import Elections
 from gateway.settings.listeners import Listener
 from gateway.settings.table import BrokerSettings
+from protocol.kafka.error_codes import ErrorCode
 
 
 @dataclass(frozen=True)
@@ -25,12 +28,14 @@ class BrokerEndpoint:
 
 
 class ClusterView:
-    def __init__(self, settings: BrokerSettings, membership: Membership | None = None, leaders: Leaders | None = None):
+    def __init__(self, settings: BrokerSettings, membership: Membership | None = None, leaders: Leaders | None = None,
+                 elections: Elections | None = None):
         self.cluster_id = settings.cluster_id
         self.node_id = settings.node_id
         self.rack = settings.broker_rack
         self.membership = membership
         self.leaders = leaders
+        self.elections = elections
         self._advertised = {listener.name: listener for listener in settings.client_listeners()}
 
     @property
@@ -67,6 +72,28 @@ class ClusterView:
         if self.leaders is None or topic.native:
             return self.node_id, topic.partitions[index].leader_epoch
         return self.leaders.leader(str(topic.topic_id), index) or (-1, -1)
+
+    def replicas(self, topic, index: int) -> tuple[list[int], list[int]]:
+        """(replicas, in-sync replicas): the gateways that may lead the partition, its preferred leader
+        first, and the live ones among them; a native partition's is the gateway serving it."""
+        if self.leaders is None or topic.native:
+            return [self.node_id], [self.node_id]
+        replicas, live = self.leaders.replicas(str(topic.topic_id), index), self.membership.members()
+        return replicas, [node for node in replicas if node in live]
+
+    async def elect(self, topic, index: int, election: int) -> ErrorCode:
+        if self.elections is None or topic.native:  # the one replica leads already
+            return ErrorCode.ELECTION_NOT_NEEDED
+        return await self.elections.elect(str(topic.topic_id), index, election)
+
+    async def reassign(self, topic, index: int, replicas: list[int]) -> tuple[ErrorCode, str | None]:
+        if self.elections is not None and not topic.native:
+            return await self.elections.reassign(str(topic.topic_id), index, replicas)
+        if replicas != [self.node_id]:
+            return ErrorCode.INVALID_REPLICA_ASSIGNMENT, (
+                f"{topic.name}-{index} cannot move to replicas {replicas}: every store holds every partition, "
+                f"and its only replica is this gateway, node {self.node_id}")
+        return ErrorCode.NONE, None
 
     def advertised_listeners(self) -> tuple[Listener, ...]:
         return tuple(self._advertised.values())

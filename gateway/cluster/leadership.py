@@ -1,10 +1,13 @@
 """Partition leadership and shared topics, kept in CHP.
 
-`cluster/partitions/<topic id>/<index>` = {leader, epoch}: the controller
-changes it by a claim on the key's sequence, bumping the epoch at every
-change (`assign_leaders`); the leader named claims a newer epoch the same way
-when the stores hold a claim of its epoch that is not its own (`claim_epoch`:
-its life before a restart). `cluster/topics/<name>` holds each
+`cluster/partitions/<topic id>/<index>` = {leader, epoch, replicas}: the
+controller changes it by a claim on the key's sequence, bumping the epoch at
+every change of leader (`assign_leaders`, and preferred_leaders.py: the
+replicas, the first of them the preferred leader); the leader named claims a
+newer epoch the same way when the stores hold a claim of its epoch that is
+not its own (`claim_epoch`: its life before a restart). Once it serves the
+partition it says so in `cluster/serving/<topic id>/<index>` = {leader, epoch}
+(what a gateway handing its partitions over waits for). `cluster/topics/<name>` holds each
 topic's journaled state: the controller writes the metadata journal and then
 this key, the other gateways follow it. A gateway asked to auto-create a
 topic it cannot create leaves `cluster/topic-requests/<name>` for the
@@ -26,6 +29,7 @@ from gateway.chp.changes import Update
 from gateway.chp.chp_client import ChpClient
 from gateway.cluster.claims import KeyClaims
 from gateway.cluster.membership import Membership, decoded, encoded
+from gateway.cluster.replicas import assignment, replicas_of, successor
 from gateway.kafka_error import KafkaError
 from protocol.kafka.coordinator_records import OFFSETS_TOPIC, TRANSACTIONS_TOPIC
 
@@ -35,6 +39,7 @@ PARTITIONS = "cluster/partitions/"
 TOPICS = "cluster/topics/"
 TOPIC_REQUESTS = "cluster/topic-requests/"
 LOG_STARTS = "cluster/log-starts/"
+SERVING = "cluster/serving/"
 INTERNAL_TOPICS = (OFFSETS_TOPIC, TRANSACTIONS_TOPIC)
 
 Wanted = dict[tuple[str, int], int]  # (topic id, index) -> leader epoch
@@ -73,10 +78,28 @@ class Leaders:
     def __init__(self, client: ChpClient):
         self.client = client
 
+    def value(self, topic_id: str, index: int) -> dict | None:
+        """The partition's key: {leader, epoch, replicas}; None while unassigned."""
+        return decoded(self.client.get(partition_key(topic_id, index)))
+
     def leader(self, topic_id: str, index: int) -> tuple[int, int] | None:
         """(leader node id, leader epoch), or None while unassigned."""
-        value = decoded(self.client.get(partition_key(topic_id, index)))
+        value = self.value(topic_id, index)
         return None if value is None else (value["leader"], value["epoch"])
+
+    def replicas(self, topic_id: str, index: int) -> list[int]:
+        """The gateways that may lead the partition, its preferred leader first; [] while unassigned."""
+        value = self.value(topic_id, index)
+        return [] if value is None else replicas_of(value)
+
+    def serving(self, topic_id: str, index: int) -> tuple[int, int] | None:
+        """(node id, epoch) of the last leader that began to serve the partition."""
+        value = decoded(self.client.get(partition_key(topic_id, index, SERVING)))
+        return None if value is None else (value["leader"], value["epoch"])
+
+    def internal_topic_ids(self) -> set[str]:
+        """Kafka's internal topics: led by the controller, whose coordinators write them."""
+        return {state["id"] for state in self.shared_topics().values() if state["name"] in INTERNAL_TOPICS}
 
     def shared_topics(self) -> dict[str, dict]:
         return {key.removeprefix(TOPICS): state for key, body in self.client.items().items()
@@ -107,6 +130,7 @@ class TopicSharing:
         for index in range(len(state["partitions"])):
             await self.client.delete(partition_key(state["id"], index))
             await self.client.delete(partition_key(state["id"], index, LOG_STARTS))
+            await self.client.delete(partition_key(state["id"], index, SERVING))
 
     async def request_creation(self, name: str) -> None:
         await self.client.set(f"{TOPIC_REQUESTS}{name}", encoded({"requested_by": self.membership.node_id}))
@@ -116,10 +140,15 @@ class TopicSharing:
         `epoch` or above that is not this gateway's (its life before a restart, or epochs CHP
         counted again): by a claim on the key's sequence, so that a stale mirror changes nothing."""
         key = partition_key(topic_id, index)
-        sequence, mine = self.claims.sequence(key), {"leader": self.membership.node_id, "epoch": epoch}
-        if decoded(self.client.get(key)) != mine:
+        sequence, value = self.claims.sequence(key), decoded(self.client.get(key))
+        if value is None or (value["leader"], value["epoch"]) != (self.membership.node_id, epoch):
             return False
-        return await self.claims.claim(key, encoded({**mine, "epoch": newer}), sequence)
+        return await self.claims.claim(key, encoded({**value, "epoch": newer}), sequence)
+
+    async def serving(self, topic_id: str, index: int, epoch: int) -> None:
+        """This gateway began to serve a partition at `epoch`."""
+        await self.client.set(partition_key(topic_id, index, SERVING),
+                              encoded({"leader": self.membership.node_id, "epoch": epoch}))
 
     async def report_log_start(self, topic_id: str, index: int, log_start_offset: int, first_sequence: int) -> None:
         """A partition's log start moved where it is led, for the controller to journal."""
@@ -186,10 +215,10 @@ async def serve_log_starts(client: ChpClient, topics: ClusterTopics) -> None:
 
 
 async def assign_leaders(client: ChpClient, claims: KeyClaims, membership: Membership, leaders: Leaders) -> None:
-    """The controller: give every partition without a live leader to the live gateway
-    leading fewest, with the next epoch."""
+    """The controller: give every partition without a live leader (or led by a gateway shutting
+    down) to a live replica, the one leading fewest, with the next epoch."""
     async def react():
-        live = set(membership.members())
+        live = membership.candidates()
         if not live:
             return
         load = Counter({node: 0 for node in live})
@@ -198,17 +227,19 @@ async def assign_leaders(client: ChpClient, claims: KeyClaims, membership: Membe
             # Kafka's internal topics are written by the coordinators, which are the controller's
             wanted = membership.node_id if state["name"] in INTERNAL_TOPICS else None
             for index in range(len(state["partitions"])):
-                key, current = partition_key(state["id"], index), leaders.leader(state["id"], index)
-                if current is not None and current[0] in live and wanted in (None, current[0]):
-                    load[current[0]] += 1
+                key, value = partition_key(state["id"], index), leaders.value(state["id"], index)
+                holder = None if value is None else value["leader"]
+                # an internal topic stays the controller's while it shuts down: it moves with the controller key
+                if (holder == wanted) if wanted is not None else (holder in live):
+                    load[holder] += 1
                 else:
-                    orphans.append((key, claims.sequence(key), current, wanted))
-        for key, sequence, current, wanted in orphans:
-            node = wanted if wanted is not None else min(live, key=lambda n: (load[n], n))
-            epoch = 0 if current is None else current[1] + 1
-            if await claims.claim(key, encoded({"leader": node, "epoch": epoch}), sequence):
+                    orphans.append((key, claims.sequence(key), value, wanted))
+        for key, sequence, value, wanted in orphans:
+            node, replicas = successor(value, wanted, live, load)
+            epoch = 0 if value is None else value["epoch"] + 1
+            if await claims.claim(key, encoded(assignment(node, epoch, replicas)), sequence):
                 load[node] += 1
                 log.info("partition_leader_assigned", partition=key.removeprefix(PARTITIONS), leader=node, epoch=epoch,
-                         previous=None if current is None else current[0])
+                         previous=None if value is None else value["leader"], replicas=replicas)
 
     await on_changes(client, react, (TOPICS, PARTITIONS, "cluster/gateways/"))

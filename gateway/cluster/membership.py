@@ -5,7 +5,9 @@ Each gateway keeps `cluster/gateways/<node.id>` set with a ttl of
 times per ttl: a gateway that stops refreshing, even killed, leaves the
 cluster when its key expires. The first gateway to claim `cluster/controller`
 is the controller; it refreshes that key the same way, and when it expires
-the others claim it again.
+the others claim it again. A gateway in a controlled shutdown says so in its
+key (the controller then moves its partitions away), and deletes its keys
+when it stops, so that the others need not wait for them to expire.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class Member:
     node_id: int
     rack: str | None
     listeners: dict[str, tuple[str, int]]  # listener name -> advertised host and port
+    shutting_down: bool = False  # in a controlled shutdown: leads nothing more
 
 
 def encoded(value: dict) -> bytes:
@@ -59,6 +62,8 @@ class Membership:
         self.rack = rack
         self.ttl_s = ttl_s
         self.is_controller = False
+        self.shutting_down = False
+        self._refreshing = trio.CancelScope()
 
     def members(self) -> dict[int, Member]:
         """The live gateways by node id."""
@@ -67,9 +72,14 @@ class Membership:
             value = decoded(body) if key.startswith(MEMBERS) else None
             if value is not None:
                 member = Member(value["node"], value.get("rack"),
-                                {name: (host, port) for name, (host, port) in value["listeners"].items()})
+                                {name: (host, port) for name, (host, port) in value["listeners"].items()},
+                                value.get("shutting_down", False))
                 found[member.node_id] = member
         return found
+
+    def candidates(self) -> set[int]:
+        """The live gateways that may lead partitions: those not shutting down."""
+        return {node for node, member in self.members().items() if not member.shutting_down}
 
     @property
     def controller_id(self) -> int:
@@ -78,8 +88,9 @@ class Membership:
 
     async def join(self, listeners: tuple[Listener, ...]) -> None:
         """Announce this gateway, then claim the controller key if nobody holds it."""
-        self._value = encoded({"node": self.node_id, "rack": self.rack,
-                               "listeners": {listener.name: [listener.host, listener.port] for listener in listeners}})
+        self._announced = {"node": self.node_id, "rack": self.rack,
+                           "listeners": {listener.name: [listener.host, listener.port] for listener in listeners}}
+        self._value = encoded(self._announced)
         await self.client.set(f"{MEMBERS}{self.node_id}", self._value, self.ttl_s)
         self._controller = encoded({"node": self.node_id})
         self.is_controller = await self._claim_controller()
@@ -90,6 +101,8 @@ class Membership:
         ids are unique in a cluster, so that one is gone: its key would only expire after the ttl, while
         every gateway waited on a controller that no longer serves)."""
         sequence = self.claims.sequence(CONTROLLER)
+        if self.shutting_down:  # it would only have to hand the key on
+            return False
         if sequence != 0 and self.controller_id != self.node_id:
             return False
         return await self.claims.claim(CONTROLLER, self._controller, sequence, self.ttl_s)
@@ -107,12 +120,33 @@ class Membership:
                         break
 
     async def refresh(self) -> None:
-        """Keep the keys alive for as long as this gateway runs."""
-        while True:
-            await trio.sleep(self.ttl_s / REFRESHES_PER_TTL)
-            await self.client.set(f"{MEMBERS}{self.node_id}", self._value, self.ttl_s)
-            if self.is_controller:
-                await self._refresh_controller()
+        """Keep the keys alive until this gateway leaves."""
+        with self._refreshing:
+            while True:
+                await trio.sleep(self.ttl_s / REFRESHES_PER_TTL)
+                await self.client.set(f"{MEMBERS}{self.node_id}", self._value, self.ttl_s)
+                if self.is_controller:
+                    await self._refresh_controller()
+
+    async def announce_shutdown(self) -> None:
+        """Tell the controller that this gateway is stopping: it is to lead nothing more."""
+        self.shutting_down = True
+        self._value = encoded({**self._announced, "shutting_down": True})
+        await self.client.set(f"{MEMBERS}{self.node_id}", self._value, self.ttl_s)
+
+    async def leave(self, timeout_s: float) -> None:
+        """Delete this gateway's keys (the controller key too, if it holds it), so that the others
+        act at once rather than after the ttl; waits at most `timeout_s` to see them gone."""
+        self._refreshing.cancel()
+        member = f"{MEMBERS}{self.node_id}"
+        mine = [member] + ([CONTROLLER] if self.client.get(CONTROLLER) == self._controller else [])
+        with self.client.watch() as changes, trio.move_on_after(timeout_s):
+            for key in mine:
+                await self.client.delete(key)
+            async for _ in changes:  # the server's updates tell that it applied the deletions (or a successor won)
+                if self.client.get(member) is None and self.client.get(CONTROLLER) != self._controller:
+                    break
+        log.info("cluster_left", node_id=self.node_id, deleted=mine)
 
     async def _refresh_controller(self) -> None:
         """Renew the controller key only while it is still this gateway's: a successor that won it

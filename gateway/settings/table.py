@@ -438,6 +438,19 @@ class ChpSettings:
                          "gateway alone is the cluster", G)
     chp_session_timeout_ms: int = setting(MS, 6000, "a gateway whose membership in CHP is not refreshed this long "
                                                     "leaves the cluster; its partitions move", G)
+    controlled_shutdown_enable: bool = kafka(Boolean(), True, "at SIGTERM, a gateway of a cluster hands the "
+                                             "leadership of its partitions to others before it stops")
+    controlled_shutdown_max_retries: int = kafka(Integer(0), 3, "attempts of a controlled shutdown before the "
+                                                 "gateway stops anyway")
+    controlled_shutdown_retry_backoff_ms: int = kafka(long(0), 5000, "how long each attempt of a controlled "
+                                                      "shutdown waits for its partitions' new leaders to serve")
+    auto_leader_rebalance_enable: bool = kafka(Boolean(), True, "the controller moves leadership back to "
+                                               "preferred leaders whose gateways lead too few of them")
+    leader_imbalance_check_interval_seconds: int = kafka(long(1), 300, "how often the controller checks how "
+                                                         "many partitions are led by others than their "
+                                                         "preferred leader")
+    leader_imbalance_per_broker_percentage: int = kafka(Integer(0, 100), 10, "share of a gateway's preferred "
+                                                        "partitions led elsewhere above which they move back")
 
     def __post_init__(self):
         check_values(self)

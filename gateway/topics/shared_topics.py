@@ -40,6 +40,8 @@ class TopicSharing(Protocol):
 
     async def claim_epoch(self, topic_id: str, index: int, epoch: int, newer: int) -> bool: ...
 
+    async def serving(self, topic_id: str, index: int, epoch: int) -> None: ...
+
 
 class ClusterTopics:
     """TopicRegistry's part in a cluster: following the controller's topics, leading the
@@ -132,6 +134,7 @@ class ClusterTopics:
         log.info("partition_led", topic=topic.name, partition=index, epoch=epoch, next_offset=partition.next_offset,
                  start=fenced.start, next_sequence=offsets.next_sequence, first_sequence=state.first_sequence,
                  log_start_offset=partition.log_start_offset, batches_read=read)
+        await self.sharing.serving(str(topic.topic_id), index, epoch)
 
     async def _fence(self, topic: Topic, index: int, state: PartitionState, epoch: int) -> FenceOutcome:
         """Claim the partition at `epoch`: the outcome if enough of the stores accept, else

@@ -71,18 +71,20 @@ def gateway_cluster(tmp_path, count: int = 3, *options: str, prepare=lambda gate
         tower.wait_for_log("event='tower_started'")
         store = start_store(config, tmp_path, "a")
         with chp_server(tmp_path) as chp_port:
-            for node in range(1, count + 1):
-                gateway = GatewayProcess(tmp_path / f"gateway-{node}", "--node-id", str(node),
-                                         "--chp-servers", f"127.0.0.1:{chp_port}",
-                                         "--chp-session-timeout-ms", str(session_timeout_ms),
-                                         "--broker-rack", f"rack-{node}", *options, stores=0)
-                prepare(gateway)
-                gateway.tower_sub, gateway.tower_pub = (int(a.rsplit(":", 1)[1]) for a in
-                                                        (config.tower_sub_address, config.tower_pub_address))
-                gateways.append(gateway.start())
-            yield gateways
-            for gateway in gateways:
-                gateway.stop()
+            try:
+                for node in range(1, count + 1):
+                    gateway = GatewayProcess(tmp_path / f"gateway-{node}", "--node-id", str(node),
+                                             "--chp-servers", f"127.0.0.1:{chp_port}",
+                                             "--chp-session-timeout-ms", str(session_timeout_ms),
+                                             "--broker-rack", f"rack-{node}", *options, stores=0)
+                    prepare(gateway)
+                    gateway.tower_sub, gateway.tower_pub = (int(a.rsplit(":", 1)[1]) for a in
+                                                            (config.tower_sub_address, config.tower_pub_address))
+                    gateways.append(gateway.start())
+                yield gateways
+            finally:  # while CHP serves: a gateway's controlled shutdown goes through it
+                for gateway in gateways:
+                    gateway.stop()
     finally:
         for gateway in gateways:
             gateway.stop()
@@ -211,7 +213,9 @@ def test_gateways_send_clients_to_the_leader_the_controller_and_the_coordinator(
             assert described.controller_id == 1
             (topic,) = described.topics
             partition = next(p for p in topic.partitions if p.leader_id != 2)
-            assert partition.replica_nodes == partition.isr_nodes == [partition.leader_id]
+            # every gateway may lead it (the stores hold it), its first leader the preferred one
+            assert partition.replica_nodes[0] == partition.leader_id
+            assert sorted(partition.replica_nodes) == sorted(partition.isr_nodes) == [1, 2, 3]
             elsewhere = gateways[partition.leader_id - 1]
             number = partition.partition_index
             produced = produce_v12(connection, number)
@@ -219,6 +223,9 @@ def test_gateways_send_clients_to_the_leader_the_controller_and_the_coordinator(
             assert produced.responses[0].partition_responses[0].current_leader.leader_id == partition.leader_id
             assert [(e.node_id, e.host, e.port) for e in produced.node_endpoints] == [
                 (partition.leader_id, "127.0.0.1", elsewhere.port)]
+            older = fetch_v12(connection, number).responses[0].partitions[0]  # a leader, but no endpoints yet
+            assert (older.error_code, older.current_leader.leader_id) == (ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                                                                        partition.leader_id)
             fetched = fetch_v16(connection, topic.topic_id, number)
             answer = fetched.responses[0].partitions[0]
             assert answer.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
@@ -267,6 +274,13 @@ def produce_v12(connection: Connection, number: int):
     Data = PRODUCE.Request.TopicData
     return connection.call(PRODUCE, 12, PRODUCE.Request(acks=-1, timeout_ms=30000, topic_data=[
         Data(name="routed", partition_data=[Data.PartitionData(index=number, records=good([b"x"]))])]))
+
+
+def fetch_v12(connection: Connection, number: int):
+    Topics = FETCH.Request.Topics
+    return connection.call(FETCH, 12, FETCH.Request(max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, topics=[
+        Topics(topic="routed", partitions=[Topics.Partitions(partition=number, fetch_offset=0,
+                                                             partition_max_bytes=1 << 20)])]))
 
 
 def fetch_v16(connection: Connection, topic_id, number: int):

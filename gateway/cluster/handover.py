@@ -1,0 +1,77 @@
+"""Kafka's controlled shutdown for a gateway of a cluster: its partitions led elsewhere first.
+
+The gateway marks its membership key `shutting_down`; the controller (this
+gateway itself, if it is the controller) then gives every partition it leads to
+another live gateway at the next epoch (`assign_leaders`), whose new leader
+fences the stores and opens it, then marks it served (`cluster/serving/`). This
+gateway closes each partition when its mirror shows the move, answering what
+waited on it NOT_LEADER_OR_FOLLOWER, so clients re-route. Each of
+`controlled.shutdown.max.retries` attempts announces the shutdown again and
+waits up to `controlled.shutdown.retry.backoff.ms` for every partition to be
+served elsewhere. The controller's internal topics stay with it until it leaves
+(they follow the controller key). With no other live gateway there is nothing
+to hand over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import structlog
+import trio
+
+from gateway.chp.chp_client import ChpClient
+from gateway.cluster.leadership import PARTITIONS, Leaders, partition_values
+from gateway.cluster.membership import Membership
+from gateway.settings.table import ChpSettings
+
+log = structlog.get_logger()
+
+
+class Handover:
+    def __init__(self, client: ChpClient, membership: Membership, leaders: Leaders):
+        self.client = client
+        self.membership = membership
+        self.leaders = leaders
+        self.given: set[tuple[str, int]] = set()  # partitions led here since the shutdown began
+
+    async def run(self, settings: ChpSettings) -> None:
+        """Hand every partition over within the settings' bounds; those left move as after a kill."""
+        if not settings.controlled_shutdown_enable:
+            return
+        attempts = settings.controlled_shutdown_max_retries
+        for attempt in range(1, attempts + 1):
+            with trio.move_on_after(settings.controlled_shutdown_retry_backoff_ms / 1000):  # CHP may be gone too
+                await self.membership.announce_shutdown()
+                await until(self.client, self.handed_over)
+                log.info("controlled_shutdown_done", attempt=attempt, partitions=len(self.given),
+                         alone=not self.membership.candidates() - {self.membership.node_id})
+                return
+            log.warning("controlled_shutdown_attempt_failed", attempt=attempt, attempts=attempts,
+                        still_led=sorted(f"{topic_id}/{index}" for topic_id, index in self.led_here()))
+
+    def led_here(self) -> list[tuple[str, int]]:
+        """The partitions this gateway leads and must hand over (not the controller's internal topics)."""
+        internal = self.leaders.internal_topic_ids() if self.membership.is_controller else set()
+        return [partition for partition, value in partition_values(self.client, PARTITIONS).items()
+                if value["leader"] == self.membership.node_id and partition[0] not in internal]
+
+    def handed_over(self) -> bool:
+        """Whether each partition led here is served by its new leader; at once with nobody to take them."""
+        led = self.led_here()
+        self.given.update(led)
+        if not self.membership.candidates() - {self.membership.node_id}:
+            return True
+        return not led and all(self.leaders.serving(*partition) == self.leaders.leader(*partition)
+                               for partition in self.given)  # a deleted topic's: both None
+
+
+async def until(client: ChpClient, condition: Callable[[], bool]) -> None:
+    """Return once `condition()` holds, checked now and after every change of the mirror."""
+    while True:  # a watch that fell too far behind ends: open another
+        with client.watch() as changes:
+            if condition():
+                return
+            async for _ in changes:
+                if condition():
+                    return
