@@ -68,9 +68,19 @@ class Stores:
         return []
 
 
+class Sharing:
+    """The cluster's part a takeover uses: where it tells that it serves a partition."""
+
+    def __init__(self):
+        self.served: list[tuple[str, int, int]] = []
+
+    async def serving(self, topic_id: str, index: int, epoch: int) -> None:
+        self.served.append((topic_id, index, epoch))
+
+
 def registry_of(stores: Stores, partitions: int = 1, **settings) -> tuple[TopicRegistry, Topic]:
     registry = TopicRegistry(BrokerSettings(**{"expected_stores": 3, "embedded_stores": 0, **settings}), stores,
-                             None, None, SimpleNamespace())
+                             None, None, Sharing())
     topic = Topic(SUBJECT, uuid.uuid4(), 1, [PartitionState(new_uuid()) for _ in range(partitions)],
                   partitions=[None] * partitions)
     registry.topics[SUBJECT] = topic
@@ -109,6 +119,7 @@ async def test_a_log_no_store_returns_leaves_the_partition_unled_until_a_retry_r
         await trio.sleep(wait)
         assert await registry.lead(wanted) is None
         assert topic.partitions[0].leader_epoch == EPOCH
+        assert [served[1] for served in registry.sharing.served] == [1, 0], "served once each, once led"
         nursery.cancel_scope.cancel()
 
 
