@@ -322,8 +322,23 @@ class PartitionLog:
     async def read(self, offset: int, max_bytes: int, *, limit: int | None = None) -> list[StoredBatch]:
         """Batches from the one holding `offset` up to `limit` (the watermark by
         default), at least one batch if any, within `max_bytes` otherwise; batches
-        that compaction left empty are skipped."""
-        limit = self.high_watermark if limit is None else limit
+        that compaction left empty are skipped.
+
+        An emptied ABORT marker read here makes the transaction index forget its
+        transaction (a store empties it only after its records). A read during which
+        the index forgot one, here or in another read, may hold records of that
+        transaction read before: it is done again, so that `aborted_transactions`
+        asked right after it reports every aborted transaction it returns records of
+        and none whose marker it skipped."""
+        transactions = self.producers.transactions
+        while True:
+            forgotten = transactions.forgotten
+            found = await self._read_once(offset, max_bytes, self.high_watermark if limit is None else limit)
+            if transactions.forgotten == forgotten:
+                return found
+            self._stores.forget()
+
+    async def _read_once(self, offset: int, max_bytes: int, limit: int) -> list[StoredBatch]:
         if offset >= limit:
             return []
         sequence = self.offsets.sequence_of(offset)
@@ -337,6 +352,8 @@ class PartitionLog:
                 if not is_empty_batch(batch.data):
                     found.append(batch)
                     size += len(batch.data)
+                elif RecordBatch(memoryview(batch.data)).is_control:
+                    self.producers.transactions.forget_aborted(batch.base_offset)
             sequence = batches[-1].sequence + 1 if batches else self.offsets.next_sequence
             if sequence >= self.offsets.next_sequence:
                 break
