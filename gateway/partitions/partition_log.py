@@ -24,6 +24,7 @@ below it when Kafka's would be.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import deque
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ from protocol.records.compaction import is_empty_batch
 log = structlog.get_logger()
 
 STORE_READ_BATCHES = 64  # batches asked of the stores at once, at most
+MARKER_CHECKS = 16  # ABORT markers read a cleaning check, to forget those the stores emptied
 MARK_INTERVAL_S = 1.0  # how finely publish times are remembered for the in-sync stores' lag
 
 
@@ -379,6 +381,19 @@ class PartitionLog:
                 self._tail_bytes -= len(self._tail.popleft().data)
             self._stores.forget()
         return compaction
+
+    async def forget_emptied_markers(self) -> None:
+        """Read the ABORT markers that the stores may have emptied by now (below the tombstone
+        horizon), MARKER_CHECKS at most, so that the index forgets their transactions where no
+        consumer reads (`read` does). Those starting below the log start are left to readers."""
+        horizon = self.cleaning.tombstones_before
+        if horizon <= self.offsets.first_sequence:
+            return
+        end = self.offsets.range_of(horizon)[0] if horizon < self.offsets.next_sequence else self.offsets.next_offset
+        emptied = (aborted for aborted in self.producers.transactions.aborted_before(end)
+                   if aborted.first_offset >= self.log_start_offset)
+        for aborted in itertools.islice(emptied, MARKER_CHECKS):
+            await self.read(aborted.last_offset, 0, limit=aborted.last_offset + 1)
 
     def _stable_sequence(self) -> int:
         """The sequence of the batch holding the last stable offset (the end if none does)."""

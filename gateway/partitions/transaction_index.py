@@ -62,6 +62,10 @@ class TransactionIndex:
             del self._aborted[at], self._aborted_ends[at]
             self.forgotten += 1
 
+    def aborted_before(self, offset: int) -> list[AbortedTransaction]:
+        """Aborted transactions whose marker lies below `offset`, oldest first."""
+        return self._aborted[:bisect.bisect_left(self._aborted_ends, offset)]
+
     def state(self) -> dict:
         """What a checkpoint keeps, as plain lists."""
         return {"ongoing": [list(item) for item in self.ongoing.items()],

@@ -112,3 +112,15 @@ async def test_a_read_that_met_records_of_a_transaction_forgotten_meanwhile_is_d
     batches = await log.read(0, 1 << 20, limit=log.last_stable_offset)
     assert [batch.base_offset for batch in batches] == [1, 3, 4]  # the aborted record read before is gone
     assert log.aborted_transactions(0, 5) == []
+
+
+async def test_the_cleaning_check_forgets_markers_emptied_below_the_tombstone_horizon_where_nobody_reads():
+    stores = Stores()
+    log = await partition(stores)
+    stores.log = CLEANED
+    log.cleaning.tombstones_before = 2  # the marker, at sequence 2, may not be emptied yet
+    await log.forget_emptied_markers()
+    assert log.aborted_transactions(0, 5) == [ABORTED]
+    log.cleaning.tombstones_before = 3
+    await log.forget_emptied_markers()
+    assert log.aborted_transactions(0, 5) == []
