@@ -95,7 +95,8 @@ class PartitionLog:
         self.topic = topic
         self.index = index
         self.mesh = mesh
-        self._stores = ReadAhead(lambda first, count: read(topic, mesh.uuid, first, count))
+        self._read_stores = lambda first, count: read(topic, mesh.uuid, first, count)
+        self._stores = ReadAhead(self._read_stores)
         self.cleaning = CleaningPoints()
         self.offsets = offsets
         self.producers = producers
@@ -385,15 +386,18 @@ class PartitionLog:
     async def forget_emptied_markers(self) -> None:
         """Read the ABORT markers that the stores may have emptied by now (below the tombstone
         horizon), MARKER_CHECKS at most, so that the index forgets their transactions where no
-        consumer reads (`read` does). Those starting below the log start are left to readers."""
+        consumer reads (`read` does). Those starting below the log start are left to readers.
+        Read past the read-ahead, which stays the catching-up consumers'."""
         horizon = self.cleaning.tombstones_before
         if horizon <= self.offsets.first_sequence:
             return
         end = self.offsets.range_of(horizon)[0] if horizon < self.offsets.next_sequence else self.offsets.next_offset
-        emptied = (aborted for aborted in self.producers.transactions.aborted_before(end)
-                   if aborted.first_offset >= self.log_start_offset)
-        for aborted in itertools.islice(emptied, MARKER_CHECKS):
-            await self.read(aborted.last_offset, 0, limit=aborted.last_offset + 1)
+        candidates = (aborted for aborted in self.producers.transactions.aborted_before(end)
+                      if aborted.first_offset >= self.log_start_offset)  # checked anew after each read
+        for aborted in itertools.islice(candidates, MARKER_CHECKS):
+            for _, content in await self._read_stores(self.offsets.sequence_of(aborted.last_offset), 1):
+                if is_empty_batch(memoryview(content)):  # a zmq frame
+                    self.producers.transactions.forget_aborted(aborted.last_offset)
 
     def _stable_sequence(self) -> int:
         """The sequence of the batch holding the last stable offset (the end if none does)."""

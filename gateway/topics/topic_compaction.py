@@ -70,6 +70,7 @@ async def keep_cleaning_points_moving(topics: dict[str, Topic], settings: Broker
                 if compacted:
                     compacted_partitions.append(partition)
         await send(directives)
-        async with trio.open_nursery() as nursery:
-            for partition in compacted_partitions:
-                nursery.start_soon(partition.forget_emptied_markers)
+        with trio.move_on_after(interval_ms / 1000):  # stores not answering hold nothing else up
+            async with trio.open_nursery() as nursery:
+                for partition in compacted_partitions:
+                    nursery.start_soon(partition.forget_emptied_markers)

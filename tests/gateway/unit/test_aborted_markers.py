@@ -2,6 +2,8 @@
 transaction when it reads the emptied marker, and never reports it with a read that
 skipped the marker, nor leaves it out of one that returns its records."""
 
+from pickle import PickleBuffer
+
 from gateway.partitions.partition_log import PartitionLog, recovered_state
 from gateway.partitions.transaction_index import AbortedTransaction, TransactionIndex
 from protocol.records import ControlType, Record, RecordBatch, build_batch, build_control_batch
@@ -47,7 +49,8 @@ class Stores:
         self.cleaning_during_read = None
 
     async def read(self, subject: str, uuid: str, first: int, count: int) -> list[tuple[int, bytes]]:
-        answer = [(sequence, self.log[sequence]) for sequence in range(first, min(first + count, len(self.log)))]
+        answer = [(sequence, PickleBuffer(self.log[sequence]))  # lends its bytes only, as a zmq frame does
+                  for sequence in range(first, min(first + count, len(self.log)))]
         cleaning, self.cleaning_during_read = self.cleaning_during_read, None
         if cleaning is not None:
             cleaning()
