@@ -1,5 +1,6 @@
-"""Log compaction: the store cleaner's throughput, and append latency while it runs.
-Prints figures; never fails on speed.
+"""Log compaction: the store cleaner's throughput, and append latency while it runs;
+how late a 1 ms sleep wakes while it runs (the GIL wait alone). Prints figures; never
+fails on speed.
 
     python bench/compaction.py [--batches 20000] [--records 10] [--keys 1000] [--codec gzip]
 """
@@ -27,6 +28,7 @@ from protocol.records import Codec, Record, build_batch  # noqa: E402
 ADDRESS = "0123456789ABCDEF0123456789ABCDEF"
 KEY = ("bench", ADDRESS)
 MB = 1024 * 1024
+WAKEUP_S = 0.001
 
 
 def keyed_batches(count: int, records: int, keys: int, codec: Codec) -> list[bytes]:
@@ -76,11 +78,33 @@ def append_latencies(store: StoreLog, batches: list[bytes], start: int, stop: th
     return latencies
 
 
-def report(what: str, latencies: list[float]) -> None:
+def report(what: str, latencies: list[float], unit: str = "appends") -> None:
     ordered = sorted(latencies)
     p99 = ordered[int(len(ordered) * 0.99)]
-    print(f"{what}: {len(ordered)} appends, median {statistics.median(ordered) * 1e6:.0f} us, "
+    print(f"{what}: {len(ordered)} {unit}, median {statistics.median(ordered) * 1e6:.0f} us, "
           f"p99 {p99 * 1e6:.0f} us, max {ordered[-1] * 1e6:.0f} us")
+
+
+def wakeup_delays(stop: threading.Event) -> list[float]:
+    """How late each 1 ms sleep wakes up, until `stop`: the wait for the GIL that the
+    store's event loop has after each wait for its sockets, without fsync's noise."""
+    delays = []
+    while not stop.is_set():
+        began = time.perf_counter()
+        time.sleep(WAKEUP_S)
+        delays.append(time.perf_counter() - began - WAKEUP_S)
+    return delays
+
+
+def while_cleaning(store: StoreLog, batches: list[bytes], measure) -> list[float]:
+    """What `measure(stop)` returns while a cleaning pass runs in another thread."""
+    cleaner = StoreCleaner(store, {KEY: Compaction(len(batches), 0, len(batches), 0.5)}, 128 * MB)
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (cleaner.clean_due(), done.set()))
+    thread.start()
+    measured = measure(done)
+    thread.join()
+    return measured
 
 
 def latency_while_cleaning(directory: Path, batches: list[bytes], appended: list[bytes]) -> None:
@@ -88,13 +112,14 @@ def latency_while_cleaning(directory: Path, batches: list[bytes], appended: list
         fill(store, batches)
         report("append+fsync, cleaner idle", append_latencies(store, appended, len(batches), threading.Event()))
         head = store.head(*KEY) + 1
-        cleaner = StoreCleaner(store, {KEY: Compaction(len(batches), 0, len(batches), 0.5)}, 128 * MB)
-        done = threading.Event()
-        thread = threading.Thread(target=lambda: (cleaner.clean_due(), done.set()))
-        thread.start()
-        latencies = append_latencies(store, appended * 100, head, done)
-        thread.join()
-        report("append+fsync, cleaner running", latencies)
+        report("append+fsync, cleaner running",
+               while_cleaning(store, batches, lambda done: append_latencies(store, appended * 100, head, done)))
+    idle = threading.Event()
+    threading.Timer(1.0, idle.set).start()
+    report("1 ms sleep, lateness, cleaner idle", wakeup_delays(idle), "wake-ups")
+    with StoreLog(directory / "wakeups", segment_bytes=8 * MB) as store:
+        fill(store, batches)
+        report("1 ms sleep, lateness, cleaner running", while_cleaning(store, batches, wakeup_delays), "wake-ups")
 
 
 def main() -> None:

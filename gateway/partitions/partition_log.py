@@ -24,6 +24,7 @@ below it when Kafka's would be.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import deque
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ from protocol.records.compaction import is_empty_batch
 log = structlog.get_logger()
 
 STORE_READ_BATCHES = 64  # batches asked of the stores at once, at most
+MARKER_CHECKS = 16  # ABORT markers read a cleaning check, to forget those the stores emptied
 MARK_INTERVAL_S = 1.0  # how finely publish times are remembered for the in-sync stores' lag
 
 
@@ -93,7 +95,8 @@ class PartitionLog:
         self.topic = topic
         self.index = index
         self.mesh = mesh
-        self._stores = ReadAhead(lambda first, count: read(topic, mesh.uuid, first, count))
+        self._read_stores = lambda first, count: read(topic, mesh.uuid, first, count)
+        self._stores = ReadAhead(self._read_stores)
         self.cleaning = CleaningPoints()
         self.offsets = offsets
         self.producers = producers
@@ -323,8 +326,23 @@ class PartitionLog:
     async def read(self, offset: int, max_bytes: int, *, limit: int | None = None) -> list[StoredBatch]:
         """Batches from the one holding `offset` up to `limit` (the watermark by
         default), at least one batch if any, within `max_bytes` otherwise; batches
-        that compaction left empty are skipped."""
-        limit = self.high_watermark if limit is None else limit
+        that compaction left empty are skipped.
+
+        An emptied ABORT marker read here makes the transaction index forget its
+        transaction (a store empties it only after its records). A read during which
+        the index forgot one, here or in another read, may hold records of that
+        transaction read before: it is done again, so that `aborted_transactions`
+        asked right after it reports every aborted transaction it returns records of
+        and none whose marker it skipped."""
+        transactions = self.producers.transactions
+        while True:
+            forgotten = transactions.forgotten
+            found = await self._read_once(offset, max_bytes, self.high_watermark if limit is None else limit)
+            if transactions.forgotten == forgotten:
+                return found
+            self._stores.forget()
+
+    async def _read_once(self, offset: int, max_bytes: int, limit: int) -> list[StoredBatch]:
         if offset >= limit:
             return []
         sequence = self.offsets.sequence_of(offset)
@@ -338,6 +356,8 @@ class PartitionLog:
                 if not is_empty_batch(batch.data):
                     found.append(batch)
                     size += len(batch.data)
+                elif RecordBatch(memoryview(batch.data)).is_control:
+                    self.producers.transactions.forget_aborted(batch.base_offset)
             sequence = batches[-1].sequence + 1 if batches else self.offsets.next_sequence
             if sequence >= self.offsets.next_sequence:
                 break
@@ -363,6 +383,22 @@ class PartitionLog:
                 self._tail_bytes -= len(self._tail.popleft().data)
             self._stores.forget()
         return compaction
+
+    async def forget_emptied_markers(self) -> None:
+        """Read the ABORT markers that the stores may have emptied by now (below the tombstone
+        horizon), MARKER_CHECKS at most, so that the index forgets their transactions where no
+        consumer reads (`read` does). Those starting below the log start are left to readers.
+        Read past the read-ahead, which stays the catching-up consumers'."""
+        horizon = self.cleaning.tombstones_before
+        if horizon <= self.offsets.first_sequence:
+            return
+        end = self.offsets.range_of(horizon)[0] if horizon < self.offsets.next_sequence else self.offsets.next_offset
+        candidates = (aborted for aborted in self.producers.transactions.aborted_before(end)
+                      if aborted.first_offset >= self.log_start_offset)  # checked anew after each read
+        for aborted in itertools.islice(candidates, MARKER_CHECKS):
+            for _, content in await self._read_stores(self.offsets.sequence_of(aborted.last_offset), 1):
+                if is_empty_batch(memoryview(content)):  # a zmq frame
+                    self.producers.transactions.forget_aborted(aborted.last_offset)
 
     def _stable_sequence(self) -> int:
         """The sequence of the batch holding the last stable offset (the end if none does)."""

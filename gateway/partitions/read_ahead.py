@@ -24,6 +24,7 @@ class ReadAhead:
         self._in_flight = range(0)
         self._wake = trio.Event()
         self._landed = trio.Event()
+        self._forgotten = 0  # how often `forget` ran: a run in flight across one is dropped when it lands
 
     async def read(self, first: int, count: int, end: int) -> list[tuple[int, object]]:
         """Up to `count` contiguous batches from `first`; then batches up to
@@ -40,8 +41,9 @@ class ReadAhead:
         return records
 
     def forget(self) -> None:
-        """Drop what was read ahead (the stores may have cleaned it since)."""
+        """Drop what was read ahead, and what is being read (the stores may have cleaned it since)."""
         self._window = {}
+        self._forgotten += 1
 
     def _from_window(self, first: int, count: int) -> list[tuple[int, object]]:
         records = []
@@ -62,8 +64,10 @@ class ReadAhead:
             self._wake = trio.Event()
             self._in_flight, self._wanted = self._wanted, None
             self._landed = trio.Event()
+            forgotten = self._forgotten
             try:
-                self._window = dict(await self._read(self._in_flight.start, len(self._in_flight)))
+                window = dict(await self._read(self._in_flight.start, len(self._in_flight)))
+                self._window = window if forgotten == self._forgotten else {}
             finally:
                 self._in_flight = range(0)
                 self._landed.set()

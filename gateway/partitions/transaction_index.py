@@ -5,7 +5,8 @@ high watermark; the last stable offset (LSO) is the first offset of the
 oldest unstable transaction, or the high watermark. read_committed consumers
 read up to the LSO and skip the records of the aborted transactions listed
 with each fetch, so every aborted transaction is remembered with its first
-and last (marker) offset.
+and last (marker) offset, until compaction removes its marker (Kafka's cleaner
+drops the transaction index entry with the marker).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class TransactionIndex:
         self._ending: list[tuple[int, int]] = []  # (first offset, marker offset) not yet stable
         self._aborted: list[AbortedTransaction] = []  # in marker order
         self._aborted_ends: list[int] = []
+        self.forgotten = 0  # aborted transactions forgotten so far: a read that saw one go is done again
 
     def begin(self, producer_id: int, first_offset: int) -> None:
         """Note a transactional batch; the first of a transaction opens it."""
@@ -51,6 +53,18 @@ class TransactionIndex:
         """Aborted transactions with records in [start, end)."""
         since = bisect.bisect_left(self._aborted_ends, start)
         return [t for t in self._aborted[since:] if t.first_offset < end]
+
+    def forget_aborted(self, marker_offset: int) -> None:
+        """The ABORT marker at `marker_offset` is gone (compaction emptied it, its records
+        went first): no consumer can meet the transaction any more."""
+        at = bisect.bisect_left(self._aborted_ends, marker_offset)
+        if at < len(self._aborted_ends) and self._aborted_ends[at] == marker_offset:
+            del self._aborted[at], self._aborted_ends[at]
+            self.forgotten += 1
+
+    def aborted_before(self, offset: int) -> list[AbortedTransaction]:
+        """Aborted transactions whose marker lies below `offset`, oldest first."""
+        return self._aborted[:bisect.bisect_left(self._aborted_ends, offset)]
 
     def state(self) -> dict:
         """What a checkpoint keeps, as plain lists."""

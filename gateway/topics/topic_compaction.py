@@ -50,12 +50,13 @@ def partition_discards(topic: Topic, settings: BrokerSettings) -> list[Discard]:
 async def keep_cleaning_points_moving(topics: dict[str, Topic], settings: BrokerSettings, send,
                                       interval_ms: int) -> None:
     """Send each compacted partition's directive when what may be cleaned moved; once
-    without compaction when its topic stops being compacted."""
+    without compaction when its topic stops being compacted. Then read the ABORT markers
+    the stores may have emptied, so that the partitions forget their transactions."""
     sent: dict[str, object] = {}  # address -> the compaction last sent
     while True:
         await trio.sleep(interval_ms / 1000)
         now_ms = int(time.time() * 1000)
-        directives = []
+        directives, compacted_partitions = [], []
         for topic in list(topics.values()):
             compacted = is_compacted(topic, settings)
             config = compaction_config(topic, settings) if compacted else None
@@ -66,4 +67,10 @@ async def keep_cleaning_points_moving(topics: dict[str, Topic], settings: Broker
                 if sent.get(state.address) != compaction:
                     directives.append(Discard(topic.name, state.address, state.first_sequence, compaction))
                     sent[state.address] = compaction
+                if compacted:
+                    compacted_partitions.append(partition)
         await send(directives)
+        with trio.move_on_after(interval_ms / 1000):  # stores not answering hold nothing else up
+            async with trio.open_nursery() as nursery:
+                for partition in compacted_partitions:
+                    nursery.start_soon(partition.forget_emptied_markers)

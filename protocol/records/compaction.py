@@ -14,10 +14,12 @@ see gaps), and its codec; its records keep their offsets and timestamps, its
 CRC is new. A batch that loses every record keeps its header with no records
 (Kafka keeps such an empty batch only for a producer's state; here every batch
 keeps its place in the log, and readers skip empty ones). A COMMIT marker
-goes as Kafka's cleaner removes it: once no record of its transaction is left
-and it lies below `tombstones_before` (its delete horizon passed); a reader
-of the log takes an empty marker batch as the end of a transaction that left
-nothing to read. ABORT markers stay (see `Transactions.marker_removable`).
+or ABORT marker goes as Kafka's cleaner removes it: once no record of its
+transaction is left (an aborted transaction keeps none) and it lies below
+`tombstones_before` (its delete horizon passed); a reader of the log takes an
+empty marker batch as the end of a transaction that left nothing to read. The
+records of an aborted transaction all lie before its marker, so a pass that
+empties the marker removes them too, in an earlier segment swap or the same.
 
 The offset map is bounded: a pass whose dirty batches hold more keys than
 it takes cleans up to where the map filled, and the next pass goes on from
@@ -148,12 +150,10 @@ class Transactions:
             self._keeping.add((producer_id, end[1]))
 
     def marker_removable(self, producer_id: int, marker_offset: int) -> bool:
-        """A COMMIT marker the scan saw end a transaction, none of whose records are kept.
-        ABORT markers stay: a read_committed consumer told of an aborted transaction (the
-        gateway reports it from memory) skips the producer's batches until it meets one."""
+        """A marker the scan saw end a transaction, none of whose records are kept (the
+        gateway forgets an aborted one once it reads its marker emptied: PartitionLog.read)."""
         end = self._end_of(producer_id, marker_offset - 1)  # the transaction ends right before its marker
-        return (end is not None and end[1] == marker_offset and end[2]
-                and (producer_id, marker_offset) not in self._keeping)
+        return end is not None and end[1] == marker_offset and (producer_id, marker_offset) not in self._keeping
 
 
 def _counts(record: Record, batch: RecordBatch, transactions: Transactions) -> bool:

@@ -5,14 +5,19 @@ import time
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
 
+from protocol.kafka.apis import by_name
+from protocol.records import ControlType, RecordBatch, read_control_record
+from protocol.records.split import split_records
 from tests.gateway.admin import create_topic
 from tests.gateway.clients import CLIENTS, Sent, confluent_consume, confluent_produce
 from tests.gateway.groups import wait_until
+from tests.gateway.sasl_connection import RawConnection
 from tests.gateway.server import GatewayProcess
 
 CLEANS_QUICKLY = {"cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.01"}
 KEYS = 5
 VERSIONS = 6
+FETCH = by_name("Fetch")
 
 
 @pytest.fixture(scope="module")
@@ -53,17 +58,18 @@ def everything(bootstrap: str, topic: str, last_offset: int) -> list[tuple[int, 
         consumer.close()
 
 
-def wait_cleaned(bootstrap: str, topic: str, expected: list[tuple[int, bytes, bytes | None]]) -> None:
-    """Until the records up to the last expected offset are `expected`. Each check appends
-    a record of another key: as in Kafka, the active segment (never cleaned) rolls only
-    at an append after segment.ms, so the records before become cleanable."""
+def wait_cleaned(bootstrap: str, topic: str, expected: list[tuple[int, bytes, bytes | None]],
+                 also=lambda: True) -> None:
+    """Until the records up to the last expected offset are `expected` and `also()` holds.
+    Each check appends a record of another key: as in Kafka, the active segment (never
+    cleaned) rolls only at an append after segment.ms, so the records before become cleanable."""
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
     last = expected[-1][0]
 
     def cleaned() -> bool:
         producer.produce(topic, key=b"~roll", value=b"", partition=0)
         assert producer.flush(30) == 0
-        return [record for record in everything(bootstrap, topic, last) if record[0] <= last] == expected
+        return [record for record in everything(bootstrap, topic, last) if record[0] <= last] == expected and also()
 
     wait_until(cleaned, 60, f"the stores cleaned {topic}")
 
@@ -101,12 +107,18 @@ def test_keyless_records_are_refused(cleaning_gateway):
     assert keyless_refused(cleaning_gateway.bootstrap, "compacted-keyless")
 
 
-def transaction(producer: Producer, topic: str, records: list[tuple[bytes, bytes]], *, commit: bool) -> None:
+def transaction(producer: Producer, topic: str, records: list[tuple[bytes, bytes]], *,
+                commit: bool) -> list[tuple[int, bytes, bytes]]:
+    """(offset, key, value) of the transaction's records, once it ended."""
+    delivered = []
     producer.begin_transaction()
     for key, value in records:
-        producer.produce(topic, key=key, value=value, partition=0)
+        producer.produce(topic, key=key, value=value, partition=0,
+                         on_delivery=lambda _, message: delivered.append((message.offset(), message.key(),
+                                                                          message.value())))
     producer.flush(30)
     (producer.commit_transaction if commit else producer.abort_transaction)(30)
+    return sorted(delivered)
 
 
 def test_aborted_transactions_are_cleaned_away(cleaning_gateway):
@@ -123,6 +135,50 @@ def test_aborted_transactions_are_cleaned_away(cleaning_gateway):
     wait_cleaned(cleaning_gateway.bootstrap, topic, [(0, b"a", b"a1"), (6, b"b", b"b2")])
     got = confluent_consume(cleaning_gateway.bootstrap, topic, [0], 2, **{"isolation.level": "read_committed"})
     assert [(g.offset, g.value) for g in got[:2]] == [(0, b"a1"), (6, b"b2")]
+
+
+def raw_read_committed(server: GatewayProcess, topic: str, end: int) -> tuple[list, list[RecordBatch]]:
+    """The aborted transactions and the batches, markers too, that read_committed Fetches
+    from offset 0 to `end` return (clients never show markers)."""
+    aborted, batches = [], []
+    connection = RawConnection(server.port)
+    try:
+        while not batches or batches[-1].last_offset < end:
+            partition = FETCH.Request.Topics.Partitions(
+                partition=0, fetch_offset=batches[-1].last_offset + 1 if batches else 0,
+                partition_max_bytes=1 << 20, log_start_offset=-1, current_leader_epoch=-1)
+            body = FETCH.Request(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, isolation_level=1,
+                                 session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[],
+                                 topics=[FETCH.Request.Topics(topic=topic, partitions=[partition])])
+            answer = connection.call(FETCH, 11, body).responses[0].partitions[0]
+            aborted += answer.aborted_transactions
+            batches += split_records(answer.records).entries
+    finally:
+        connection.sock.close()
+    return aborted, batches
+
+
+def test_aborted_transactions_and_their_markers_go_after_delete_retention_ms(cleaning_gateway):
+    topic = "compacted-aborts"
+    create_topic(cleaning_gateway.bootstrap, topic, configs={**CLEANS_QUICKLY, "delete.retention.ms": "500"})
+    producer = Producer({"bootstrap.servers": cleaning_gateway.bootstrap, "transactional.id": "compaction-aborts"})
+    producer.init_transactions(30)
+    committed = []
+    for n in range(3):  # committed and aborted transactions interleaved, over the same keys
+        committed += transaction(producer, topic, [(b"c%d" % n, b"kept"), (b"d%d" % n, b"kept")], commit=True)
+        transaction(producer, topic, [(b"c%d" % n, b"aborted"), (b"a%d" % n, b"aborted")], commit=False)
+    committed += transaction(producer, topic, [(b"last", b"kept")], commit=True)
+
+    def markers_gone() -> bool:  # the ABORT markers wait for their horizon, after the aborted records went
+        aborted, batches = raw_read_committed(cleaning_gateway, topic, committed[-1][0])
+        markers = [read_control_record(batch.records()[0]).type for batch in batches if batch.is_control]
+        return not aborted and ControlType.ABORT not in markers and len(markers) == 4  # COMMITs stay
+
+    wait_cleaned(cleaning_gateway.bootstrap, topic, committed, markers_gone)
+    for isolation in ("read_uncommitted", "read_committed"):
+        got = confluent_consume(cleaning_gateway.bootstrap, topic, [0], len(committed) + 1,
+                                **{"isolation.level": isolation})
+        assert [(g.offset, g.key, g.value) for g in got if g.offset <= committed[-1][0]] == committed
 
 
 def keyless_refused(bootstrap: str, topic: str) -> bool:

@@ -35,16 +35,32 @@ async def test_sequential_reads_find_the_next_run_in_memory():
     assert stores.asked == [(0, 10), (10, 10), (20, 10), (30, 10)]  # each once, none past `end`
 
 
-async def test_a_read_during_the_read_ahead_waits_for_it_instead_of_asking_twice():
+async def read_while_reading_ahead(*, forget: bool) -> tuple[list, list[tuple[int, int]]]:
+    """Read 5..9 while they are being read ahead (forgotten meanwhile if `forget`): what the
+    read returns, and the reads the stores were asked."""
     stores = Stores(100)
     ahead = ReadAhead(stores.read)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(ahead.run)
         await ahead.read(0, 5, 100)
-        await trio.sleep(0)  # the read ahead of 5..9 is now on its way
-        assert await ahead.read(5, 5, 100) == [(n, str(n).encode()) for n in range(5, 10)]
+        await trio.sleep(0)  # the read ahead of 5..9 is now on its way, with what the stores hold now
+        if forget:  # the stores cleaned meanwhile
+            ahead.forget()
+        records = await ahead.read(5, 5, 100)
         nursery.cancel_scope.cancel()
-    assert stores.asked[:2] == [(0, 5), (5, 5)]
+    return records, stores.asked
+
+
+async def test_a_read_during_the_read_ahead_waits_for_it_instead_of_asking_twice():
+    records, asked = await read_while_reading_ahead(forget=False)
+    assert records == [(n, str(n).encode()) for n in range(5, 10)]
+    assert asked[:2] == [(0, 5), (5, 5)]
+
+
+async def test_a_run_in_flight_when_the_stores_cleaned_is_not_served():
+    records, asked = await read_while_reading_ahead(forget=True)
+    assert records == [(n, str(n).encode()) for n in range(5, 10)]
+    assert asked[:3] == [(0, 5), (5, 5), (5, 5)]  # asked again once it landed
 
 
 async def test_a_jump_elsewhere_reads_from_the_stores():
@@ -57,3 +73,4 @@ async def test_a_jump_elsewhere_reads_from_the_stores():
         assert await ahead.read(50, 2, 100) == [(50, b"50"), (51, b"51")]
         nursery.cancel_scope.cancel()
     assert (50, 2) in stores.asked
+

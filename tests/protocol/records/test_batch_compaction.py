@@ -83,7 +83,7 @@ def marker(offset: int, kind: ControlType, producer_id: int) -> bytes:
                                coordinator_epoch=0)
 
 
-def test_aborted_records_go_and_markers_stay():
+def test_aborted_records_go_and_markers_wait_for_their_horizon():
     log = [build_batch([Record(0, 1, b"k", b"plain")]),
            transactional(1, b"k", b"aborted", 7), marker(2, ControlType.ABORT, 7),
            transactional(3, b"j", b"committed", 8), marker(4, ControlType.COMMIT, 8),
@@ -95,8 +95,21 @@ def test_aborted_records_go_and_markers_stay():
     assert values[0] == [b"plain"] and values[1] == [] and values[3] == [b"committed"] and values[5] == [b"open"]
     assert cleaned[2] == log[2] and cleaned[4] == log[4]
     past_horizon, _ = clean(cleaned, Pass(0, 6, 6), 100)
-    assert past_horizon[2] == log[2]  # an ABORT marker stays for read_committed consumers
+    assert is_empty_batch(past_horizon[2])  # its transaction left nothing: the ABORT marker goes
     assert past_horizon[4] == log[4]  # "committed" still stands for j
+    emptied = RecordBatch(memoryview(past_horizon[2]))
+    assert (emptied.is_control, emptied.producer_id, emptied.base_offset) == (True, 7, 2)
+
+
+def test_an_abort_marker_goes_in_the_pass_that_removes_its_records_once_past_its_horizon():
+    log = [transactional(0, b"k", b"a1", 7), build_batch([Record(1, 1, b"j", b"plain")]),
+           transactional(2, b"j", b"a2", 7), marker(3, ControlType.ABORT, 7),
+           transactional(4, b"k", b"c", 7), marker(5, ControlType.COMMIT, 7)]
+    cleaned, _ = clean(log, Pass(0, 6, 4), 100)
+    assert [is_empty_batch(content) for content in cleaned] == [True, False, True, True, False, False]
+    assert records_of(cleaned)[1][0].value == b"plain"  # an aborted record supersedes nothing
+    before_horizon, _ = clean(log, Pass(0, 6, 3), 100)
+    assert before_horizon[3] == log[3] and is_empty_batch(before_horizon[2])
 
 
 def test_a_committed_marker_goes_once_its_records_are_superseded():
