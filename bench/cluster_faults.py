@@ -3,10 +3,11 @@
 Three gateways (node ids 1-3, default `chp.session.timeout.ms`), one CHP server, a
 tower and a store, each a process. An idempotent confluent-kafka producer with
 default settings writes numbered records to every partition while faults are
-injected one after another on a random gateway:
+injected one after another on a random gateway that leads partitions:
 
 * kill: SIGKILL, then started again on its data directory once its partitions moved;
-* pause: SIGSTOP until its partitions moved, then SIGCONT (a deposed leader waking up).
+* pause: SIGSTOP until its partitions moved, then SIGCONT (a deposed leader waking up
+  with requests it had read still to answer).
 
 Fail-over time is from the fault to the first record acknowledged, on every
 partition the victim led, with a send time after the fault. At the end every
@@ -29,6 +30,7 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
+from contextlib import ExitStack
 from pathlib import Path
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -104,15 +106,13 @@ def inject(kind: str, gateways, victim: int, history: History) -> tuple[float | 
         gateways[victim].kill()
     else:
         os.killpg(process.pid, signal.SIGSTOP)
-    try:
-        moved = wait_for(lambda: spread_over(survivor, TOPIC, live), 60)
-        resumed = wait_for(lambda: history.resumed_after(led, fault_at) is not None, 60)
-        return (moved and moved - fault_at), (resumed and history.resumed_after(led, fault_at))
-    finally:
-        if kind == "kill":
-            gateways[victim].start()
-        else:
-            os.killpg(process.pid, signal.SIGCONT)
+    moved = wait_for(lambda: spread_over(survivor, TOPIC, live), 60)
+    if kind == "pause":  # it wakes up deposed, with the requests it had read still to answer
+        os.killpg(process.pid, signal.SIGCONT)
+    resumed = wait_for(lambda: history.resumed_after(led, fault_at) is not None, 60)
+    if kind == "kill":
+        gateways[victim].start()
+    return (moved and moved - fault_at), (resumed and history.resumed_after(led, fault_at))
 
 
 def wait_for(condition, timeout: float) -> float | None:
@@ -167,11 +167,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=120)
     parser.add_argument("--faults", default="kill,pause")
     parser.add_argument("--interval", type=float, default=15, help="seconds between faults")
+    parser.add_argument("--dir", help="keep the nodes' data and logs here (default: a temporary directory)")
     args = parser.parse_args()
     kinds = args.faults.split(",")
     session_timeout_ms = ChpSettings().chp_session_timeout_ms
-    with tempfile.TemporaryDirectory() as tmp, \
-            gateway_cluster(Path(tmp), 3, session_timeout_ms=session_timeout_ms) as gateways:
+    with ExitStack() as stack:
+        directory = Path(args.dir or stack.enter_context(tempfile.TemporaryDirectory()))
+        gateways = stack.enter_context(gateway_cluster(directory, 3, session_timeout_ms=session_timeout_ms))
         create_topic_through(gateways[0], TOPIC)
         history, stop = History(), threading.Event()
         bootstrap = ",".join(g.bootstrap for g in gateways)
@@ -183,7 +185,8 @@ def main() -> None:
             while time.monotonic() < end_at:
                 time.sleep(args.interval)
                 kind = random.choice(kinds)
-                times[kind].append(inject(kind, gateways, random.randrange(len(gateways)), history))
+                leading = sorted(set(leaders(gateways[0], TOPIC).values()) - {-1})
+                times[kind].append(inject(kind, gateways, random.choice(leading) - 1, history))
         finally:
             stop.set()
             producing.join()
