@@ -177,25 +177,27 @@ async def serve_log_starts(client: ChpClient, topics: ClusterTopics) -> None:
 
 
 async def assign_leaders(client: ChpClient, claims: KeyClaims, membership: Membership, leaders: Leaders) -> None:
-    """The controller: give every partition without a live leader to the live gateway
-    leading fewest, with the next epoch."""
+    """The controller: give every partition without a live, eligible leader to the eligible
+    gateway leading fewest, with the next epoch (to any live one while none is eligible: none
+    could do better)."""
     async def react():
-        live = set(membership.members())
-        if not live:
+        members = membership.members()
+        if not members or membership.controller_id != membership.node_id:  # stepping down
             return
-        load = Counter({node: 0 for node in live})
+        eligible = {node for node, member in members.items() if member.eligible} or set(members)
+        load = Counter({node: 0 for node in eligible})
         orphans = []
         for state in leaders.shared_topics().values():
             # Kafka's internal topics are written by the coordinators, which are the controller's
             wanted = membership.node_id if state["name"] in INTERNAL_TOPICS else None
             for index in range(len(state["partitions"])):
                 key, current = partition_key(state["id"], index), leaders.leader(state["id"], index)
-                if current is not None and current[0] in live and wanted in (None, current[0]):
+                if current is not None and current[0] in ({wanted} if wanted is not None else eligible):
                     load[current[0]] += 1
                 else:
                     orphans.append((key, claims.sequence(key), current, wanted))
         for key, sequence, current, wanted in orphans:
-            node = wanted if wanted is not None else min(live, key=lambda n: (load[n], n))
+            node = wanted if wanted is not None else min(eligible, key=lambda n: (load[n], n))
             epoch = 0 if current is None else current[1] + 1
             if await claims.claim(key, encoded({"leader": node, "epoch": epoch}), sequence):
                 load[node] += 1

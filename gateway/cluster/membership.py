@@ -5,12 +5,16 @@ Each gateway keeps `cluster/gateways/<node.id>` set with a ttl of
 times per ttl: a gateway that stops refreshing, even killed, leaves the
 cluster when its key expires. The first gateway to claim `cluster/controller`
 is the controller; it refreshes that key the same way, and when it expires
-the others claim it again.
+the others claim it again. A gateway's record says whether it can lead
+partitions now (`eligible`: it reaches enough stores to); the controller gives
+leadership to eligible gateways only, as Kafka's controller never makes a fenced
+broker leader, and moves it away from one that stops being eligible.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
@@ -26,6 +30,7 @@ log = structlog.get_logger()
 MEMBERS = "cluster/gateways/"
 CONTROLLER = "cluster/controller"
 REFRESHES_PER_TTL = 3
+ELIGIBILITY_CHECK_S = 0.5  # how soon a change of the stores a gateway reaches shows in its record
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,7 @@ class Member:
     node_id: int
     rack: str | None
     listeners: dict[str, tuple[str, int]]  # listener name -> advertised host and port
+    eligible: bool = True  # it can lead partitions now
 
 
 def encoded(value: dict) -> bytes:
@@ -52,12 +58,15 @@ def decoded(body: bytes | None) -> dict | None:
 
 
 class Membership:
-    def __init__(self, client: ChpClient, claims: KeyClaims, node_id: int, rack: str | None, ttl_s: float):
+    def __init__(self, client: ChpClient, claims: KeyClaims, node_id: int, rack: str | None, ttl_s: float,
+                 can_lead: Callable[[], bool] = lambda: True):
         self.client = client
         self.claims = claims
         self.node_id = node_id
         self.rack = rack
         self.ttl_s = ttl_s
+        self.can_lead = can_lead  # whether this gateway reaches the stores it needs to lead partitions
+        self.eligible = True
         self.is_controller = False
 
     def members(self) -> dict[int, Member]:
@@ -67,7 +76,8 @@ class Membership:
             value = decoded(body) if key.startswith(MEMBERS) else None
             if value is not None:
                 member = Member(value["node"], value.get("rack"),
-                                {name: (host, port) for name, (host, port) in value["listeners"].items()})
+                                {name: (host, port) for name, (host, port) in value["listeners"].items()},
+                                value.get("eligible", True))
                 found[member.node_id] = member
         return found
 
@@ -78,9 +88,10 @@ class Membership:
 
     async def join(self, listeners: tuple[Listener, ...]) -> None:
         """Announce this gateway, then claim the controller key if nobody holds it."""
-        self._value = encoded({"node": self.node_id, "rack": self.rack,
-                               "listeners": {listener.name: [listener.host, listener.port] for listener in listeners}})
-        await self.client.set(f"{MEMBERS}{self.node_id}", self._value, self.ttl_s)
+        self._announced = {"node": self.node_id, "rack": self.rack,
+                           "listeners": {listener.name: [listener.host, listener.port] for listener in listeners}}
+        self.eligible = self.can_lead()
+        await self._announce()
         self._controller = encoded({"node": self.node_id})
         self.is_controller = await self._claim_controller()
         log.info("cluster_joined", node_id=self.node_id, controller=self.controller_id)
@@ -106,19 +117,46 @@ class Membership:
                     if not isinstance(change, Update) or (change.key == CONTROLLER and change.value is None):
                         break
 
+    async def _announce(self) -> None:
+        await self.client.set(f"{MEMBERS}{self.node_id}", encoded({**self._announced, "eligible": self.eligible}),
+                              self.ttl_s)
+
     async def refresh(self) -> None:
-        """Keep the keys alive for as long as this gateway runs."""
+        """Keep the keys alive for as long as this gateway runs; the record at once when this
+        gateway becomes able or unable to lead partitions."""
+        refreshed = trio.current_time()
         while True:
-            await trio.sleep(self.ttl_s / REFRESHES_PER_TTL)
-            await self.client.set(f"{MEMBERS}{self.node_id}", self._value, self.ttl_s)
+            await trio.sleep(ELIGIBILITY_CHECK_S)
+            eligible = self.can_lead()
+            if eligible == self.eligible and trio.current_time() - refreshed < self.ttl_s / REFRESHES_PER_TTL:
+                continue
+            if eligible != self.eligible:
+                self.eligible = eligible
+                log.warning("leadership_eligibility_changed", node_id=self.node_id, eligible=eligible)
+            refreshed = trio.current_time()
+            await self._announce()
             if self.is_controller:
                 await self._refresh_controller()
 
     async def _refresh_controller(self) -> None:
         """Renew the controller key only while it is still this gateway's: a successor that won it
-        after it expired (this gateway paused) is never overwritten."""
+        after it expired (this gateway paused) is never overwritten (`hold_controller` steps down)."""
         if self.client.get(CONTROLLER) != self._controller:
-            log.error("controller_key_lost", node_id=self.node_id, holder=self.controller_id)
             return
         if not await self.claims.claim(CONTROLLER, self._controller, self.claims.sequence(CONTROLLER), self.ttl_s):
-            log.error("controller_key_lost", node_id=self.node_id, holder=self.controller_id)
+            log.warning("controller_key_not_renewed", node_id=self.node_id, holder=self.controller_id)
+
+    async def hold_controller(self) -> None:
+        """The controller: return once the key is no longer this gateway's, stepped down
+        (`is_controller` False, logged once): it paused past the key's ttl and another gateway
+        won the key, or the key expired. It then serves as a follower, as Kafka's resigned
+        controller does, and claims the key again when it is free."""
+        while True:
+            with self.client.watch() as changes:
+                if self.client.get(CONTROLLER) != self._controller:
+                    break
+                async for change in changes:
+                    if not isinstance(change, Update) or change.key == CONTROLLER:
+                        break
+        self.is_controller = False
+        log.warning("controller_key_lost", node_id=self.node_id, holder=self.controller_id)
