@@ -10,10 +10,15 @@ injected one after another on a random gateway that leads partitions:
   with requests it had read still to answer).
 
 Fail-over time is from the fault to the first record acknowledged, on every
-partition the victim led, with a send time after the fault. At the end every
-partition is read from the start and the history checked: acknowledged records
-lost, duplicates, records out of their producer's order, and offsets not
-strictly increasing. Printed: operations, faults, fail-over p50 and max, the checks.
+partition the victim led, with a send time after the fault; a partition's
+longest time without an acknowledgement shows any that stayed unavailable
+(led by a gateway that could not serve it, say). At the end every partition
+is read from the start and the history checked: acknowledged records lost,
+duplicates, records out of their producer's order, and offsets not strictly
+increasing; a partition not read back to its end is reported as such, its
+records not counted as lost. Printed: operations (records still undelivered
+when the producer gave up flushing included), faults, fail-over p50 and max,
+the longest gaps, the checks.
 
     python bench/cluster_faults.py [--seconds 120] [--faults kill,pause] [--interval 15]
 """
@@ -65,6 +70,12 @@ class History:
                 return
             self.acknowledged[message.partition()][message.offset()] = message.value()
             self.acked_at[message.partition()].append((sent_at, time.monotonic()))
+
+    def longest_gaps(self, start: float, end: float) -> list[float]:
+        """Per partition, the longest time between `start`, its acknowledgements and `end`."""
+        with self.lock:
+            times = [sorted(acked for _, acked in self.acked_at[p]) for p in range(PARTITIONS)]
+        return [max(b - a for a, b in zip([start, *acked], [*acked, end], strict=True)) for acked in times]
 
     def resumed_after(self, partitions: set[int], fault_at: float) -> float | None:
         """Seconds from the fault until every one of `partitions` acknowledged a record sent after it."""
@@ -143,16 +154,20 @@ def read_back(bootstrap: str, ends: dict[int, int]) -> dict[int, list[tuple[int,
 
 
 def check(history: History, found: dict[int, list[tuple[int, bytes]]]) -> dict[str, int]:
-    lost = duplicates = reordered = offsets_back = 0
+    lost = duplicates = reordered = offsets_back = unread = 0
     for partition, acknowledged in history.acknowledged.items():
         read = dict(found[partition])
+        if max(read, default=-1) < max(acknowledged):  # not read back to its end: unavailable, not lost
+            unread += 1
+            continue
         lost += sum(read.get(offset) != value for offset, value in acknowledged.items())
     for records in found.values():
         values = [value for _, value in records]
         duplicates += len(values) - len(set(values))
         offsets_back += sum(b[0] <= a[0] for a, b in zip(records, records[1:], strict=False))
         reordered += sum(b <= a for a, b in zip(values, values[1:], strict=False))
-    return {"acknowledged records lost": lost, "duplicates": duplicates,
+    return {"partitions not read back to their end": unread, "acknowledged records lost": lost,
+            "duplicates": duplicates,
             "records out of order": reordered, "offsets not increasing": offsets_back}
 
 
@@ -180,7 +195,8 @@ def main() -> None:
         producing = threading.Thread(target=produce, args=(bootstrap, history, stop))
         producing.start()
         times: dict[str, list[tuple[float, float | None]]] = defaultdict(list)
-        end_at = time.monotonic() + args.seconds
+        started_at = time.monotonic()
+        end_at = started_at + args.seconds
         try:
             while time.monotonic() < end_at:
                 time.sleep(args.interval)
@@ -188,15 +204,20 @@ def main() -> None:
                 leading = sorted(set(leaders(gateways[0], TOPIC).values()) - {-1})
                 times[kind].append(inject(kind, gateways, random.choice(leading) - 1, history))
         finally:
+            stopped_at = time.monotonic()
             stop.set()
             producing.join()
         ends = {p: max(offsets) + 1 for p, offsets in history.acknowledged.items()}
         found = read_back(bootstrap, ends)
-    print(f"operations: {history.sent} sent, {sum(map(len, history.acknowledged.values()))} acknowledged, "
-          f"{history.failed} failed; session timeout {session_timeout_ms} ms")
+    acknowledged = sum(map(len, history.acknowledged.values()))
+    print(f"operations: {history.sent} sent, {acknowledged} acknowledged, {history.failed} failed, "
+          f"{history.sent - acknowledged - history.failed} undelivered; session timeout {session_timeout_ms} ms")
     for kind, measured in times.items():
         print(f"{kind}: {len(measured)} faults; partitions moved {spread([m for m, _ in measured])}; "
               f"produce resumed {spread([r for _, r in measured])}")
+    gaps = history.longest_gaps(started_at, stopped_at)
+    print(f"longest time without an acknowledgement per partition: p50 {statistics.median(gaps):.2f} s, "
+          f"max {max(gaps):.2f} s")
     for name, count in check(history, found).items():
         print(f"{name}: {count}")
 
