@@ -64,7 +64,7 @@ async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshS
     broker = settings.broker
     await wait_for_stores(broker, storage)
     if settings.chp.chp_servers:
-        member = ClusterMember(settings, ports, dispatcher)
+        member = ClusterMember(settings, ports, dispatcher, storage.live_stores)
         await member.start(nursery, partial(_start_state, settings=settings, storage=storage),
                            partial(_start_follower, settings=settings, storage=storage))
         return member
@@ -125,9 +125,22 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
     if sharing is not None:
         nursery.start_soon(serve_journal_changes, sharing.client,
                            {"acls": acls.apply_forwarded, "credentials": scram_credentials.apply_forwarded})
-    REGISTRY.register(BrokerStateCollector(topics, groups, journals, storage.live_stores))
+    collector = BrokerStateCollector(topics, groups, journals, storage.live_stores)
+    REGISTRY.register(collector)
+    nursery.start_soon(_undo_when_ended, partial(REGISTRY.unregister, collector),
+                       *(journal.close for journal in journals.values()), discards.close)
     log.info("broker_ready", topics=len(topics.topics))
     return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials)
+
+
+async def _undo_when_ended(*undo) -> None:
+    """Run `undo` once the state's nursery ends: a controller that steps down stops publishing on
+    the journals (its successor hosts them) and may become the controller again later."""
+    try:
+        await trio.sleep_forever()
+    finally:
+        for step in undo:
+            step()
 
 
 def _shared(sharing: TopicSharing | None, journal: str) -> SharedJournal | None:

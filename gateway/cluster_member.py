@@ -8,7 +8,9 @@ hands back the partitions it led, and starts its broker state as the
 controller does: it replays the journals the old controller wrote (metadata,
 groups, transactions, quotas), takes them over, and from then on assigns
 leadership, the old controller's partitions included. It reopens the
-partitions it led from the stores at their epochs.
+partitions it led from the stores at their epochs. A controller that finds
+the key another's (it was paused past the key's ttl) steps down the same way:
+its controller state ends, and it follows.
 
 At SIGTERM it first hands its partitions over (handover.py), and once its
 requests are answered stops its role and deletes its keys, so that the others
@@ -39,7 +41,7 @@ from gateway.cluster.membership import Membership
 from gateway.cluster.preferred_leaders import Elections, adopt_new_gateways, rebalance_periodically
 from gateway.cluster.producer_id_blocks import ProducerIdBlocks, serve_producer_id_requests
 from gateway.server.dispatch import Dispatcher
-from gateway.settings.table import Settings
+from gateway.settings.table import BrokerSettings, Settings
 from gateway.zmq_curve import CurveKeys
 
 log = structlog.get_logger()
@@ -48,15 +50,25 @@ StartController = Callable[[trio.Nursery, ClusterView, TopicSharing], Awaitable[
 StartFollower = Callable[[trio.Nursery, ClusterView, TopicSharing, ProducerIdBlocks], Awaitable[Services]]
 
 
+def stores_to_lead(broker: BrokerSettings) -> int:
+    """Live stores a gateway needs to lead partitions: to win their fences (every store that may
+    hold an acknowledged write but min.insync.replicas - 1) and to take acks=all produce."""
+    stores = max(broker.expected_stores, broker.embedded_stores)
+    return max(broker.min_insync_replicas, stores - broker.min_insync_replicas + 1)
+
+
 class ClusterMember:
-    def __init__(self, settings: Settings, ports: dict[str, int], dispatcher: Dispatcher):
+    def __init__(self, settings: Settings, ports: dict[str, int], dispatcher: Dispatcher,
+                 live_stores: Callable[[], int]):
         broker = settings.broker
         self.settings = settings.chp
         self.node_id = broker.node_id
         self.client = ChpClient(settings.chp.chp_servers, "cluster/", keys=CurveKeys.of(settings.mesh))
         self.claims = ServerClaims(self.client)
+        needed = stores_to_lead(broker)
         self.membership = Membership(self.client, self.claims, broker.node_id, broker.broker_rack,
-                                     settings.chp.chp_session_timeout_ms / 1000)
+                                     settings.chp.chp_session_timeout_ms / 1000,
+                                     can_lead=lambda: live_stores() >= needed)
         self.leaders = Leaders(self.client)
         self.elections = Elections(self.claims, self.membership, self.leaders)
         self.cluster = ClusterView(broker, self.membership, self.leaders, self.elections)
@@ -72,7 +84,7 @@ class ClusterMember:
         await nursery.start(self.client.run)
         await self.membership.join(self.cluster.advertised_listeners())
         nursery.start_soon(self.membership.refresh)
-        await nursery.start(self._serve, as_controller, as_follower)
+        await nursery.start(self._serve_roles, as_controller, as_follower)
 
     async def hand_over(self) -> None:
         """Kafka's controlled shutdown: the partitions led here go to other gateways first (handover.py)."""
@@ -84,44 +96,52 @@ class ClusterMember:
         await self._role_ended.wait()
         await self.membership.leave(CLAIM_TIMEOUT_S)
 
-    async def _serve(self, as_controller: StartController, as_follower: StartFollower, *,
-                     task_status=trio.TASK_STATUS_IGNORED) -> None:
+    async def _serve_roles(self, as_controller: StartController, as_follower: StartFollower,
+                           *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Serve as the controller while this gateway holds the key, as a follower while not;
+        started once the first role serves. Each role's state runs in a nursery of its own,
+        ended when the role does: a follower that wins the key, or a controller that lost it
+        (paused past its ttl: it steps down rather than run a second controller)."""
         try:
             with self._role:
-                if not self.membership.is_controller:
-                    await self._follow_until_controller(as_follower, task_status)
-                    task_status = trio.TASK_STATUS_IGNORED  # started as a follower
-                async with trio.open_nursery() as controlling:
-                    await self._control(controlling, as_controller)
-                    task_status.started()
+                while True:
+                    async with trio.open_nursery() as role:
+                        if self.membership.is_controller:
+                            services = await self._control(role, as_controller)
+                        else:
+                            services = await self._follow(role, as_follower)
+                        task_status.started()
+                        task_status = trio.TASK_STATUS_IGNORED
+                        if self.membership.is_controller:
+                            await self.membership.hold_controller()
+                        else:
+                            await self.membership.claim_controller_when_free()
+                        role.cancel_scope.cancel()
+                    await services.topics.lead({})  # the next role's registry opens them again
+                    log.info("cluster_role_changed", node_id=self.node_id,
+                             role="controller" if self.membership.is_controller else "follower")
         finally:
-            self._role_ended.set()
+            self._role_ended.set()  # leave() goes on once the role's journals are no longer written
 
-    async def _control(self, nursery: trio.Nursery, as_controller: StartController) -> None:
-        services = await as_controller(nursery, self.cluster, self.sharing)
+    async def _control(self, role: trio.Nursery, as_controller: StartController) -> Services:
+        services = await as_controller(role, self.cluster, self.sharing)
         for name, state in self.leaders.shared_topics().items():
             if services.topics.get(name) is None:  # deleted while no controller ran: the journal says so
                 await self.sharing.unshare(state)
-        nursery.start_soon(assign_leaders, self.client, self.claims, self.membership, self.leaders)
-        nursery.start_soon(adopt_new_gateways, self.elections)
+        role.start_soon(assign_leaders, self.client, self.claims, self.membership, self.leaders)
+        role.start_soon(adopt_new_gateways, self.elections)
         if self.settings.auto_leader_rebalance_enable:
-            nursery.start_soon(rebalance_periodically, self.elections,
-                               self.settings.leader_imbalance_check_interval_seconds,
-                               self.settings.leader_imbalance_per_broker_percentage)
-        nursery.start_soon(serve_topic_requests, self.client, services.topics)
-        nursery.start_soon(serve_log_starts, self.client, services.topics)
-        nursery.start_soon(serve_producer_id_requests, self.client, services.producer_ids)
-        nursery.start_soon(follow_cluster, self.client, self.leaders, services.topics, self.node_id)
+            role.start_soon(rebalance_periodically, self.elections, self.settings.leader_imbalance_check_interval_seconds,
+                            self.settings.leader_imbalance_per_broker_percentage)
+        role.start_soon(serve_topic_requests, self.client, services.topics)
+        role.start_soon(serve_log_starts, self.client, services.topics)
+        role.start_soon(serve_producer_id_requests, self.client, services.producer_ids)
+        role.start_soon(follow_cluster, self.client, self.leaders, services.topics, self.node_id)
         self.dispatcher.services = services
+        return services
 
-    async def _follow_until_controller(self, as_follower: StartFollower, task_status) -> None:
-        async with trio.open_nursery() as following:
-            services = await as_follower(following, self.cluster, self.sharing,
-                                         ProducerIdBlocks(self.client, self.node_id))
-            following.start_soon(follow_cluster, self.client, self.leaders, services.topics, self.node_id)
-            self.dispatcher.services = services
-            task_status.started()
-            await self.membership.claim_controller_when_free()
-            following.cancel_scope.cancel()
-        await services.topics.lead({})  # the controller's registry opens them again
-        log.info("controller_taking_over", node_id=self.node_id)
+    async def _follow(self, role: trio.Nursery, as_follower: StartFollower) -> Services:
+        services = await as_follower(role, self.cluster, self.sharing, ProducerIdBlocks(self.client, self.node_id))
+        role.start_soon(follow_cluster, self.client, self.leaders, services.topics, self.node_id)
+        self.dispatcher.services = services
+        return services

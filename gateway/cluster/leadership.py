@@ -215,11 +215,12 @@ async def serve_log_starts(client: ChpClient, topics: ClusterTopics) -> None:
 
 
 async def assign_leaders(client: ChpClient, claims: KeyClaims, membership: Membership, leaders: Leaders) -> None:
-    """The controller: give every partition without a live leader (or led by a gateway shutting
-    down) to a live replica, the one leading fewest, with the next epoch."""
+    """The controller: give every partition without a live, eligible leader (or led by a gateway
+    shutting down) to a candidate replica (`Membership.candidates`), the one leading fewest, with
+    the next epoch."""
     async def react():
         live = membership.candidates()
-        if not live:
+        if not live or membership.controller_id != membership.node_id:  # stepping down
             return
         load = Counter({node: 0 for node in live})
         orphans = []

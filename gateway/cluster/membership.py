@@ -7,12 +7,17 @@ cluster when its key expires. The first gateway to claim `cluster/controller`
 is the controller; it refreshes that key the same way, and when it expires
 the others claim it again. A gateway in a controlled shutdown says so in its
 key (the controller then moves its partitions away), and deletes its keys
-when it stops, so that the others need not wait for them to expire.
+when it stops, so that the others need not wait for them to expire. A
+gateway's record also says whether it can lead partitions now (`eligible`: it
+reaches enough stores to); the controller gives leadership to eligible gateways
+only, as Kafka's controller never makes a fenced broker leader, and moves it
+away from one that stops being eligible.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
@@ -28,6 +33,7 @@ log = structlog.get_logger()
 MEMBERS = "cluster/gateways/"
 CONTROLLER = "cluster/controller"
 REFRESHES_PER_TTL = 3
+ELIGIBILITY_CHECK_S = 0.5  # how soon a change of the stores a gateway reaches shows in its record
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,7 @@ class Member:
     rack: str | None
     listeners: dict[str, tuple[str, int]]  # listener name -> advertised host and port
     shutting_down: bool = False  # in a controlled shutdown: leads nothing more
+    eligible: bool = True  # it can lead partitions now
 
 
 def encoded(value: dict) -> bytes:
@@ -55,12 +62,15 @@ def decoded(body: bytes | None) -> dict | None:
 
 
 class Membership:
-    def __init__(self, client: ChpClient, claims: KeyClaims, node_id: int, rack: str | None, ttl_s: float):
+    def __init__(self, client: ChpClient, claims: KeyClaims, node_id: int, rack: str | None, ttl_s: float,
+                 can_lead: Callable[[], bool] = lambda: True):
         self.client = client
         self.claims = claims
         self.node_id = node_id
         self.rack = rack
         self.ttl_s = ttl_s
+        self.can_lead = can_lead  # whether this gateway reaches the stores it needs to lead partitions
+        self.eligible = True
         self.is_controller = False
         self.shutting_down = False
         self._refreshing = trio.CancelScope()
@@ -73,13 +83,15 @@ class Membership:
             if value is not None:
                 member = Member(value["node"], value.get("rack"),
                                 {name: (host, port) for name, (host, port) in value["listeners"].items()},
-                                value.get("shutting_down", False))
+                                value.get("shutting_down", False), value.get("eligible", True))
                 found[member.node_id] = member
         return found
 
     def candidates(self) -> set[int]:
-        """The live gateways that may lead partitions: those not shutting down."""
-        return {node for node, member in self.members().items() if not member.shutting_down}
+        """The live gateways that may lead partitions: those not shutting down, and of them those
+        eligible (any, while none is: none could do better)."""
+        staying = [member for member in self.members().values() if not member.shutting_down]
+        return {m.node_id for m in staying if m.eligible} or {m.node_id for m in staying}
 
     @property
     def controller_id(self) -> int:
@@ -90,8 +102,8 @@ class Membership:
         """Announce this gateway, then claim the controller key if nobody holds it."""
         self._announced = {"node": self.node_id, "rack": self.rack,
                            "listeners": {listener.name: [listener.host, listener.port] for listener in listeners}}
-        self._value = encoded(self._announced)
-        await self.client.set(f"{MEMBERS}{self.node_id}", self._value, self.ttl_s)
+        self.eligible = self.can_lead()
+        await self._announce()
         self._controller = encoded({"node": self.node_id})
         self.is_controller = await self._claim_controller()
         log.info("cluster_joined", node_id=self.node_id, controller=self.controller_id)
@@ -119,20 +131,33 @@ class Membership:
                     if not isinstance(change, Update) or (change.key == CONTROLLER and change.value is None):
                         break
 
+    async def _announce(self) -> None:
+        stopping = {"shutting_down": True} if self.shutting_down else {}
+        await self.client.set(f"{MEMBERS}{self.node_id}",
+                              encoded({**self._announced, "eligible": self.eligible, **stopping}), self.ttl_s)
+
     async def refresh(self) -> None:
-        """Keep the keys alive until this gateway leaves."""
+        """Keep the keys alive until this gateway leaves; the record at once when this gateway
+        becomes able or unable to lead partitions."""
         with self._refreshing:
+            refreshed = trio.current_time()
             while True:
-                await trio.sleep(self.ttl_s / REFRESHES_PER_TTL)
-                await self.client.set(f"{MEMBERS}{self.node_id}", self._value, self.ttl_s)
+                await trio.sleep(ELIGIBILITY_CHECK_S)
+                eligible = self.can_lead()
+                if eligible == self.eligible and trio.current_time() - refreshed < self.ttl_s / REFRESHES_PER_TTL:
+                    continue
+                if eligible != self.eligible:
+                    self.eligible = eligible
+                    log.warning("leadership_eligibility_changed", node_id=self.node_id, eligible=eligible)
+                refreshed = trio.current_time()
+                await self._announce()
                 if self.is_controller:
                     await self._refresh_controller()
 
     async def announce_shutdown(self) -> None:
         """Tell the controller that this gateway is stopping: it is to lead nothing more."""
         self.shutting_down = True
-        self._value = encoded({**self._announced, "shutting_down": True})
-        await self.client.set(f"{MEMBERS}{self.node_id}", self._value, self.ttl_s)
+        await self._announce()
 
     async def leave(self, timeout_s: float) -> None:
         """Delete this gateway's keys (the controller key too, if it holds it), so that the others
@@ -150,9 +175,23 @@ class Membership:
 
     async def _refresh_controller(self) -> None:
         """Renew the controller key only while it is still this gateway's: a successor that won it
-        after it expired (this gateway paused) is never overwritten."""
+        after it expired (this gateway paused) is never overwritten (`hold_controller` steps down)."""
         if self.client.get(CONTROLLER) != self._controller:
-            log.error("controller_key_lost", node_id=self.node_id, holder=self.controller_id)
             return
         if not await self.claims.claim(CONTROLLER, self._controller, self.claims.sequence(CONTROLLER), self.ttl_s):
-            log.error("controller_key_lost", node_id=self.node_id, holder=self.controller_id)
+            log.warning("controller_key_not_renewed", node_id=self.node_id, holder=self.controller_id)
+
+    async def hold_controller(self) -> None:
+        """The controller: return once the key is no longer this gateway's, stepped down
+        (`is_controller` False, logged once): it paused past the key's ttl and another gateway
+        won the key, or the key expired. It then serves as a follower, as Kafka's resigned
+        controller does, and claims the key again when it is free."""
+        while True:
+            with self.client.watch() as changes:
+                if self.client.get(CONTROLLER) != self._controller:
+                    break
+                async for change in changes:
+                    if not isinstance(change, Update) or change.key == CONTROLLER:
+                        break
+        self.is_controller = False
+        log.warning("controller_key_lost", node_id=self.node_id, holder=self.controller_id)

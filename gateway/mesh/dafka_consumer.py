@@ -21,6 +21,7 @@ import zmq
 from gateway.lifecycle import run_node, start_command
 from gateway.mesh.mesh_node import MeshNode, keep_serving
 from gateway.mesh.ordering import FETCH_RETRY_S, PartitionSequencer, Sequencers, fill_gaps, keep_filling_gaps
+from gateway.mesh.peer_table import Peer
 from gateway.settings.declaration import Command
 from gateway.settings.table import MeshSettings
 from gateway.zmq_trio import subscription_event
@@ -103,7 +104,9 @@ class Consumer:
         # subject -> partition -> the highest head stores reported (the periodic GET-HEADS included)
         self._known_heads: dict[str, dict[str, int]] = defaultdict(dict)
         self._stores: set[str] = set()  # store readers subscribed to our publisher
-        self._greeted_by: set[str] = set()  # store readers whose STORE-HELLO reached our subscriber
+        # Store readers whose STORE-HELLO reached our subscriber, with the peer entry our subscriber
+        # was connected by then: the greeting holds while that connection does (`_greeted`).
+        self._greeted_by: dict[str, Peer] = {}
         self._stores_changed = trio.Event()
         self._heads_done: list[set[tuple[str, str]]] = []  # per heads() call: (store, subject) told all
         self._heads_done_changed = trio.Event()
@@ -156,7 +159,8 @@ class Consumer:
             deliveries: list[Delivery] = []
             for message in await self.node.receive(RECV_BATCH):
                 if isinstance(message, StoreHello):
-                    self._greeted_by.add(message.store)
+                    if message.store in self.node.peers:
+                        self._greeted_by[message.store] = self.node.peers[message.store]
                     self._signal_stores_changed()
                     await self._hello(message.store)
                 elif isinstance(message, HeadsDone):
@@ -208,7 +212,15 @@ class Consumer:
 
     def stores(self) -> frozenset[str]:
         """The store readers connected to this consumer now, both ways."""
-        return frozenset(self._stores & self._greeted_by)
+        return frozenset(store for store in self._stores if self._greeted(store))
+
+    def _greeted(self, store: str) -> bool:
+        """Whether the store reader's greeting came over the connection our subscriber still has to it.
+        Each direction is a connection of its own: a store that expired us (we were paused) and
+        reconnected its subscriber subscribes to us again but never greets again, as ours to it
+        stayed; one we expired and reconnected to greets again, as it sees our subscription anew."""
+        greeting = self._greeted_by.get(store)
+        return greeting is not None and self.node.peers.get(store) is greeting
 
     async def wait_for_stores(self, count: int) -> None:
         """Return once at least `count` store readers are connected both ways.
@@ -264,9 +276,9 @@ class Consumer:
             self._stores.add(store)
         elif gone is not None:
             self._stores.discard(gone)
-        if gone is not None:
-            self._greeted_by.discard(gone)
         if store is not None or gone is not None:
+            for stale in [greeter for greeter in self._greeted_by if not self._greeted(greeter)]:
+                del self._greeted_by[stale]
             self._signal_stores_changed()
         return store
 

@@ -29,6 +29,12 @@ class DiscardDirectives:
         head = (await self.storage.heads(DISCARD_SUBJECT)).get(self.address, -1)
         self._partition = self.storage.host(DISCARD_SUBJECT, self.address, head + 1)
 
+    def close(self) -> None:
+        """Stop hosting the discard partition: another gateway sends the directives from now on."""
+        if self._partition is not None:
+            self.storage.release(self._partition)
+            self._partition = None
+
     async def send(self, discards: list[Discard]) -> None:
         if discards:
             await self._partition.publish_many([encode_discard(discard) for discard in discards])

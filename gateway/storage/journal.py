@@ -108,6 +108,12 @@ class Journal:
             log.warning("journal_generation_incomplete", kind=self.kind, generation=generation)
         return 0, [], ([], [])
 
+    def close(self) -> None:
+        """Stop hosting the journal's partition: another gateway writes it from now on."""
+        if self._partition is not None:
+            self.storage.release(self._partition)
+            self._partition = None
+
     def compact_with(self, nursery: trio.Nursery, snapshot: Snapshot) -> None:
         """Compact the journal into a new generation whenever its thresholds are
         passed, with the entries `snapshot()` returns: the owner's whole state."""

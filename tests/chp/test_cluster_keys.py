@@ -1,10 +1,12 @@
 """The cluster's keys in a real CHP server: claims, membership and the controller key."""
 
 import trio
+from structlog.testing import capture_logs
 
 from gateway.chp.chp_client import open_chp_client
 from gateway.cluster.claims import ServerClaims
-from gateway.cluster.membership import CONTROLLER, Membership
+from gateway.cluster.leadership import TOPICS, Leaders, assign_leaders
+from gateway.cluster.membership import CONTROLLER, ELIGIBILITY_CHECK_S, Membership, encoded
 from gateway.settings.listeners import Listener
 from tests.chp.test_chp_client_server import endpoint, next_change
 
@@ -78,3 +80,67 @@ async def test_a_restarted_controller_takes_its_own_key_back_at_once(chp_server,
         with trio.fail_after(10):  # well within the key's 60 s ttl
             await second_run.join(listeners)
         assert second_run.is_controller and second_run.controller_id == 1
+
+
+async def until(client, condition, timeout: float = 15) -> None:
+    """Until `condition()` holds, looked at again after every change `client` sees."""
+    with trio.fail_after(timeout), client.watch() as changes:
+        while not condition():
+            await next_change(changes, lambda change: True)
+
+
+async def test_a_controller_whose_key_another_won_steps_down_once(chp_server, client_options):
+    """Paused past its ttl (here: not refreshing), the controller finds the key another's when it
+    runs again: it steps down once, logged once, and never renews or claims the other's key."""
+    servers = [endpoint(chp_server)]
+    listeners = (Listener("PLAINTEXT", "127.0.0.1", 9092),)
+    async with open_chp_client(servers, "cluster/", **client_options) as first, \
+            open_chp_client(servers, "cluster/", **client_options) as second:
+        controller = Membership(first, ServerClaims(first), 1, None, ttl_s=1)
+        other = Membership(second, ServerClaims(second), 2, None, ttl_s=1)
+        await controller.join(listeners)
+        await other.join(listeners)
+        with trio.fail_after(30):
+            await other.claim_controller_when_free()
+        with capture_logs() as logs, trio.fail_after(10):
+            async with trio.open_nursery() as running:
+                running.start_soon(controller.refresh)
+                running.start_soon(other.refresh)
+                await controller.hold_controller()
+                assert not controller.is_controller
+                await trio.sleep(3 * controller.ttl_s)  # refreshes with the key another's, to see none renews it
+                running.cancel_scope.cancel()
+        assert [entry["event"] for entry in logs if entry["log_level"] in ("warning", "error")] == [
+            "controller_key_lost"]
+        assert (controller.controller_id, other.is_controller) == (2, True)
+
+
+async def test_leadership_goes_to_eligible_gateways_and_leaves_one_no_longer_eligible(chp_server, client_options):
+    """A gateway that cannot lead (it reaches too few stores) is given no partition, and those it
+    led move to another at a newer epoch; once none is eligible nothing moves (none could lead better)."""
+    servers = [endpoint(chp_server)]
+    listeners = (Listener("PLAINTEXT", "127.0.0.1", 9092),)
+    can_lead = {1: True, 2: True, 3: False}
+    async with open_chp_client(servers, "cluster/", **client_options) as client, trio.open_nursery() as nursery:
+        members = [Membership(client, ServerClaims(client), node, None, ttl_s=3, can_lead=lambda n=node: can_lead[n])
+                   for node in can_lead]
+        for member in members:
+            await member.join(listeners)
+            nursery.start_soon(member.refresh)
+        await client.set(f"{TOPICS}t", encoded({"name": "t", "id": "tid", "partitions": [{}] * 4}))
+        nursery.start_soon(assign_leaders, client, ServerClaims(client), members[0], Leaders(client))
+        leaders = Leaders(client)
+
+        def led() -> dict[int, tuple[int, int]]:
+            return {index: leaders.leader("tid", index) for index in range(4)}
+
+        await until(client, lambda: None not in led().values() and {leader for leader, _ in led().values()} == {1, 2})
+        before = led()
+        can_lead[2] = False
+        await until(client, lambda: all(led()[i] == (1, before[i][1] + 1) for i in before if before[i][0] == 2))
+        assert all(led()[i] == before[i] for i in before if before[i][0] == 1)
+        can_lead[1] = False
+        with trio.move_on_after(2 * ELIGIBILITY_CHECK_S + 1):
+            await until(client, lambda: any(leader != 1 for leader, _ in led().values()))
+        assert {leader for leader, _ in led().values()} == {1}
+        nursery.cancel_scope.cancel()

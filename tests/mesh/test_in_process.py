@@ -113,3 +113,29 @@ async def test_a_store_ahead_of_its_producer_never_acknowledges_its_new_records(
                 nursery.cancel_scope.cancel()
         finally:
             producer.close()
+
+
+async def test_a_store_that_expired_the_consumer_counts_again_once_it_reconnects(tmp_path):
+    """The store's reader expires a consumer (it was paused) and reconnects to it when it beacons
+    again: its subscription comes anew, its greeting does not (the consumer's connection to the
+    reader stayed), and the consumer counts the store connected both ways again."""
+    config = fast_config()
+    store = StoreSettings(store_db=tmp_path / "store")
+    with zmq_context() as context, trio.fail_after(20):
+        consumer = Consumer(context, config, ())
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(run_tower, context, config)
+                _, reader = await nursery.start(run_store, context, config, store, MemoryLog())
+                await nursery.start(consumer.run)
+                await consumer.wait_for_stores(1)
+                reader.node._disconnect(reader.node.peers.forget(consumer.node.uuid))  # as its expiry does
+                while consumer.stores():
+                    await trio.sleep(0.01)
+                while consumer.node.uuid not in reader.node.peers:  # its next beacon
+                    await trio.sleep(0.01)
+                await consumer.wait_for_stores(1)
+                assert consumer.stores() == {reader.node.uuid}
+                nursery.cancel_scope.cancel()
+        finally:
+            consumer.close()
