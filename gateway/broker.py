@@ -9,7 +9,8 @@ into partitions and groups.
 With `chp.servers` the gateway joins a cluster first (cluster_member.py):
 the controller starts as a lone gateway does, but leads only the partitions
 assigned to it; the others take their topics from the controller and leave
-groups and transactions to it. ACLs and SCRAM credentials the controller
+transactions to it. Every gateway coordinates the groups of the
+__consumer_offsets partitions it leads. ACLs and SCRAM credentials the controller
 shares, the others mirror them and forward changes to it.
 """
 
@@ -33,6 +34,7 @@ from gateway.cluster.shared_journals import SharedJournal, follow_journals, serv
 from gateway.cluster_member import ClusterMember
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.group.offsets_records import offsets_topic_records
+from gateway.group.sharded_groups import ShardedGroups
 from gateway.partitions.fetch_sessions import FetchSessions
 from gateway.quotas.quota_store import ClientQuotas
 from gateway.security.scram_credentials import ScramCredentials
@@ -48,9 +50,7 @@ from gateway.txn.transaction_records import transaction_state_records
 from gateway.txn.txn_coordinator import TransactionCoordinator
 from protocol.journal.discard_directive import DISCARD_SUBJECT
 from protocol.kafka.coordinator_records import (
-    OFFSETS_PARTITIONS,
     OFFSETS_TOPIC,
-    TRANSACTIONS_PARTITIONS,
     TRANSACTIONS_TOPIC,
 )
 
@@ -80,6 +80,7 @@ async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: 
     topics = TopicRegistry(broker, storage, Journal(storage, broker, "metadata", discards), discards, sharing,
                            cleaner_backoff_ms=settings.store.log_cleaner_backoff_ms)
     await nursery.start(topics.run)
+    groups = await _sharded_groups(nursery, broker, topics)
     elsewhere = CoordinatedElsewhere()
     quotas = ClientQuotas(Journal(storage, broker, "quotas", discards), broker.quota_window_num,
                           broker.quota_window_size_seconds)
@@ -88,8 +89,16 @@ async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: 
     scram_credentials = ScramCredentials(Journal(storage, broker, "credentials", discards),
                                          SharedJournal(sharing.client, "credentials", follows=True))
     nursery.start_soon(follow_journals, sharing.client, {"acls": acls.replace, "credentials": scram_credentials.replace})
-    return _services(settings, cluster, topics, elsewhere, elsewhere, quotas, acls, scram_credentials,
+    return _services(settings, cluster, topics, groups, elsewhere, quotas, acls, scram_credentials,
                      producer_ids=producer_ids)
+
+
+async def _sharded_groups(nursery: trio.Nursery, broker: BrokerSettings, topics: TopicRegistry) -> ShardedGroups:
+    """In a cluster: the coordinators of the __consumer_offsets partitions this gateway leads."""
+    groups = ShardedGroups(broker, MappingProxyType(topics.topics))
+    await nursery.start(groups.run)
+    topics.leadership_changed = groups.leadership_changed
+    return groups
 
 
 async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: TopicSharing | None, *,
@@ -105,14 +114,10 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
     await nursery.start(topics.run)
     internal = InternalLogs(topics)  # Kafka's internal topics, told every change replay does not repeat
     await nursery.start(internal.run)
-    groups = GroupCoordinator(broker, journals["groups"], MappingProxyType(topics.topics))
-    groups.log.on_change = lambda entry: internal.emit(OFFSETS_TOPIC, OFFSETS_PARTITIONS, offsets_topic_records,
-                                                       entry)
-    await nursery.start(groups.run)
+    groups = await _groups(nursery, broker, topics, journals["groups"], internal, clustered=sharing is not None)
     transactions = TransactionCoordinator(broker, journals["transactions"], topics.producer_ids, groups,
                                           topics.partition)
-    transactions.on_change = lambda entry: internal.emit(TRANSACTIONS_TOPIC, TRANSACTIONS_PARTITIONS,
-                                                         transaction_state_records, entry)
+    transactions.on_change = lambda entry: internal.emit(TRANSACTIONS_TOPIC, transaction_state_records, entry)
     await nursery.start(transactions.run)
     quotas = ClientQuotas(journals["quotas"], broker.quota_window_num, broker.quota_window_size_seconds)
     await nursery.start(quotas.run)
@@ -126,6 +131,18 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
     REGISTRY.register(BrokerStateCollector(topics, groups, journals, storage.live_stores))
     log.info("broker_ready", topics=len(topics.topics))
     return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials)
+
+
+async def _groups(nursery: trio.Nursery, broker: BrokerSettings, topics: TopicRegistry, journal: Journal,
+                  internal: InternalLogs, *, clustered: bool) -> GroupCoordinator | ShardedGroups:
+    """Alone, one coordinator on the groups journal; in a cluster, one on each partition of
+    __consumer_offsets led here (created when FindCoordinator first asks for a group's)."""
+    if clustered:
+        return await _sharded_groups(nursery, broker, topics)
+    groups = GroupCoordinator(broker, journal, MappingProxyType(topics.topics))
+    groups.log.on_change = lambda entry: internal.emit(OFFSETS_TOPIC, offsets_topic_records, entry)
+    await nursery.start(groups.run)
+    return groups
 
 
 def _shared(sharing: TopicSharing | None, journal: str) -> SharedJournal | None:

@@ -25,7 +25,7 @@ from gateway.chp.changes import Update
 from gateway.chp.chp_client import ChpClient
 from gateway.cluster.claims import KeyClaims
 from gateway.cluster.membership import Membership, decoded, encoded
-from protocol.kafka.coordinator_records import OFFSETS_TOPIC, TRANSACTIONS_TOPIC
+from protocol.kafka.coordinator_records import TRANSACTIONS_TOPIC
 
 log = structlog.get_logger()
 
@@ -33,7 +33,9 @@ PARTITIONS = "cluster/partitions/"
 TOPICS = "cluster/topics/"
 TOPIC_REQUESTS = "cluster/topic-requests/"
 LOG_STARTS = "cluster/log-starts/"
-INTERNAL_TOPICS = (OFFSETS_TOPIC, TRANSACTIONS_TOPIC)
+# The transaction coordinator is the controller's, and so are the records it writes; group
+# coordinators are the leaders of __consumer_offsets partitions, spread like any other.
+CONTROLLER_TOPICS = (TRANSACTIONS_TOPIC,)
 
 Wanted = dict[tuple[str, int], int]  # (topic id, index) -> leader epoch
 
@@ -186,8 +188,7 @@ async def assign_leaders(client: ChpClient, claims: KeyClaims, membership: Membe
         load = Counter({node: 0 for node in live})
         orphans = []
         for state in leaders.shared_topics().values():
-            # Kafka's internal topics are written by the coordinators, which are the controller's
-            wanted = membership.node_id if state["name"] in INTERNAL_TOPICS else None
+            wanted = membership.node_id if state["name"] in CONTROLLER_TOPICS else None
             for index in range(len(state["partitions"])):
                 key, current = partition_key(state["id"], index), leaders.leader(state["id"], index)
                 if current is not None and current[0] in live and wanted in (None, current[0]):

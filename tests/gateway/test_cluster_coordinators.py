@@ -1,0 +1,135 @@
+"""Group coordinators spread over the gateways of a cluster (issue 16, item 4): a group's coordinator
+is the leader of its __consumer_offsets partition; its state lives in that partition and moves with it."""
+
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+from protocol.kafka.apis import by_name
+from protocol.kafka.coordinator_records import coordinator_partition
+from protocol.kafka.error_codes import ErrorCode
+from tests.gateway.clients import CLIENTS, Sent
+from tests.gateway.groups import wait_until
+from tests.gateway.test_cluster import (
+    PARTITIONS,
+    create_topic_through,
+    gateway_cluster,
+    leaders,
+    spread_over,
+)
+from tests.gateway.test_validation import Connection
+
+FIND_COORDINATOR, HEARTBEAT = by_name("FindCoordinator"), by_name("Heartbeat")
+OFFSETS = "__consumer_offsets"
+GROUPS = [f"group-{n}" for n in range(12)]
+
+
+def coordinators(gateway, groups: list[str]) -> dict[str, int] | None:
+    """Group -> coordinator node id, as FindCoordinator v4 on `gateway` answers; None while any has none."""
+    connection = Connection(gateway.port)
+    try:
+        found = connection.call(FIND_COORDINATOR, 4, FIND_COORDINATOR.Request(coordinator_keys=groups))
+    finally:
+        connection.close()
+    if any(c.error_code != ErrorCode.NONE for c in found.coordinators):
+        return None
+    return {c.key: c.node_id for c in found.coordinators}
+
+
+def found_coordinators(gateway, groups: list[str]) -> dict[str, int]:
+    found = {}
+    wait_until(lambda: found.update(coordinators(gateway, groups) or {}) or len(found) == len(groups), 30,
+               "every group has a coordinator")
+    return found
+
+
+def heartbeat_error(gateway, group: str) -> ErrorCode:
+    connection = Connection(gateway.port)
+    try:
+        answer = connection.call(HEARTBEAT, 4, HEARTBEAT.Request(group_id=group, generation_id=1, member_id="m"))
+    finally:
+        connection.close()
+    return answer.error_code
+
+
+def committed(gateway, group: str, topic: str) -> dict[int, int]:
+    consumer = Consumer({"bootstrap.servers": gateway.bootstrap, "group.id": group})
+    try:
+        wanted = [TopicPartition(topic, number) for number in range(PARTITIONS)]
+        return {tp.partition: tp.offset for tp in consumer.committed(wanted, timeout=30)}
+    finally:
+        consumer.close()
+
+
+def test_groups_spread_over_the_gateways_and_each_coordinator_keeps_its_commits(tmp_path):
+    with gateway_cluster(tmp_path) as gateways:
+        create_topic_through(gateways[0], "committed")
+        wait_until(lambda: spread_over(gateways[0], "committed", {1, 2, 3}), 30, "partitions led by all three")
+        found = found_coordinators(gateways[1], GROUPS)
+        owners = leaders(gateways[2], OFFSETS)
+        assert found == {group: owners[coordinator_partition(group, 50)] for group in GROUPS}
+        assert set(found.values()) == {1, 2, 3}, "groups coordinated by every gateway"
+        for group, node in found.items():
+            elsewhere = gateways[node % 3]  # a gateway that is not the coordinator
+            assert heartbeat_error(elsewhere, group) == ErrorCode.NOT_COORDINATOR
+        for number, group in enumerate(GROUPS):
+            consumer = Consumer({"bootstrap.servers": gateways[number % 3].bootstrap, "group.id": group,
+                                 "enable.auto.commit": False})
+            try:
+                consumer.commit(offsets=[TopicPartition("committed", 0, number + 1)], asynchronous=False)
+            finally:
+                consumer.close()
+        for number, group in enumerate(GROUPS):
+            assert committed(gateways[(number + 1) % 3], group, "committed")[0] == number + 1
+
+
+def test_a_group_keeps_its_commits_and_consumes_on_when_its_coordinator_is_killed(tmp_path):
+    """kill -9 of the coordinator: another gateway leads the partition, replays it and coordinates
+    the group; the member carries on, nothing committed before the kill is read twice, nothing lost."""
+    produce, _ = CLIENTS["confluent-kafka"]
+    with gateway_cluster(tmp_path) as gateways:
+        create_topic_through(gateways[0], "resumed")
+        wait_until(lambda: spread_over(gateways[0], "resumed", {1, 2, 3}), 30, "partitions led by all three")
+        candidates = [f"resumed-{n}" for n in range(20)]
+        group = next(g for g, node in found_coordinators(gateways[0], candidates).items() if node == 3)
+        sent = [Sent(value=b"%d" % n, partition=n % PARTITIONS) for n in range(600)]
+        produce(gateways[0].bootstrap, "resumed", sent)
+        consumer = Consumer({"bootstrap.servers": gateways[0].bootstrap, "group.id": group,
+                             "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+        consumer.subscribe(["resumed"])
+        seen: list[tuple[int, int]] = []
+        try:
+            consume_and_commit(consumer, seen, 300)
+            before = committed_positions(seen)
+            gateways[2].kill()
+            consume_and_commit(consumer, seen, len(sent))
+        finally:
+            consumer.close()
+        assert len(set(seen)) == len(sent), "every record consumed"
+        again = [record for record in seen if seen.count(record) > 1]
+        assert all(offset >= before.get(partition, 0) for partition, offset in again), \
+            "a record committed before the kill was read again"
+        wait_until(lambda: committed(gateways[0], group, "resumed") == {p: 100 for p in range(PARTITIONS)}, 30,
+                   "the commits made after the kill are the group's")
+
+
+def consume_and_commit(consumer: Consumer, seen: list[tuple[int, int]], until: int) -> None:
+    """Poll until `until` distinct records were seen, committing what was read every few records."""
+    since_commit = 0
+    while len(set(seen)) < until or since_commit:
+        message = consumer.poll(0.5)
+        if message is not None and message.error() is None:
+            seen.append((message.partition(), message.offset()))
+            since_commit += 1
+        if since_commit >= 25 or (since_commit and len(set(seen)) >= until):  # the last ones too
+            try:
+                consumer.commit(asynchronous=False)
+                since_commit = 0
+            except KafkaException:
+                pass  # the coordinator is moving: commit again with the next records
+
+
+def committed_positions(seen: list[tuple[int, int]]) -> dict[int, int]:
+    """Partition -> the offset after the last record seen, all of which were committed."""
+    positions: dict[int, int] = {}
+    for partition, offset in seen:
+        positions[partition] = max(positions.get(partition, 0), offset + 1)
+    return positions
