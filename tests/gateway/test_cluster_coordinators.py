@@ -1,6 +1,7 @@
 """Group coordinators spread over the gateways of a cluster (issue 16, item 4): a group's coordinator
 is the leader of its __consumer_offsets partition; its state lives in that partition and moves with it."""
 
+import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from protocol.kafka.apis import by_name
@@ -81,25 +82,28 @@ def test_groups_spread_over_the_gateways_and_each_coordinator_keeps_its_commits(
             assert committed(gateways[(number + 1) % 3], group, "committed")[0] == number + 1
 
 
-def test_a_group_keeps_its_commits_and_consumes_on_when_its_coordinator_is_killed(tmp_path):
+@pytest.mark.parametrize("victim", [3, 1], ids=["follower", "controller"])
+def test_a_group_keeps_its_commits_and_consumes_on_when_its_coordinator_is_killed(tmp_path, victim):
     """kill -9 of the coordinator: another gateway leads the partition, replays it and coordinates
-    the group; the member carries on, nothing committed before the kill is read twice, nothing lost."""
+    the group; the member carries on, nothing committed before the kill is read twice, nothing lost.
+    The controller's death moves the controller first, which then moves the partition."""
     produce, _ = CLIENTS["confluent-kafka"]
     with gateway_cluster(tmp_path) as gateways:
-        create_topic_through(gateways[0], "resumed")
-        wait_until(lambda: spread_over(gateways[0], "resumed", {1, 2, 3}), 30, "partitions led by all three")
+        survivor = gateways[1]  # node 2, never the victim
+        create_topic_through(survivor, "resumed")
+        wait_until(lambda: spread_over(survivor, "resumed", {1, 2, 3}), 30, "partitions led by all three")
         candidates = [f"resumed-{n}" for n in range(20)]
-        group = next(g for g, node in found_coordinators(gateways[0], candidates).items() if node == 3)
+        group = next(g for g, node in found_coordinators(survivor, candidates).items() if node == victim)
         sent = [Sent(value=b"%d" % n, partition=n % PARTITIONS) for n in range(600)]
-        produce(gateways[0].bootstrap, "resumed", sent)
-        consumer = Consumer({"bootstrap.servers": gateways[0].bootstrap, "group.id": group,
+        produce(survivor.bootstrap, "resumed", sent)
+        consumer = Consumer({"bootstrap.servers": survivor.bootstrap, "group.id": group,
                              "enable.auto.commit": False, "auto.offset.reset": "earliest"})
         consumer.subscribe(["resumed"])
         seen: list[tuple[int, int]] = []
         try:
             consume_and_commit(consumer, seen, 300)
             before = committed_positions(seen)
-            gateways[2].kill()
+            gateways[victim - 1].kill()
             consume_and_commit(consumer, seen, len(sent))
         finally:
             consumer.close()
@@ -107,7 +111,7 @@ def test_a_group_keeps_its_commits_and_consumes_on_when_its_coordinator_is_kille
         again = [record for record in seen if seen.count(record) > 1]
         assert all(offset >= before.get(partition, 0) for partition, offset in again), \
             "a record committed before the kill was read again"
-        wait_until(lambda: committed(gateways[0], group, "resumed") == {p: 100 for p in range(PARTITIONS)}, 30,
+        wait_until(lambda: committed(survivor, group, "resumed") == {p: 100 for p in range(PARTITIONS)}, 30,
                    "the commits made after the kill are the group's")
 
 
