@@ -30,6 +30,7 @@ from gateway.cluster.cluster_view import ClusterView
 from gateway.cluster.elsewhere import CoordinatedElsewhere
 from gateway.cluster.leadership import TopicSharing
 from gateway.cluster.producer_id_blocks import ProducerIdBlocks
+from gateway.cluster.remote_markers import remote_partitions
 from gateway.cluster.shared_journals import SharedJournal, follow_journals, serve_journal_changes
 from gateway.cluster_member import ClusterMember
 from gateway.group.group_coordinator import GroupCoordinator
@@ -116,7 +117,7 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
     await nursery.start(internal.run)
     groups = await _groups(nursery, broker, topics, journals["groups"], internal, clustered=sharing is not None)
     transactions = TransactionCoordinator(broker, journals["transactions"], topics.producer_ids, groups,
-                                          topics.partition)
+                                          _partition_of(topics, cluster, sharing))
     transactions.on_change = lambda entry: internal.emit(TRANSACTIONS_TOPIC, transaction_state_records, entry)
     await nursery.start(transactions.run)
     quotas = ClientQuotas(journals["quotas"], broker.quota_window_num, broker.quota_window_size_seconds)
@@ -143,6 +144,20 @@ async def _groups(nursery: trio.Nursery, broker: BrokerSettings, topics: TopicRe
     groups.log.on_change = lambda entry: internal.emit(OFFSETS_TOPIC, offsets_topic_records, entry)
     await nursery.start(groups.run)
     return groups
+
+
+def _partition_of(topics: TopicRegistry, cluster: ClusterView, sharing: TopicSharing | None):
+    """Where the transaction coordinator writes a marker: the partition if led here, else in a
+    cluster the partition as its leader writes it."""
+    if sharing is None:
+        return topics.partition
+
+    def topic_id(name: str) -> str | None:
+        topic = topics.get(name)
+        return None if topic is None else str(topic.topic_id)
+
+    remote = remote_partitions(sharing.client, cluster.leaders, cluster.node_id, topic_id)
+    return lambda name, index: topics.partition(name, index) or remote(name, index)
 
 
 def _shared(sharing: TopicSharing | None, journal: str) -> SharedJournal | None:

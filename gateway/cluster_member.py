@@ -33,6 +33,7 @@ from gateway.cluster.leadership import (
 )
 from gateway.cluster.membership import Membership
 from gateway.cluster.producer_id_blocks import ProducerIdBlocks, serve_producer_id_requests
+from gateway.cluster.remote_markers import serve_marker_requests
 from gateway.server.dispatch import Dispatcher
 from gateway.settings.table import Settings
 from gateway.zmq_curve import CurveKeys
@@ -78,6 +79,7 @@ class ClusterMember:
         nursery.start_soon(serve_log_starts, self.client, services.topics)
         nursery.start_soon(serve_producer_id_requests, self.client, services.producer_ids)
         nursery.start_soon(follow_cluster, self.client, self.leaders, services.topics, self.node_id)
+        nursery.start_soon(serve_marker_requests, self.client, self.node_id, services.topics.partition)
         self.dispatcher.services = services
 
     async def _follow_until_controller(self, nursery: trio.Nursery, as_controller: StartController,
@@ -86,6 +88,7 @@ class ClusterMember:
             services = await as_follower(following, self.cluster, self.sharing,
                                          ProducerIdBlocks(self.client, self.node_id))
             following.start_soon(follow_cluster, self.client, self.leaders, services.topics, self.node_id)
+            following.start_soon(serve_marker_requests, self.client, self.node_id, services.topics.partition)
             self.dispatcher.services = services
             task_status.started()
             await self.membership.claim_controller_when_free()

@@ -19,6 +19,10 @@ class CoordinatedElsewhere:
     def transaction(self, transactional_id: str) -> None:
         return None
 
+    def check_produce(self, transactional_id: str, producer_id: int, epoch: int, topic: str, partition: int) -> None:
+        """A transactional batch for a partition led here: accepted unverified, as Kafka's leaders do
+        without partition verification; the partition's producer state still fences older epochs."""
+
     def has_pending_offset(self, group_id: str, topic: str, partition: int) -> bool:
         """OffsetFetch of a group coordinated here asks: no transaction coordinated here holds offsets."""
         return False

@@ -1,8 +1,12 @@
-"""Group coordinators spread over the gateways of a cluster (issue 16, item 4): a group's coordinator
-is the leader of its __consumer_offsets partition; its state lives in that partition and moves with it."""
+"""Coordinators in a cluster (issue 16, item 4): a group's coordinator is the leader of its
+__consumer_offsets partition, its state lives in that partition and moves with it; transactions are
+the controller's, and survive its death whole or not at all."""
+
+import threading
+import time
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 from protocol.kafka.apis import by_name
 from protocol.kafka.coordinator_records import coordinator_partition
@@ -137,3 +141,87 @@ def committed_positions(seen: list[tuple[int, int]]) -> dict[int, int]:
     for partition, offset in seen:
         positions[partition] = max(positions.get(partition, 0), offset + 1)
     return positions
+
+
+def test_a_transactional_producer_whose_coordinator_is_killed_sees_commit_or_abort_never_half(tmp_path):
+    """The controller coordinates transactions: killed mid-run, the next controller replays the
+    transaction journal, completes what was prepared and aborts what timed out; markers reach every
+    partition's leader. A read_committed consumer sees every transaction whole or not at all."""
+    with gateway_cluster(tmp_path, 3, "--transaction-abort-timed-out-transaction-cleanup-interval-ms", "500") \
+            as gateways:
+        survivor = gateways[1]
+        create_topic_through(survivor, "txn")
+        wait_until(lambda: spread_over(survivor, "txn", {1, 2, 3}), 30, "partitions led by all three")
+        committed_txns: list[int] = []
+        stop = threading.Event()
+        producing = threading.Thread(target=transactions_until, args=(survivor, committed_txns, stop))
+        producing.start()
+        try:
+            wait_until(lambda: len(committed_txns) >= 10, 60, "transactions committed before the kill")
+            gateways[0].kill()
+            killed_at = len(committed_txns)
+            wait_until(lambda: len(committed_txns) >= killed_at + 10, 90, "transactions committed after the kill")
+        finally:
+            stop.set()
+            producing.join()
+        final = committed_txns[-1]  # the last one committed: read up to it on every partition
+        whole = read_committed_until(survivor, final)
+        assert set(committed_txns) <= set(whole), "a committed transaction is missing"
+        assert all(count == PARTITIONS for count in whole.values()), \
+            f"half a transaction visible: {[t for t, c in whole.items() if c != PARTITIONS]}"
+
+
+def transactions_until(gateway, committed_txns: list[int], stop: threading.Event) -> None:
+    """Transactions of one record per partition, numbered, until `stop`; a failed one is aborted, or
+    its producer replaced (which fences and aborts it) when the failure is fatal."""
+    producer, number = transactional_producer(gateway), 0
+    while not stop.is_set():
+        number += 1
+        try:
+            producer.begin_transaction()
+            for partition in range(PARTITIONS):
+                producer.produce("txn", value=b"%d" % number, partition=partition)
+            producer.commit_transaction(30)
+            committed_txns.append(number)
+        except KafkaException as exc:
+            if exc.args[0].txn_requires_abort():
+                try:
+                    producer.abort_transaction(30)
+                    continue
+                except KafkaException:
+                    pass
+            producer = transactional_producer(gateway)
+
+
+def transactional_producer(gateway) -> Producer:
+    while True:
+        producer = Producer({"bootstrap.servers": gateway.bootstrap, "transactional.id": "killed-coordinator",
+                             "transaction.timeout.ms": 5000})
+        try:
+            producer.init_transactions(30)
+            return producer
+        except KafkaException:
+            continue  # no coordinator yet: a new producer asks again
+
+
+def read_committed_until(gateway, final: int) -> dict[int, int]:
+    """Transaction number -> records a read_committed consumer sees, read on every partition up to
+    the record of transaction `final`."""
+    consumer = Consumer({"bootstrap.servers": gateway.bootstrap, "group.id": "txn-check",
+                         "isolation.level": "read_committed", "auto.offset.reset": "earliest"})
+    consumer.assign([TopicPartition("txn", partition, 0) for partition in range(PARTITIONS)])
+    seen: dict[int, int] = {}
+    reached: set[int] = set()
+    try:
+        deadline = time.monotonic() + 60
+        while len(reached) < PARTITIONS and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                number = int(message.value())
+                seen[number] = seen.get(number, 0) + 1
+                if number == final:
+                    reached.add(message.partition())
+    finally:
+        consumer.close()
+    assert len(reached) == PARTITIONS, "the last committed transaction is not readable on every partition"
+    return seen
