@@ -18,9 +18,8 @@ from collections.abc import Callable
 import structlog
 
 from gateway.chp.chp_client import ChpClient
-from gateway.cluster.asking import answered
-from gateway.cluster.leadership import Leaders, on_changes
-from gateway.cluster.membership import decoded, encoded
+from gateway.cluster.asking import answered, serve_requests
+from gateway.cluster.leadership import Leaders
 from gateway.kafka_error import KafkaError
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import RecordBatch
@@ -30,7 +29,6 @@ log = structlog.get_logger()
 REQUESTS = "cluster/marker-requests/"
 ANSWERS = "cluster/marker-answers/"
 ANSWER_TIMEOUT_S = 10.0
-ANSWER_TTL_S = 60.0
 PartitionOf = Callable[[str, int], object | None]  # (topic, index) -> the PartitionLog led here, if any
 
 
@@ -75,20 +73,7 @@ def remote_partitions(client: ChpClient, leaders: Leaders, node_id: int,
 
 async def serve_marker_requests(client: ChpClient, node_id: int, partition_of: PartitionOf) -> None:
     """Every gateway: write the markers the transaction coordinator sent for partitions led here."""
-    mine = f"{REQUESTS}{node_id}/"
-    handled: set[str] = set()  # until their deletion shows
-
-    async def react():
-        pending = {key: decoded(body) for key, body in client.items().items() if key.startswith(mine)}
-        handled.intersection_update(pending)
-        for key, request in pending.items():
-            if key not in handled and request is not None:
-                handled.add(key)
-                answer = await _written(partition_of, request)
-                await client.set(f"{ANSWERS}{key.removeprefix(mine)}", encoded(answer), ttl=ANSWER_TTL_S)
-                await client.delete(key)
-
-    await on_changes(client, react, (mine,))
+    await serve_requests(client, f"{REQUESTS}{node_id}/", ANSWERS, lambda request: _written(partition_of, request))
 
 
 async def _written(partition_of: PartitionOf, request: dict) -> dict:
