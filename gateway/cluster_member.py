@@ -1,13 +1,13 @@
 """A gateway in a cluster of gateways: a follower until it holds the controller key, then the controller.
 
 A follower takes its topics from CHP and leads what the controller assigns it
-(the __consumer_offsets partitions among them, whose groups it coordinates);
-transactions are the controller's, and so are the producer ids it
+(internal topics' partitions among them, whose groups and transactional ids
+it coordinates); the producer ids are the controller's, which it
 hands out (in blocks the controller journals for it). When the controller's key
 expires (it died), every follower claims it; the winner stops following,
 hands back the partitions it led, and starts its broker state as the
 controller does: it replays the journals the old controller wrote (metadata,
-transactions, quotas), takes them over, and from then on assigns
+quotas, ACLs, credentials), takes them over, and from then on assigns
 leadership, the old controller's partitions included. It reopens the
 partitions it led from the stores at their epochs.
 """

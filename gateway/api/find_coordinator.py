@@ -1,6 +1,6 @@
-"""FindCoordinator: a group's coordinator is the leader of its __consumer_offsets partition (Kafka's
-rule; this gateway when it is the cluster alone); transactions are the controller's in a cluster
-(transaction coordinators are not spread over gateways yet)."""
+"""FindCoordinator: a group's coordinator is the leader of its __consumer_offsets partition, a
+transactional id's the leader of its __transaction_state partition (Kafka's rule); this gateway
+when it is the cluster alone."""
 
 from __future__ import annotations
 
@@ -10,16 +10,16 @@ from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.kafka_error import KafkaError
 from gateway.server.dispatch import Request
-from gateway.topics.internal_topic_specs import internal_topic_id
+from gateway.topics.internal_topic_specs import INTERNAL_PARTITIONS, internal_topic_id
 from protocol.kafka.apis import by_name
-from protocol.kafka.coordinator_records import OFFSETS_PARTITIONS, OFFSETS_TOPIC, coordinator_partition
+from protocol.kafka.coordinator_records import OFFSETS_TOPIC, TRANSACTIONS_TOPIC, coordinator_partition
 from protocol.kafka.error_codes import ErrorCode
 
 API = by_name("FindCoordinator")
 GROUP, TRANSACTION, SHARE = 0, 1, 2
 FIRST_BATCHED_VERSION = 4
 KEY_RESOURCES = {GROUP: ResourceType.GROUP, TRANSACTION: ResourceType.TRANSACTIONAL_ID}
-OFFSETS_TOPIC_ID = str(internal_topic_id(OFFSETS_TOPIC))
+KEY_TOPICS = {GROUP: OFFSETS_TOPIC, TRANSACTION: TRANSACTIONS_TOPIC}  # where each type of key is kept
 
 
 @handles("FindCoordinator")
@@ -39,13 +39,10 @@ async def _answer_for(request: Request, services: Services, key: str) -> dict:
         return _failed(*FAILURES[resource_type])
     if key_type not in (GROUP, TRANSACTION, SHARE):
         return _failed(ErrorCode.INVALID_REQUEST, f"unknown key type {key_type}")
-    partition = None
-    if key_type == GROUP:
-        partition = (OFFSETS_TOPIC_ID, coordinator_partition(key, OFFSETS_PARTITIONS))
-        try:
-            await _offsets_topic(services)
-        except KafkaError as exc:
-            return _failed(exc.code, exc.message)
+    try:
+        partition = await _partition_of(services, key_type, key)
+    except KafkaError as exc:
+        return _failed(exc.code, exc.message)
     coordinator = services.cluster.coordinator(request.connection.listener, partition)
     if coordinator is None:
         return _failed(ErrorCode.COORDINATOR_NOT_AVAILABLE, "the coordinator is not known yet")
@@ -53,11 +50,16 @@ async def _answer_for(request: Request, services: Services, key: str) -> dict:
             "host": coordinator.host, "port": coordinator.port}
 
 
-async def _offsets_topic(services: Services) -> None:
-    """In a cluster, __consumer_offsets made when a group's coordinator is first looked up, as Kafka
-    makes it: its partitions spread over the gateways then live (COORDINATOR_NOT_AVAILABLE meanwhile)."""
-    if services.cluster.is_cluster and services.topics.get(OFFSETS_TOPIC) is None:
-        await services.topics.internal(OFFSETS_TOPIC)
+async def _partition_of(services: Services, key_type: int, key: str) -> tuple[str, int] | None:
+    """(topic id, index) of the internal topic's partition the key is kept in. In a cluster the topic
+    is made when a key's coordinator is first looked up, as Kafka makes it: its partitions spread over
+    the gateways then live (COORDINATOR_NOT_AVAILABLE meanwhile)."""
+    name = KEY_TOPICS.get(key_type)
+    if name is None:
+        return None
+    if services.cluster.is_cluster and services.topics.get(name) is None:
+        await services.topics.internal(name)
+    return str(internal_topic_id(name)), coordinator_partition(key, INTERNAL_PARTITIONS[name])
 
 
 def _failed(code: ErrorCode, message: str) -> dict:

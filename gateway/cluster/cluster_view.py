@@ -64,7 +64,7 @@ class ClusterView:
 
     def coordinator(self, listener: str, partition: tuple[str, int] | None = None) -> BrokerEndpoint | None:
         """The coordinator of what is kept in `partition` ((topic id, index) of an internal topic): this
-        gateway alone; in a cluster the partition's leader, or the controller for `None` (transactions)."""
+        gateway alone; in a cluster the partition's leader (the controller for a share group's key)."""
         if self.membership is None:
             return self.this_broker(listener)
         if partition is None:

@@ -25,7 +25,6 @@ from gateway.chp.changes import Update
 from gateway.chp.chp_client import ChpClient
 from gateway.cluster.claims import KeyClaims
 from gateway.cluster.membership import Membership, decoded, encoded
-from protocol.kafka.coordinator_records import TRANSACTIONS_TOPIC
 
 log = structlog.get_logger()
 
@@ -33,9 +32,6 @@ PARTITIONS = "cluster/partitions/"
 TOPICS = "cluster/topics/"
 TOPIC_REQUESTS = "cluster/topic-requests/"
 LOG_STARTS = "cluster/log-starts/"
-# The transaction coordinator is the controller's, and so are the records it writes; group
-# coordinators are the leaders of __consumer_offsets partitions, spread like any other.
-CONTROLLER_TOPICS = (TRANSACTIONS_TOPIC,)
 
 Wanted = dict[tuple[str, int], int]  # (topic id, index) -> leader epoch
 
@@ -188,15 +184,14 @@ async def assign_leaders(client: ChpClient, claims: KeyClaims, membership: Membe
         load = Counter({node: 0 for node in live})
         orphans = []
         for state in leaders.shared_topics().values():
-            wanted = membership.node_id if state["name"] in CONTROLLER_TOPICS else None
             for index in range(len(state["partitions"])):
                 key, current = partition_key(state["id"], index), leaders.leader(state["id"], index)
-                if current is not None and current[0] in live and wanted in (None, current[0]):
+                if current is not None and current[0] in live:
                     load[current[0]] += 1
                 else:
-                    orphans.append((key, claims.sequence(key), current, wanted))
-        for key, sequence, current, wanted in orphans:
-            node = wanted if wanted is not None else min(live, key=lambda n: (load[n], n))
+                    orphans.append((key, claims.sequence(key), current))
+        for key, sequence, current in orphans:
+            node = min(live, key=lambda n: (load[n], n))
             epoch = 0 if current is None else current[1] + 1
             if await claims.claim(key, encoded({"leader": node, "epoch": epoch}), sequence):
                 load[node] += 1

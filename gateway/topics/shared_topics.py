@@ -110,7 +110,7 @@ class ClusterTopics:
         topic.partitions[index] = partition
         log.info("partition_led", topic=topic.name, partition=index, epoch=epoch, next_offset=partition.next_offset,
                  batches_read=read)
-        self.leadership_changed(topic.name, index, partition)
+        self._leadership_changed(topic.name, index, partition)
 
     async def _fence(self, topic: Topic, index: int, state: PartitionState, epoch: int) -> FenceOutcome | None:
         """Claim the partition at `epoch` until enough of the expected stores accept. None when

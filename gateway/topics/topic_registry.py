@@ -63,7 +63,7 @@ class TopicRegistry(ClusterTopics):
         self.checkpoints = PartitionCheckpoints(settings.log_dirs / CHECKPOINTS_DIRECTORY, storage.read)
         self.recovery = Recovery()
         # told of every partition led here opened (the PartitionLog) or closed (None), in a cluster
-        self.leadership_changed: Callable[[str, int, PartitionLog | None], None] = lambda topic, index, log: None
+        self.leadership_watchers: list[Callable[[str, int, PartitionLog | None], None]] = []
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Recover every topic from the mesh, then keep the partitions' tasks running
@@ -304,7 +304,11 @@ class TopicRegistry(ClusterTopics):
         partition, topic.partitions[index] = topic.partitions[index], None
         partition.close()
         self.storage.release(partition.mesh)
-        self.leadership_changed(topic.name, index, None)
+        self._leadership_changed(topic.name, index, None)
+
+    def _leadership_changed(self, topic: str, index: int, partition: PartitionLog | None) -> None:
+        for watcher in self.leadership_watchers:
+            watcher(topic, index, partition)
 
     def _deleted(self, name: str, ends: dict[str, int]) -> list[Discard]:
         """The directives emptying a deleted topic's partitions, kept to be sent again at start-up."""

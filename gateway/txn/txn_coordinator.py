@@ -76,6 +76,10 @@ class TransactionCoordinator:
     def transactions(self) -> list[TransactionMetadata]:
         return list(self._transactions.values())
 
+    def unloaded(self) -> None:
+        """Another gateway coordinates these ids now: nothing waits here (completions are cancelled
+        with the coordinator, and the next one completes what was prepared)."""
+
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Load the journal, finish what was prepared, then abort timed-out transactions."""
         for entry in await self.journal.replay():

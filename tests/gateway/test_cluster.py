@@ -146,10 +146,10 @@ def test_gateways_list_each_other_and_spread_partition_leadership(tmp_path):
             assert sorted(g.value for g in got) == sorted(s.value for s in sent), name
 
 
-def test_gateways_send_clients_to_the_leader_the_controller_and_the_coordinator(tmp_path):
+def test_gateways_send_clients_to_the_leader_and_the_controller(tmp_path):
     """What a client hears from a gateway that does not lead a partition (KIP-951's current
-    leader and its endpoint where the version has them), is not the controller, or not the
-    coordinator."""
+    leader and its endpoint where the version has them), or is not the controller (coordinators:
+    test_cluster_coordinators.py)."""
     with gateway_cluster(tmp_path) as gateways:
         create_topic_through(gateways[0], "routed")
         wait_until(lambda: spread_over(gateways[0], "routed", {1, 2, 3}), 30, "partitions led by all three")
@@ -178,8 +178,6 @@ def test_gateways_send_clients_to_the_leader_the_controller_and_the_coordinator(
             created = connection.call(CREATE_TOPICS, 5, CREATE_TOPICS.Request(topics=[
                 CREATE_TOPICS.Request.Topics(name="not-here", num_partitions=1, replication_factor=1)]))
             assert created.topics[0].error_code == ErrorCode.NOT_CONTROLLER
-            found = connection.call(FIND_COORDINATOR, 4, FIND_COORDINATOR.Request(key_type=1, coordinator_keys=["t"]))
-            assert (found.coordinators[0].node_id, found.coordinators[0].port) == (1, gateways[0].port)
         finally:
             connection.close()
 

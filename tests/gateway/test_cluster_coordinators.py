@@ -1,6 +1,6 @@
-"""Coordinators in a cluster (issue 16, item 4): a group's coordinator is the leader of its
-__consumer_offsets partition, its state lives in that partition and moves with it; transactions are
-the controller's, and survive its death whole or not at all."""
+"""Coordinators in a cluster (issue 16, item 4): a group's (a transactional id's) coordinator is the
+leader of its __consumer_offsets (__transaction_state) partition; its state lives in that partition
+and moves with it when the coordinator dies."""
 
 import threading
 import time
@@ -23,15 +23,16 @@ from tests.gateway.test_cluster import (
 from tests.gateway.test_validation import Connection
 
 FIND_COORDINATOR, HEARTBEAT = by_name("FindCoordinator"), by_name("Heartbeat")
-OFFSETS = "__consumer_offsets"
+OFFSETS, TRANSACTIONS = "__consumer_offsets", "__transaction_state"
 GROUPS = [f"group-{n}" for n in range(12)]
+GROUP, TRANSACTION = 0, 1  # FindCoordinator's key types
 
 
-def coordinators(gateway, groups: list[str]) -> dict[str, int] | None:
-    """Group -> coordinator node id, as FindCoordinator v4 on `gateway` answers; None while any has none."""
+def coordinators(gateway, keys: list[str], key_type: int = GROUP) -> dict[str, int] | None:
+    """Key -> coordinator node id, as FindCoordinator v4 on `gateway` answers; None while any has none."""
     connection = Connection(gateway.port)
     try:
-        found = connection.call(FIND_COORDINATOR, 4, FIND_COORDINATOR.Request(coordinator_keys=groups))
+        found = connection.call(FIND_COORDINATOR, 4, FIND_COORDINATOR.Request(key_type=key_type, coordinator_keys=keys))
     finally:
         connection.close()
     if any(c.error_code != ErrorCode.NONE for c in found.coordinators):
@@ -39,10 +40,10 @@ def coordinators(gateway, groups: list[str]) -> dict[str, int] | None:
     return {c.key: c.node_id for c in found.coordinators}
 
 
-def found_coordinators(gateway, groups: list[str]) -> dict[str, int]:
+def found_coordinators(gateway, keys: list[str], key_type: int = GROUP) -> dict[str, int]:
     found = {}
-    wait_until(lambda: found.update(coordinators(gateway, groups) or {}) or len(found) == len(groups), 30,
-               "every group has a coordinator")
+    wait_until(lambda: found.update(coordinators(gateway, keys, key_type) or {}) or len(found) == len(keys), 30,
+               "every key has a coordinator")
     return found
 
 
@@ -64,7 +65,7 @@ def committed(gateway, group: str, topic: str) -> dict[int, int]:
         consumer.close()
 
 
-def test_groups_spread_over_the_gateways_and_each_coordinator_keeps_its_commits(tmp_path):
+def test_coordinators_spread_over_the_gateways_and_each_group_coordinator_keeps_its_commits(tmp_path):
     with gateway_cluster(tmp_path) as gateways:
         create_topic_through(gateways[0], "committed")
         wait_until(lambda: spread_over(gateways[0], "committed", {1, 2, 3}), 30, "partitions led by all three")
@@ -72,6 +73,10 @@ def test_groups_spread_over_the_gateways_and_each_coordinator_keeps_its_commits(
         owners = leaders(gateways[2], OFFSETS)
         assert found == {group: owners[coordinator_partition(group, 50)] for group in GROUPS}
         assert set(found.values()) == {1, 2, 3}, "groups coordinated by every gateway"
+        transactional = found_coordinators(gateways[2], GROUPS, TRANSACTION)
+        owners = leaders(gateways[0], TRANSACTIONS)
+        assert transactional == {key: owners[coordinator_partition(key, 50)] for key in GROUPS}
+        assert set(transactional.values()) == {1, 2, 3}, "transactional ids coordinated by every gateway"
         for group, node in found.items():
             elsewhere = gateways[node % 3]  # a gateway that is not the coordinator
             assert heartbeat_error(elsewhere, group) == ErrorCode.NOT_COORDINATOR
@@ -143,22 +148,26 @@ def committed_positions(seen: list[tuple[int, int]]) -> dict[int, int]:
     return positions
 
 
-def test_a_transactional_producer_whose_coordinator_is_killed_sees_commit_or_abort_never_half(tmp_path):
-    """The controller coordinates transactions: killed mid-run, the next controller replays the
-    transaction journal, completes what was prepared and aborts what timed out; markers reach every
+@pytest.mark.parametrize("victim", [3, 1], ids=["follower", "controller"])
+def test_a_transactional_producer_whose_coordinator_is_killed_sees_commit_or_abort_never_half(tmp_path, victim):
+    """The coordinator killed mid-run: the gateway that leads its __transaction_state partition next
+    replays it, completes what was prepared and aborts what timed out; markers reach every
     partition's leader. A read_committed consumer sees every transaction whole or not at all."""
     with gateway_cluster(tmp_path, 3, "--transaction-abort-timed-out-transaction-cleanup-interval-ms", "500") \
             as gateways:
-        survivor = gateways[1]
+        survivor = gateways[1]  # node 2, never the victim
         create_topic_through(survivor, "txn")
         wait_until(lambda: spread_over(survivor, "txn", {1, 2, 3}), 30, "partitions led by all three")
+        candidates = [f"killed-coordinator-{n}" for n in range(20)]
+        transactional_id = next(key for key, node in found_coordinators(survivor, candidates, TRANSACTION).items()
+                                if node == victim)
         committed_txns: list[int] = []
         stop = threading.Event()
-        producing = threading.Thread(target=transactions_until, args=(survivor, committed_txns, stop))
+        producing = threading.Thread(target=transactions_until, args=(survivor, transactional_id, committed_txns, stop))
         producing.start()
         try:
             wait_until(lambda: len(committed_txns) >= 10, 60, "transactions committed before the kill")
-            gateways[0].kill()
+            gateways[victim - 1].kill()
             killed_at = len(committed_txns)
             wait_until(lambda: len(committed_txns) >= killed_at + 10, 90, "transactions committed after the kill")
         finally:
@@ -171,10 +180,10 @@ def test_a_transactional_producer_whose_coordinator_is_killed_sees_commit_or_abo
             f"half a transaction visible: {[t for t, c in whole.items() if c != PARTITIONS]}"
 
 
-def transactions_until(gateway, committed_txns: list[int], stop: threading.Event) -> None:
+def transactions_until(gateway, transactional_id: str, committed_txns: list[int], stop: threading.Event) -> None:
     """Transactions of one record per partition, numbered, until `stop`; a failed one is aborted, or
     its producer replaced (which fences and aborts it) when the failure is fatal."""
-    producer, number = transactional_producer(gateway), 0
+    producer, number = transactional_producer(gateway, transactional_id), 0
     while not stop.is_set():
         number += 1
         try:
@@ -190,12 +199,12 @@ def transactions_until(gateway, committed_txns: list[int], stop: threading.Event
                     continue
                 except KafkaException:
                     pass
-            producer = transactional_producer(gateway)
+            producer = transactional_producer(gateway, transactional_id)
 
 
-def transactional_producer(gateway) -> Producer:
+def transactional_producer(gateway, transactional_id: str) -> Producer:
     while True:
-        producer = Producer({"bootstrap.servers": gateway.bootstrap, "transactional.id": "killed-coordinator",
+        producer = Producer({"bootstrap.servers": gateway.bootstrap, "transactional.id": transactional_id,
                              "transaction.timeout.ms": 5000})
         try:
             producer.init_transactions(30)

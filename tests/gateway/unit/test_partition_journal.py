@@ -8,9 +8,9 @@ import pytest
 from gateway.group.committed_offsets import Committed
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.group.offsets_records import keyed_slices
-from gateway.group.partition_journal import PartitionJournal
 from gateway.kafka_error import KafkaError
 from gateway.settings.table import Settings
+from gateway.storage.partition_journal import PartitionJournal
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import ControlType, RecordBatch, assign_offsets, build_control_batch
 

@@ -1,6 +1,7 @@
 """A coordinator's journal on the internal topic partition it coordinates, as Kafka keeps it.
 
-In a cluster, the groups of one __consumer_offsets partition are journaled on
+In a cluster, the groups of one __consumer_offsets partition (the
+transactional ids of one __transaction_state partition) are journaled on
 that partition itself: each change is one batch of the records Kafka writes
 for it, every record carrying in a header the part of the change about its
 key (that key's whole state, or its removal). The partition is led like any
@@ -9,9 +10,10 @@ other, fenced at the stores at its leader epoch, so only its current leader
 Kafka's, which keeps the newest record of every key: replaying those
 rebuilds the state, so no snapshots are needed.
 
-The journal's owner must give every entry a "serial" in the order of its
-changes (GroupLog does): among records of one key the highest serial wins,
-whatever order concurrent writes reached the log in.
+Among records of one key the highest "serial" of their parts wins (GroupLog
+numbers its changes, as concurrent writes may reach the log in another
+order), then the newest in the log (a transactional id's changes are
+written one at a time).
 """
 
 from __future__ import annotations
@@ -84,7 +86,8 @@ class PartitionJournal:
         except KafkaError as exc:
             if exc.code != ErrorCode.NOT_LEADER_OR_FOLLOWER:
                 raise
-            raise KafkaError(ErrorCode.NOT_COORDINATOR, "this gateway no longer coordinates the group") from exc
+            raise KafkaError(ErrorCode.NOT_COORDINATOR, "this gateway no longer leads the coordinator's partition"
+                             ) from exc
 
     def write_soon(self, nursery: trio.Nursery, entry: dict) -> None:
         nursery.start_soon(self.write, entry)
