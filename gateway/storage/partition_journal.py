@@ -38,6 +38,7 @@ class CoordinatorPartition(Protocol):
     """What the journal uses of the PartitionLog it writes to."""
 
     log_start_offset: int
+    leader_epoch: int
 
     @property
     def next_offset(self) -> int: ...

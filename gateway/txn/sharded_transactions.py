@@ -27,7 +27,8 @@ class ShardedTransactions(CoordinatorShards[TransactionCoordinator]):
     def __init__(self, settings: BrokerSettings, producer_ids: ProducerIds, groups: OffsetsTarget,
                  partition_of: PartitionOf):
         super().__init__(TRANSACTIONS_TOPIC, TRANSACTIONS_PARTITIONS, lambda partition: TransactionCoordinator(
-            settings, PartitionJournal(partition, keyed_slices), producer_ids, groups, partition_of))
+            settings, PartitionJournal(partition, keyed_slices), producer_ids, groups, partition_of,
+            coordinator_epoch=partition.leader_epoch))
 
     def __getattr__(self, name: str):
         if name not in BY_TRANSACTIONAL_ID:
