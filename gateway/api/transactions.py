@@ -152,7 +152,7 @@ def _refused_commit(request: Request, services: Services) -> ErrorCode:
 def _offset_error(topics: Topics, topic: str, partition, readable: bool) -> ErrorCode:
     if not readable:
         return ErrorCode.TOPIC_AUTHORIZATION_FAILED
-    if topics.partition(topic, partition.partition_index) is None:
+    if not _exists(topics, topic, partition.partition_index):
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     if len(partition.committed_metadata or "") > MAX_METADATA_CHARS:
         return ErrorCode.OFFSET_METADATA_TOO_LARGE
