@@ -8,8 +8,9 @@ into partitions and groups.
 
 With `chp.servers` the gateway joins a cluster first (cluster_member.py):
 the controller starts as a lone gateway does, but leads only the partitions
-assigned to it; the others take their topics from the controller and leave
-groups and transactions to it. ACLs and SCRAM credentials the controller
+assigned to it; the others take their topics from the controller. Every
+gateway coordinates the groups and transactional ids of the
+__consumer_offsets and __transaction_state partitions it leads. ACLs and SCRAM credentials the controller
 shares, the others mirror them and forward changes to it.
 """
 
@@ -26,13 +27,14 @@ from gateway.acls.acl_store import Acls
 from gateway.api.services import Services
 from gateway.cluster.broker_configs import BrokerConfigs
 from gateway.cluster.cluster_view import ClusterView
-from gateway.cluster.elsewhere import CoordinatedElsewhere
 from gateway.cluster.leadership import TopicSharing
 from gateway.cluster.producer_id_blocks import ProducerIdBlocks
+from gateway.cluster.remote_markers import remote_partitions
 from gateway.cluster.shared_journals import SharedJournal, follow_journals, serve_journal_changes
 from gateway.cluster_member import ClusterMember
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.group.offsets_records import offsets_topic_records
+from gateway.group.sharded_groups import ShardedGroups
 from gateway.partitions.fetch_sessions import FetchSessions
 from gateway.quotas.quota_store import ClientQuotas
 from gateway.security.scram_credentials import ScramCredentials
@@ -44,13 +46,12 @@ from gateway.storage.journal import Journal
 from gateway.storage.mesh_storage import MeshStorage
 from gateway.topics.internal_logs import InternalLogs
 from gateway.topics.topic_registry import TopicRegistry
+from gateway.txn.sharded_transactions import ShardedTransactions
 from gateway.txn.transaction_records import transaction_state_records
 from gateway.txn.txn_coordinator import TransactionCoordinator
 from protocol.journal.discard_directive import DISCARD_SUBJECT
 from protocol.kafka.coordinator_records import (
-    OFFSETS_PARTITIONS,
     OFFSETS_TOPIC,
-    TRANSACTIONS_PARTITIONS,
     TRANSACTIONS_TOPIC,
 )
 
@@ -82,7 +83,7 @@ async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: 
     topics = TopicRegistry(broker, storage, Journal(storage, broker, "metadata", discards), discards, sharing,
                            cleaner_backoff_ms=settings.store.log_cleaner_backoff_ms)
     await nursery.start(topics.run)
-    elsewhere = CoordinatedElsewhere()
+    groups, transactions = await _coordinators(nursery, broker, topics, cluster, sharing, producer_ids)
     quotas = ClientQuotas(Journal(storage, broker, "quotas", discards), broker.quota_window_num,
                           broker.quota_window_size_seconds)
     # ACLs and SCRAM credentials mirrored from the controller, their journals never replayed nor written here
@@ -90,8 +91,20 @@ async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: 
     scram_credentials = ScramCredentials(Journal(storage, broker, "credentials", discards),
                                          SharedJournal(sharing.client, "credentials", follows=True))
     nursery.start_soon(follow_journals, sharing.client, {"acls": acls.replace, "credentials": scram_credentials.replace})
-    return _services(settings, cluster, topics, elsewhere, elsewhere, quotas, acls, scram_credentials,
+    return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials,
                      producer_ids=producer_ids)
+
+
+async def _coordinators(nursery: trio.Nursery, broker: BrokerSettings, topics: TopicRegistry, cluster: ClusterView,
+                        sharing: TopicSharing, producer_ids) -> tuple[ShardedGroups, ShardedTransactions]:
+    """In a cluster: the coordinators of the internal topics' partitions this gateway leads, journaled
+    on them (each topic made when FindCoordinator first asks for one of its keys)."""
+    groups = ShardedGroups(broker, MappingProxyType(topics.topics))
+    transactions = ShardedTransactions(broker, producer_ids, groups, _partition_of(topics, cluster, sharing))
+    for shards in (groups, transactions):
+        await nursery.start(shards.run)
+        topics.leadership_watchers.append(shards.leadership_changed)
+    return groups, transactions
 
 
 async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: TopicSharing | None, *,
@@ -105,17 +118,10 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
     topics = TopicRegistry(broker, storage, journals["metadata"], discards, sharing,
                            cleaner_backoff_ms=settings.store.log_cleaner_backoff_ms)
     await nursery.start(topics.run)
-    internal = InternalLogs(topics)  # Kafka's internal topics, told every change replay does not repeat
-    await nursery.start(internal.run)
-    groups = GroupCoordinator(broker, journals["groups"], MappingProxyType(topics.topics))
-    groups.log.on_change = lambda entry: internal.emit(OFFSETS_TOPIC, OFFSETS_PARTITIONS, offsets_topic_records,
-                                                       entry)
-    await nursery.start(groups.run)
-    transactions = TransactionCoordinator(broker, journals["transactions"], topics.producer_ids, groups,
-                                          topics.partition)
-    transactions.on_change = lambda entry: internal.emit(TRANSACTIONS_TOPIC, TRANSACTIONS_PARTITIONS,
-                                                         transaction_state_records, entry)
-    await nursery.start(transactions.run)
+    if sharing is None:
+        groups, transactions = await _lone_coordinators(nursery, broker, topics, journals)
+    else:
+        groups, transactions = await _coordinators(nursery, broker, topics, cluster, sharing, topics.producer_ids)
     quotas = ClientQuotas(journals["quotas"], broker.quota_window_num, broker.quota_window_size_seconds)
     await nursery.start(quotas.run)
     acls = Acls(journals["acls"], broker, _shared(sharing, "acls"))
@@ -141,6 +147,33 @@ async def _undo_when_ended(*undo) -> None:
     finally:
         for step in undo:
             step()
+
+
+async def _lone_coordinators(nursery: trio.Nursery, broker: BrokerSettings, topics: TopicRegistry,
+                             journals: dict[str, Journal]) -> tuple[GroupCoordinator, TransactionCoordinator]:
+    """Alone: one group and one transaction coordinator, each on its journal, whose changes are
+    copied to Kafka's internal topics."""
+    internal = InternalLogs(topics)  # told every change replay does not repeat
+    await nursery.start(internal.run)
+    groups = GroupCoordinator(broker, journals["groups"], MappingProxyType(topics.topics))
+    groups.log.on_change = lambda entry: internal.emit(OFFSETS_TOPIC, offsets_topic_records, entry)
+    await nursery.start(groups.run)
+    transactions = TransactionCoordinator(broker, journals["transactions"], topics.producer_ids, groups,
+                                          topics.partition)
+    transactions.on_change = lambda entry: internal.emit(TRANSACTIONS_TOPIC, transaction_state_records, entry)
+    await nursery.start(transactions.run)
+    return groups, transactions
+
+
+def _partition_of(topics: TopicRegistry, cluster: ClusterView, sharing: TopicSharing):
+    """Where a transaction coordinator of a cluster writes a marker: the partition if led here, else
+    the partition as its leader writes it."""
+    def topic_id(name: str) -> str | None:
+        topic = topics.get(name)
+        return None if topic is None else str(topic.topic_id)
+
+    remote = remote_partitions(sharing.client, cluster.leaders, cluster.node_id, topic_id)
+    return lambda name, index: topics.partition(name, index) or remote(name, index)
 
 
 def _shared(sharing: TopicSharing | None, journal: str) -> SharedJournal | None:

@@ -1,12 +1,13 @@
 """A gateway in a cluster of gateways: a follower until it holds the controller key, then the controller.
 
-A follower takes its topics from CHP and leads what the controller assigns it;
-groups and transactions are the controller's, and so are the producer ids it
+A follower takes its topics from CHP and leads what the controller assigns it
+(internal topics' partitions among them, whose groups and transactional ids
+it coordinates); the producer ids are the controller's, which it
 hands out (in blocks the controller journals for it). When the controller's key
 expires (it died), every follower claims it; the winner stops following,
 hands back the partitions it led, and starts its broker state as the
 controller does: it replays the journals the old controller wrote (metadata,
-groups, transactions, quotas), takes them over, and from then on assigns
+quotas, ACLs, credentials), takes them over, and from then on assigns
 leadership, the old controller's partitions included. It reopens the
 partitions it led from the stores at their epochs. A controller that finds
 the key another's (it was paused past the key's ttl) steps down the same way:
@@ -40,6 +41,7 @@ from gateway.cluster.leadership import (
 from gateway.cluster.membership import Membership
 from gateway.cluster.preferred_leaders import Elections, adopt_new_gateways, rebalance_periodically
 from gateway.cluster.producer_id_blocks import ProducerIdBlocks, serve_producer_id_requests
+from gateway.cluster.remote_markers import serve_marker_requests
 from gateway.server.dispatch import Dispatcher
 from gateway.settings.table import BrokerSettings, Settings
 from gateway.zmq_curve import CurveKeys
@@ -137,11 +139,13 @@ class ClusterMember:
         role.start_soon(serve_log_starts, self.client, services.topics)
         role.start_soon(serve_producer_id_requests, self.client, services.producer_ids)
         role.start_soon(follow_cluster, self.client, self.leaders, services.topics, self.node_id)
+        role.start_soon(serve_marker_requests, self.client, self.node_id, services.topics.partition)
         self.dispatcher.services = services
         return services
 
     async def _follow(self, role: trio.Nursery, as_follower: StartFollower) -> Services:
         services = await as_follower(role, self.cluster, self.sharing, ProducerIdBlocks(self.client, self.node_id))
         role.start_soon(follow_cluster, self.client, self.leaders, services.topics, self.node_id)
+        role.start_soon(serve_marker_requests, self.client, self.node_id, services.topics.partition)
         self.dispatcher.services = services
         return services

@@ -13,6 +13,7 @@ from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.group.classic import ClassicState
 from gateway.group.consumer_group import ConsumerGroup
+from gateway.kafka_error import KafkaError
 from gateway.server.dispatch import Request
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
@@ -27,13 +28,19 @@ FIRST_NOT_FOUND_VERSION = 6
 @handles("DescribeGroups")
 async def describe_groups(request: Request, services: Services):
     body, version = request.body, request.version
-    return DESCRIBE.Response(groups=[
-        described(services.groups.group(group_id), group_id, version,
-                  group_operations(request, services, group_id, body.include_authorized_operations))
-        if allowed(request, services, Operation.DESCRIBE, ResourceType.GROUP, group_id) else
-        DESCRIBE.Response.Groups(group_id=group_id, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
-                                 authorized_operations=NO_OPERATIONS)
-        for group_id in body.groups])
+    return DESCRIBE.Response(groups=[_describe(request, services, group_id, version, body.include_authorized_operations)
+                                     for group_id in body.groups])
+
+
+def _describe(request: Request, services: Services, group_id: str, version: int, with_operations: bool):
+    if not allowed(request, services, Operation.DESCRIBE, ResourceType.GROUP, group_id):
+        return DESCRIBE.Response.Groups(group_id=group_id, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                                        authorized_operations=NO_OPERATIONS)
+    try:
+        group = services.groups.group(group_id)
+    except KafkaError as exc:  # coordinated elsewhere, or loading
+        return DESCRIBE.Response.Groups(group_id=group_id, error_code=exc.code, authorized_operations=NO_OPERATIONS)
+    return described(group, group_id, version, group_operations(request, services, group_id, with_operations))
 
 
 def group_operations(request: Request, services: Services, group_id: str, wanted: bool) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gateway.acls.model import Operation, ResourceType
 from gateway.api.authorization import FAILURES, allowed, allowed_names, group_id, requires
 from gateway.api.group_admin import group_operations
-from gateway.api.group_membership import client_host
+from gateway.api.group_membership import client_host, coordinator_refusals
 from gateway.api.registry import handles
 from gateway.api.services import Services, Topics
 from gateway.group.assignors import DEFAULT_ASSIGNOR
@@ -25,6 +25,7 @@ FIRST_MEMBER_TYPE_VERSION = 1
 
 @handles("ConsumerGroupHeartbeat")
 @requires(Operation.READ, ResourceType.GROUP, group_id)
+@coordinator_refusals
 async def consumer_group_heartbeat(request: Request, services: Services):
     body = request.body
     subscribed = body.subscribed_topic_names or []

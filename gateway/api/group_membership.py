@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from gateway.acls.model import Operation, ResourceType
 from gateway.api.authorization import group_id, requires
 from gateway.api.registry import handles
@@ -11,13 +13,26 @@ from gateway.group.classic_membership import JoinRequest
 from gateway.kafka_error import KafkaError
 from gateway.server.answers import Deferred
 from gateway.server.dispatch import Request
-from protocol.kafka.apis import by_name
+from protocol.kafka.apis import ALL, by_name
 
 JOIN = by_name("JoinGroup")
 SYNC = by_name("SyncGroup")
 HEARTBEAT = by_name("Heartbeat")
 LEAVE = by_name("LeaveGroup")
 FIRST_BATCHED_LEAVE = 3
+
+
+def coordinator_refusals(handler):
+    """A KafkaError of the coordinator (the group is coordinated elsewhere, loading, ...) answered as
+    Kafka answers it: the API's response with that error at the top, every other field left empty."""
+    @functools.wraps(handler)
+    async def answered(request: Request, services: Services):
+        try:
+            return await handler(request, services)
+        except KafkaError as exc:
+            return ALL[request.header.api_key].Response(error_code=exc.code)
+
+    return answered
 
 
 def client_host(request) -> str:
@@ -38,6 +53,7 @@ def when_ready(reply, answer):
 
 @handles("JoinGroup")
 @requires(Operation.READ, ResourceType.GROUP, group_id)
+@coordinator_refusals
 async def join_group(request: Request, services: Services):
     body, version = request.body, request.version
     join = JoinRequest(
@@ -68,6 +84,7 @@ def join_response(result: JoinResult, version: int):
 
 @handles("SyncGroup")
 @requires(Operation.READ, ResourceType.GROUP, group_id)
+@coordinator_refusals
 async def sync_group(request: Request, services: Services):
     body, version = request.body, request.version
     reply = await services.groups.sync(
@@ -85,6 +102,7 @@ def sync_response(result: SyncResult, version: int):
 
 @handles("Heartbeat")
 @requires(Operation.READ, ResourceType.GROUP, group_id)
+@coordinator_refusals
 async def heartbeat(request: Request, services: Services):
     body = request.body
     code = services.groups.heartbeat(body.group_id, body.member_id, body.group_instance_id, body.generation_id)

@@ -103,7 +103,10 @@ def fetch_group(request: Request, services: Services, group_id: str, wanted_topi
     Topic = FETCH.Response.Groups.Topics if batched else FETCH.Response.Topics
     if not allowed(request, services, Operation.DESCRIBE, ResourceType.GROUP, group_id):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED, []
-    offsets = services.groups.fetch_offsets(group_id)
+    try:
+        offsets = services.groups.fetch_offsets(group_id)
+    except KafkaError as exc:  # coordinated elsewhere, or loading
+        return exc.code, []
     described = allowed_names(request, services, Operation.DESCRIBE, ResourceType.TOPIC, {t for t, _ in offsets})
     if wanted_topics is None:
         asked: dict[str, list[int]] = {}

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gateway.api.services import Services
-from gateway.topics.internal_logs import internal_topic_id
+from gateway.topics.internal_topic_specs import internal_topic_id
 from protocol.kafka.coordinator_records import (
     OFFSETS_PARTITIONS,
     OFFSETS_TOPIC,

@@ -69,7 +69,7 @@ async def _add_partitions(request: Request, services: Services, transactional_id
     writable = allowed_names(request, services, Operation.WRITE, ResourceType.TOPIC, (t for t, _ in wanted))
     failed = {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED for tp in wanted if tp[0] not in writable}
     failed.update((tp, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) for tp in wanted
-                  if tp not in failed and services.topics.partition(*tp) is None)
+                  if tp not in failed and not _exists(services.topics, *tp))
     errors: dict[tuple[str, int], ErrorCode] = {}
     if not allowed(request, services, Operation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
         errors = dict.fromkeys(wanted, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
@@ -89,6 +89,12 @@ async def _add_partitions(request: Request, services: Services, transactional_id
         ])
         for t in topics
     ]
+
+
+def _exists(topics, name: str, index: int) -> bool:
+    """Whether the partition exists, wherever it is led (markers reach it through its leader)."""
+    topic = topics.get(name)
+    return topic is not None and 0 <= index < len(topic.partitions)
 
 
 def _verified(coordinator, transactional_id, producer_id, epoch, partition) -> ErrorCode:
@@ -146,7 +152,7 @@ def _refused_commit(request: Request, services: Services) -> ErrorCode:
 def _offset_error(topics: Topics, topic: str, partition, readable: bool) -> ErrorCode:
     if not readable:
         return ErrorCode.TOPIC_AUTHORIZATION_FAILED
-    if topics.partition(topic, partition.partition_index) is None:
+    if not _exists(topics, topic, partition.partition_index):
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     if len(partition.committed_metadata or "") > MAX_METADATA_CHARS:
         return ErrorCode.OFFSET_METADATA_TOO_LARGE

@@ -1,14 +1,17 @@
-"""Asking the controller through CHP: a request key, then the answer key it writes."""
+"""Asking another gateway through CHP: a request key, then the answer key it writes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import trio
 
 from gateway.chp.changes import Update
 from gateway.chp.chp_client import ChpClient
+from gateway.cluster.leadership import on_changes
 from gateway.cluster.membership import decoded, encoded
+
+ANSWER_TTL_S = 60.0  # an answer nobody waits for any more expires
 
 
 async def answered(client: ChpClient, key: str, request: dict, answer_key: str, timeout: float,
@@ -23,3 +26,22 @@ async def answered(client: ChpClient, key: str, request: dict, answer_key: str, 
                 if answer is not None and accept(answer):
                     return answer
     return None
+
+
+async def serve_requests(client: ChpClient, requests: str, answers: str, answer: Callable[[dict], Awaitable[dict]]
+                         ) -> None:
+    """Answer each request key under `requests` once: `await answer(request)` under `answers` and the
+    request's id, then the request removed."""
+    handled: set[str] = set()  # until their deletion shows
+
+    async def react():
+        pending = {key: decoded(body) for key, body in client.items().items() if key.startswith(requests)}
+        handled.intersection_update(pending)
+        for key, request in pending.items():
+            if key not in handled and request is not None:
+                handled.add(key)
+                outcome = await answer(request)
+                await client.set(f"{answers}{key.removeprefix(requests)}", encoded(outcome), ttl=ANSWER_TTL_S)
+                await client.delete(key)
+
+    await on_changes(client, react, (requests,))

@@ -39,6 +39,11 @@ class ClusterView:
         self._advertised = {listener.name: listener for listener in settings.client_listeners()}
 
     @property
+    def is_cluster(self) -> bool:
+        """Whether other gateways may share the work (`chp.servers` given)."""
+        return self.membership is not None
+
+    @property
     def controller_id(self) -> int:
         return self.node_id if self.membership is None else self.membership.controller_id
 
@@ -62,9 +67,15 @@ class ClusterView:
         advertised = self._advertised[listener]
         return BrokerEndpoint(self.node_id, advertised.host, advertised.port, self.rack)
 
-    def coordinator(self, listener: str) -> BrokerEndpoint | None:
-        """The gateway coordinating every group and transaction: this one alone, the controller in a cluster."""
-        return self.this_broker(listener) if self.membership is None else self.broker(self.controller_id, listener)
+    def coordinator(self, listener: str, partition: tuple[str, int] | None = None) -> BrokerEndpoint | None:
+        """The coordinator of what is kept in `partition` ((topic id, index) of an internal topic): this
+        gateway alone; in a cluster the partition's leader (the controller for a share group's key)."""
+        if self.membership is None:
+            return self.this_broker(listener)
+        if partition is None:
+            return self.broker(self.controller_id, listener)
+        leader = self.leaders.leader(*partition)
+        return None if leader is None else self.broker(leader[0], listener)
 
     def leader(self, topic, index: int) -> tuple[int, int]:
         """(leader node id, leader epoch) of a partition; (-1, -1) while it has none. Native

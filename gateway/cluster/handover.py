@@ -51,10 +51,9 @@ class Handover:
                         still_led=sorted(f"{topic_id}/{index}" for topic_id, index in self.led_here()))
 
     def led_here(self) -> list[tuple[str, int]]:
-        """The partitions this gateway leads and must hand over (not the controller's internal topics)."""
-        internal = self.leaders.internal_topic_ids() if self.membership.is_controller else set()
+        """The partitions this gateway leads and must hand over."""
         return [partition for partition, value in partition_values(self.client, PARTITIONS).items()
-                if value["leader"] == self.membership.node_id and partition[0] not in internal]
+                if value["leader"] == self.membership.node_id]
 
     def handed_over(self) -> bool:
         """Whether each partition led here is served by its new leader; at once with nobody to take them."""

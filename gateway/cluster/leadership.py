@@ -31,7 +31,6 @@ from gateway.cluster.claims import KeyClaims
 from gateway.cluster.membership import Membership, decoded, encoded
 from gateway.cluster.replicas import assignment, replicas_of, successor
 from gateway.kafka_error import KafkaError
-from protocol.kafka.coordinator_records import OFFSETS_TOPIC, TRANSACTIONS_TOPIC
 
 log = structlog.get_logger()
 
@@ -40,7 +39,6 @@ TOPICS = "cluster/topics/"
 TOPIC_REQUESTS = "cluster/topic-requests/"
 LOG_STARTS = "cluster/log-starts/"
 SERVING = "cluster/serving/"
-INTERNAL_TOPICS = (OFFSETS_TOPIC, TRANSACTIONS_TOPIC)
 
 Wanted = dict[tuple[str, int], int]  # (topic id, index) -> leader epoch
 
@@ -96,10 +94,6 @@ class Leaders:
         """(node id, epoch) of the last leader that began to serve the partition."""
         value = decoded(self.client.get(partition_key(topic_id, index, SERVING)))
         return None if value is None else (value["leader"], value["epoch"])
-
-    def internal_topic_ids(self) -> set[str]:
-        """Kafka's internal topics: led by the controller, whose coordinators write them."""
-        return {state["id"] for state in self.shared_topics().values() if state["name"] in INTERNAL_TOPICS}
 
     def shared_topics(self) -> dict[str, dict]:
         return {key.removeprefix(TOPICS): state for key, body in self.client.items().items()
@@ -225,18 +219,15 @@ async def assign_leaders(client: ChpClient, claims: KeyClaims, membership: Membe
         load = Counter({node: 0 for node in live})
         orphans = []
         for state in leaders.shared_topics().values():
-            # Kafka's internal topics are written by the coordinators, which are the controller's
-            wanted = membership.node_id if state["name"] in INTERNAL_TOPICS else None
             for index in range(len(state["partitions"])):
                 key, value = partition_key(state["id"], index), leaders.value(state["id"], index)
                 holder = None if value is None else value["leader"]
-                # an internal topic stays the controller's while it shuts down: it moves with the controller key
-                if (holder == wanted) if wanted is not None else (holder in live):
+                if holder in live:
                     load[holder] += 1
                 else:
-                    orphans.append((key, claims.sequence(key), value, wanted))
-        for key, sequence, value, wanted in orphans:
-            node, replicas = successor(value, wanted, live, load)
+                    orphans.append((key, claims.sequence(key), value))
+        for key, sequence, value in orphans:
+            node, replicas = successor(value, live, load)
             epoch = 0 if value is None else value["epoch"] + 1
             if await claims.claim(key, encoded(assignment(node, epoch, replicas)), sequence):
                 load[node] += 1

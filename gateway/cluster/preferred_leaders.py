@@ -66,8 +66,6 @@ class Elections:
         if not replicas or len(set(replicas)) < len(replicas) or unknown:
             return ErrorCode.INVALID_REPLICA_ASSIGNMENT, (
                 f"replicas {replicas} must be distinct live gateways" + (f"; {unknown} are not" if unknown else ""))
-        if topic_id in self.leaders.internal_topic_ids():
-            return ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Kafka's internal topics are led by the controller"
         for _ in range(CLAIM_ATTEMPTS):
             key = partition_key(topic_id, index)
             sequence, value = self.claims.sequence(key), self.leaders.value(topic_id, index)
@@ -89,10 +87,9 @@ class Elections:
         return True
 
     def replica_lists(self) -> dict[tuple[str, int], list[int]]:
-        """Every partition's replicas but those of Kafka's internal topics (the controller's alone)."""
-        internal = self.leaders.internal_topic_ids()
-        return {partition: replicas_of(value) for partition, value in partition_values(self.leaders.client, PARTITIONS)
-                .items() if partition[0] not in internal}
+        """Every partition's replicas."""
+        return {partition: replicas_of(value)
+                for partition, value in partition_values(self.leaders.client, PARTITIONS).items()}
 
     async def adopt(self) -> None:
         """Make every live gateway that no replica list names (it joined for the first time) a replica of
@@ -111,11 +108,10 @@ class Elections:
     async def rebalance(self, percentage: int) -> None:
         """Kafka's auto leader rebalance: for each live gateway whose preferred partitions are led
         elsewhere more than `percentage` % of the time, move those back to it."""
-        live, internal = self.membership.candidates(), self.leaders.internal_topic_ids()
+        live = self.membership.candidates()
         preferred = defaultdict(list)
         for (topic_id, index), value in partition_values(self.leaders.client, PARTITIONS).items():
-            if topic_id not in internal:
-                preferred[replicas_of(value)[0]].append((topic_id, index, value))
+            preferred[replicas_of(value)[0]].append((topic_id, index, value))
         for node, partitions in preferred.items():
             elsewhere = [(topic_id, index) for topic_id, index, value in partitions if value["leader"] != node]
             if node in live and len(elsewhere) * 100 > percentage * len(partitions):

@@ -9,7 +9,7 @@ it live) joins it at the end, so the leader is always a replica; a reassignment
 replaces the list. A gateway that joins for the first time (in no list) joins
 every list, first in its share of them, taken from the gateways first in most
 (`adopted`): the rebalance then moves those partitions to it, as Kafka's does
-after a reassignment. Kafka's internal topics have the controller alone.
+after a reassignment. Kafka's internal topics are partitions like the others.
 """
 
 from __future__ import annotations
@@ -32,12 +32,9 @@ def least_loaded(nodes, load: Counter, order=sorted) -> int:
     return min(ranked, key=lambda node: (load[node], ranked.index(node)))
 
 
-def successor(value: dict | None, wanted: int | None, live: set[int], load: Counter) -> tuple[int, list[int]]:
-    """The next leader of a partition without a live leader, and its replicas: `wanted` if the
-    partition must be led there, a new partition's preferred leader, else the live replica leading
-    fewest (the earlier in the list on a tie)."""
-    if wanted is not None:
-        return wanted, [wanted]
+def successor(value: dict | None, live: set[int], load: Counter) -> tuple[int, list[int]]:
+    """The next leader of a partition without a live leader, and its replicas: a new partition's
+    preferred leader, else the live replica leading fewest (the earlier in the list on a tie)."""
     if value is None:
         first, ordered = least_loaded(live, load), sorted(live)
         at = ordered.index(first)

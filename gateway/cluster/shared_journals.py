@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 import structlog
 
 from gateway.chp.chp_client import ChpClient
-from gateway.cluster.asking import answered
+from gateway.cluster.asking import answered, serve_requests
 from gateway.cluster.leadership import on_changes
 from gateway.cluster.membership import decoded, encoded
 from gateway.kafka_error import KafkaError
@@ -31,7 +31,6 @@ JOURNALS = "cluster/journals/"
 REQUESTS = "cluster/journal-requests/"
 ANSWERS = "cluster/journal-answers/"
 ANSWER_TIMEOUT_S = 10.0
-ANSWER_TTL_S = 60.0
 
 Apply = Callable[[dict], Awaitable[dict]]
 
@@ -80,21 +79,12 @@ async def follow_journals(client: ChpClient, stores: dict[str, Callable[[list[di
 
 async def serve_journal_changes(client: ChpClient, stores: dict[str, Apply]) -> None:
     """The controller: apply the changes other gateways were sent, each once, and answer them."""
-    handled: set[str] = set()  # until their deletion shows
+    async def applied(request: dict) -> dict:
+        answer = await _outcome(stores[request["journal"]], request["change"])
+        log.info("forwarded_change_applied", journal=request["journal"], error=answer.get("error"))
+        return answer
 
-    async def react():
-        pending = {key: decoded(body) for key, body in client.items().items() if key.startswith(REQUESTS)}
-        handled.intersection_update(pending)
-        for key, request in pending.items():
-            if key not in handled and request is not None:
-                handled.add(key)
-                answer = await _outcome(stores[request["journal"]], request["change"])
-                log.info("forwarded_change_applied", journal=request["journal"], request=key.removeprefix(REQUESTS),
-                         error=answer.get("error"))
-                await client.set(f"{ANSWERS}{key.removeprefix(REQUESTS)}", encoded(answer), ttl=ANSWER_TTL_S)
-                await client.delete(key)
-
-    await on_changes(client, react, (REQUESTS,))
+    await serve_requests(client, REQUESTS, ANSWERS, applied)
 
 
 async def _outcome(apply: Apply, change: dict) -> dict:

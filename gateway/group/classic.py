@@ -150,6 +150,14 @@ class ClassicGroup:
         if self.leader == member_id:
             self.leader = next(iter(self.members), None)
 
+    def answer_parked(self, code: ErrorCode) -> None:
+        """Answer every parked join and sync with `code` (the coordinator is unloading the group)."""
+        for member in self.members.values():
+            for reply, result in ((member.join_reply, JoinResult(code)), (member.sync_reply, SyncResult(code))):
+                if reply is not None:
+                    reply.send(result)
+            member.join_reply = member.sync_reply = None
+
     def replace_static_member(self, instance_id: str, old_id: str, new_id: str) -> ClassicMember:
         member = self.members.pop(old_id)
         # The replaced member's parked requests learn that it was fenced.

@@ -3,9 +3,10 @@
 Groups are classic (JoinGroup/SyncGroup) or KIP-848 consumer groups
 (ConsumerGroupHeartbeat); one group id names one group of either type.
 
-This gateway coordinates every group until coordination is distributed
-between gateways. State and offsets live on the coordinator's own journal
-and are replayed at start, before the first request is served.
+A lone gateway coordinates every group with one GroupCoordinator on its
+groups journal; in a cluster each led __consumer_offsets partition has one
+(sharded_groups.py). State and offsets are replayed from the journal before
+the first request is served.
 """
 
 from __future__ import annotations
@@ -60,6 +61,12 @@ class GroupCoordinator:
             nursery.start_soon(self.timer.run)
             nursery.start_soon(self._expire_offsets)
             task_status.started()
+
+    def unloaded(self) -> None:
+        """Another gateway coordinates these groups now: parked requests learn it (Kafka's onGroupUnloaded)."""
+        for group in self.groups.values():
+            if isinstance(group, ClassicGroup):
+                group.answer_parked(ErrorCode.NOT_COORDINATOR)
 
     def _replay(self, entry: dict) -> None:
         kind, group_id = entry["type"], entry["group"]

@@ -1,7 +1,8 @@
 """Kafka's internal topics as logs clients can read, written by the gateway itself.
 
-The coordinators keep their state on journals of their own; each change
-they journal is also appended, in Kafka's record formats, to the internal
+A lone gateway's coordinators keep their state on journals of their own
+(in a cluster the group coordinators write __consumer_offsets themselves:
+group/partition_journal.py); each change they journal is also appended, in Kafka's record formats, to the internal
 topic Kafka would have written it to (`__consumer_offsets`,
 `__transaction_state`), so that tools reading those topics see what Kafka
 shows. Each is an ordinary topic of the registry, created on its first
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import math
 import time
-import uuid
 from collections.abc import Callable
 from itertools import groupby
 
@@ -29,18 +29,10 @@ from protocol.kafka.error_codes import ErrorCode
 from protocol.records import Record, RecordBatch, build_batch
 
 log = structlog.get_logger()
-# As Kafka makes them (offsets.topic.segment.bytes, transaction.state.log.segment.bytes): the newest
-# record of each group, offset and transaction is what a reader needs.
-INTERNAL_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": "104857600"}
 ROOM_TIMEOUT_S = 30.0  # how long an append waits for the stores to take batches, before its records are lost
 
 Keyed = tuple[int, bytes, bytes | None]  # (partition, key, value; None: a tombstone)
-Change = tuple[str, int, Callable[[dict], list[Keyed]], dict]  # topic, partitions, records of, entry
-
-
-def internal_topic_id(name: str) -> uuid.UUID:
-    """The id of an internal topic, the same on every gateway and before the topic exists."""
-    return uuid.uuid5(uuid.NAMESPACE_URL, f"kafka:{name}")
+Change = tuple[str, Callable[[dict], list[Keyed]], dict]  # topic, records of, entry
 
 
 class InternalLogs:
@@ -48,22 +40,22 @@ class InternalLogs:
         self.registry = registry
         self._send, self._receive = trio.open_memory_channel[Change](math.inf)
 
-    def emit(self, topic: str, partitions: int, records_of: Callable[[dict], list[Keyed]], entry: dict) -> None:
-        """Append the records of a journal `entry` to the internal `topic` (of `partitions`), soon and in order."""
-        self._send.send_nowait((topic, partitions, records_of, entry))
+    def emit(self, topic: str, records_of: Callable[[dict], list[Keyed]], entry: dict) -> None:
+        """Append the records of a journal `entry` to the internal `topic`, soon and in order."""
+        self._send.send_nowait((topic, records_of, entry))
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         task_status.started()
-        async for topic, partitions, records_of, entry in self._receive:
+        async for topic, records_of, entry in self._receive:
             records = records_of(entry)
             try:
                 if records:
-                    await self._append(topic, partitions, records)
+                    await self._append(topic, records)
             except KafkaError as exc:
                 log.warning("internal_record_lost", topic=topic, error=exc.code.name, reason=exc.message)
 
-    async def _append(self, name: str, partitions: int, records: list[Keyed]) -> None:
-        topic = self.registry.get(name) or await self._created(name, partitions)
+    async def _append(self, name: str, records: list[Keyed]) -> None:
+        topic = await self.registry.internal(name)
         now = int(time.time() * 1000)
         for partition, keyed in groupby(sorted(records, key=lambda r: r[0]), key=lambda r: r[0]):
             rows = [Record(index, now, key, value) for index, (_, key, value) in enumerate(keyed)]
@@ -71,11 +63,3 @@ class InternalLogs:
                 raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{name}-{partition} is not led here yet")
             await topic.partitions[partition].append(RecordBatch(memoryview(bytearray(build_batch(rows)))),
                                                      room_timeout_s=ROOM_TIMEOUT_S)
-
-    async def _created(self, name: str, partitions: int):
-        try:
-            return await self.registry.create(name, partitions, configs=INTERNAL_CONFIGS, topic_id=internal_topic_id(name))
-        except KafkaError as exc:
-            if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:  # another gateway created it meanwhile
-                raise
-            return self.registry.get(name)

@@ -135,6 +135,7 @@ class ClusterTopics:
                  start=fenced.start, next_sequence=offsets.next_sequence, first_sequence=state.first_sequence,
                  log_start_offset=partition.log_start_offset, batches_read=read)
         await self.sharing.serving(str(topic.topic_id), index, epoch)
+        self._leadership_changed(topic.name, index, partition)
 
     async def _fence(self, topic: Topic, index: int, state: PartitionState, epoch: int) -> FenceOutcome:
         """Claim the partition at `epoch`: the outcome if enough of the stores accept, else

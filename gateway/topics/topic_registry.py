@@ -24,6 +24,7 @@ from gateway.settings.table import BrokerSettings
 from gateway.storage.discard_directives import DiscardDirectives
 from gateway.storage.journal import Journal
 from gateway.storage.mesh_storage import MeshStorage
+from gateway.topics.internal_topic_specs import INTERNAL_CONFIGS, INTERNAL_PARTITIONS, internal_topic_id
 from gateway.topics.native_topics import ENTRY as NATIVE_ENTRY
 from gateway.topics.native_topics import NativeTopics
 from gateway.topics.partition_checkpoints import CHECKPOINTS_DIRECTORY, PartitionCheckpoints, Recovery
@@ -66,6 +67,8 @@ class TopicRegistry(ClusterTopics):
         self.checkpoints = PartitionCheckpoints(settings.log_dirs / CHECKPOINTS_DIRECTORY, storage.read)
         self.recovery = Recovery()
         self.takeover_retries = TakeoverRetries()  # partitions led here whose takeover failed
+        # told of every partition led here opened (the PartitionLog) or closed (None), in a cluster
+        self.leadership_watchers: list[Callable[[str, int, PartitionLog | None], None]] = []
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Recover every topic from the mesh, then keep the partitions' tasks running
@@ -251,9 +254,28 @@ class TopicRegistry(ClusterTopics):
         log.info("topic_created", topic=name, partitions=num_partitions, configs=overrides)
         return topic
 
-    async def auto_create(self, name: str) -> Topic | None:
-        """The topic, created with defaults if allowed and missing."""
+    async def internal(self, name: str) -> Topic:
+        """Kafka's internal topic `name`, created as Kafka creates it if missing (its partition count,
+        compacted, its id derived from its name); a gateway that is not the controller asks it to."""
         topic = self.topics.get(name)
+        if topic is not None:
+            return topic
+        if self._follows_controller:
+            await self.sharing.request_creation(name)
+            raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{name} is being created")
+        try:
+            return await self.create(name, INTERNAL_PARTITIONS[name], configs=INTERNAL_CONFIGS,
+                                     topic_id=internal_topic_id(name))
+        except KafkaError as exc:
+            if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:  # created meanwhile
+                raise
+            return self.topics[name]
+
+    async def auto_create(self, name: str) -> Topic | None:
+        """The topic, created with defaults if allowed and missing (an internal one as Kafka has it)."""
+        topic = self.topics.get(name)
+        if topic is None and name in INTERNAL_PARTITIONS:
+            return await self.internal(name)
         if topic is None and self.settings.auto_create_topics_enable and self._follows_controller:
             check_topic_name(name)  # refused here, as the controller would
             await self.sharing.request_creation(name)
@@ -299,6 +321,11 @@ class TopicRegistry(ClusterTopics):
         partition, topic.partitions[index] = topic.partitions[index], None
         partition.close()
         self.storage.release(partition.mesh)
+        self._leadership_changed(topic.name, index, None)
+
+    def _leadership_changed(self, topic: str, index: int, partition: PartitionLog | None) -> None:
+        for watcher in self.leadership_watchers:
+            watcher(topic, index, partition)
 
     def _deleted(self, name: str, ends: dict[str, int]) -> list[Discard]:
         """The directives emptying a deleted topic's partitions, kept to be sent again at start-up."""

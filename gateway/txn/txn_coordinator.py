@@ -58,8 +58,9 @@ class OffsetsTarget(Protocol):
 
 class TransactionCoordinator:
     def __init__(self, settings: BrokerSettings, journal: Journal, producer_ids: ProducerIds,
-                 groups: OffsetsTarget, partition_of: PartitionOf):
+                 groups: OffsetsTarget, partition_of: PartitionOf, coordinator_epoch: int = 0):
         self.journal = journal
+        self.coordinator_epoch = coordinator_epoch  # its partition's leader epoch in a cluster
         self.producer_ids = producer_ids
         self.groups = groups
         self.partition_of = partition_of
@@ -75,6 +76,10 @@ class TransactionCoordinator:
 
     def transactions(self) -> list[TransactionMetadata]:
         return list(self._transactions.values())
+
+    def unloaded(self) -> None:
+        """Another gateway coordinates these ids now: nothing waits here (completions are cancelled
+        with the coordinator, and the next one completes what was prepared)."""
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Load the journal, finish what was prepared, then abort timed-out transactions."""
@@ -193,7 +198,7 @@ class TransactionCoordinator:
         commit = txn.state == TxnState.PREPARE_COMMIT
         while True:
             try:
-                await write_markers(self.partition_of, txn, commit)
+                await write_markers(self.partition_of, txn, commit, self.coordinator_epoch)
                 if commit:
                     await self._apply_offsets(txn)
                 state = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT

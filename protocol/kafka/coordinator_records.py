@@ -23,6 +23,7 @@ from protocol.kafka.schema import F
 OFFSETS_TOPIC, OFFSETS_PARTITIONS = "__consumer_offsets", 50  # Kafka's offsets.topic.num.partitions
 TRANSACTIONS_TOPIC, TRANSACTIONS_PARTITIONS = "__transaction_state", 50  # transaction.state.log.num.partitions
 OFFSET_COMMIT_KEY, GROUP_METADATA_KEY, TRANSACTION_LOG_KEY = 1, 2, 0  # the keys' record types
+CONSUMER_GROUP_METADATA_KEY = 3
 OFFSET_COMMIT_VALUE_VERSION, EXPIRING_OFFSET_COMMIT_VALUE_VERSION = 3, 1
 GROUP_METADATA_VALUE_VERSION = 3
 TRANSACTION_LOG_VALUE_VERSION = 0
@@ -38,6 +39,8 @@ OffsetCommitValue = build_class("OffsetCommitValue", "OffsetCommitValue", (
     F("expire_timestamp", "int64", "1", default=-1, ignorable=True),
 ))
 GroupMetadataKey = build_class("GroupMetadataKey", "GroupMetadataKey", (F("group", "string"),))
+ConsumerGroupMetadataKey = build_class("ConsumerGroupMetadataKey", "ConsumerGroupMetadataKey",
+                                       (F("group_id", "string"),))
 GroupMetadataValue = build_class("GroupMetadataValue", "GroupMetadataValue", (
     F("protocol_type", "string"),
     F("generation", "int32"),
@@ -83,9 +86,16 @@ def encoded(version: int, message) -> bytes:
     return bytes(out)
 
 
+def consumer_group_metadata_value(epoch: int) -> bytes:
+    """ConsumerGroupMetadataValue version 0, a flexible version: the group epoch and no tagged field."""
+    return _INT16.pack(0) + struct.pack(">i", epoch) + b"\x00"
+
+
 def coordinator_partition(key: str, partitions: int) -> int:
-    """The partition of a group or transactional id: abs(key.hashCode()) % partitions, as Kafka has it."""
+    """The partition of a group or transactional id: Utils.abs(key.hashCode()) % partitions, as Kafka has
+    it (Utils.abs maps Integer.MIN_VALUE to 0; a mask would move every other negative code elsewhere)."""
     code = 0
     for unit in struct.unpack(f">{len(key.encode('utf-16-be')) // 2}H", key.encode("utf-16-be")):
         code = (code * 31 + unit) & 0xFFFFFFFF
-    return (code & 0x7FFFFFFF) % partitions
+    signed = code - (1 << 32) if code & 0x80000000 else code
+    return (0 if signed == -(1 << 31) else abs(signed)) % partitions

@@ -198,10 +198,10 @@ def test_gateways_list_each_other_and_spread_partition_leadership(tmp_path):
             assert sorted(g.value for g in got) == sorted(s.value for s in sent), name
 
 
-def test_gateways_send_clients_to_the_leader_the_controller_and_the_coordinator(tmp_path):
+def test_gateways_send_clients_to_the_leader_and_the_controller(tmp_path):
     """What a client hears from a gateway that does not lead a partition (KIP-951's current
-    leader and its endpoint where the version has them), is not the controller, or not the
-    coordinator."""
+    leader and its endpoint where the version has them), or is not the controller (coordinators:
+    test_cluster_coordinators.py)."""
     with gateway_cluster(tmp_path) as gateways:
         create_topic_through(gateways[0], "routed")
         wait_until(lambda: spread_over(gateways[0], "routed", {1, 2, 3}), 30, "partitions led by all three")
@@ -235,8 +235,6 @@ def test_gateways_send_clients_to_the_leader_the_controller_and_the_coordinator(
             created = connection.call(CREATE_TOPICS, 5, CREATE_TOPICS.Request(topics=[
                 CREATE_TOPICS.Request.Topics(name="not-here", num_partitions=1, replication_factor=1)]))
             assert created.topics[0].error_code == ErrorCode.NOT_CONTROLLER
-            coordinator = connection.call(FIND_COORDINATOR, 4, FIND_COORDINATOR.Request(coordinator_keys=["g"]))
-            assert (coordinator.coordinators[0].node_id, coordinator.coordinators[0].port) == (1, gateways[0].port)
         finally:
             connection.close()
 
@@ -401,24 +399,3 @@ def test_records_deleted_where_a_follower_leads_stay_deleted_after_it_dies(tmp_p
         wait_until(lambda: spread_over(gateways[0], "trimmed", {1, 2}), 30, "its partitions moved")
         got = consume(gateways[1].bootstrap, "trimmed", [number], 10)
         assert [g.offset for g in got] == list(range(10, 20))
-
-
-def test_group_commits_reach_the_internal_offsets_topic_the_controller_leads(tmp_path):
-    """The coordinators are the controller's, so are Kafka's internal topics: every partition of
-    __consumer_offsets is led there, and commits of many groups (over many of its partitions) leave
-    every gateway serving."""
-    with gateway_cluster(tmp_path) as gateways:
-        create_topic_through(gateways[0], "committed")
-        wait_until(lambda: spread_over(gateways[0], "committed", {1, 2, 3}), 30, "partitions led by all three")
-        for group in (f"group-{n}" for n in range(12)):
-            consumer = Consumer({"bootstrap.servers": gateways[1].bootstrap, "group.id": group,
-                                 "enable.auto.commit": False})
-            try:
-                consumer.commit(offsets=[TopicPartition("committed", 0, 7)], asynchronous=False)
-            finally:
-                consumer.close()
-        wait_until(lambda: set(leaders(gateways[2], "__consumer_offsets").values()) == {1}, 30,
-                   "__consumer_offsets led by the controller alone")
-        for gateway in gateways:
-            assert gateway.process.poll() is None, f"gateway {gateway.port} exited"
-            assert accepts(gateway.port)

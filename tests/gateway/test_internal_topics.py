@@ -30,7 +30,8 @@ def kafka_partition(key: str, partitions: int = 50) -> int:
     code = 0
     for (unit,) in struct.iter_unpack(">H", units):
         code = (31 * code + unit) % 2**32
-    return (code & 0x7FFFFFFF) % partitions
+    signed = code - 2**32 if code >= 2**31 else code
+    return (0 if signed == -(2**31) else abs(signed)) % partitions
 
 
 class Reader:

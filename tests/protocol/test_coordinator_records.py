@@ -22,7 +22,8 @@ def test_the_partition_is_javas_string_hash_made_positive(key, partitions):
 def test_known_java_hashes():
     assert coordinator_partition("", 50) == 0
     assert coordinator_partition("a", 50) == 97 % 50
-    assert coordinator_partition("polygenelubricants", 50) == 0  # hashCode is -2^31: abs keeps it positive
+    assert coordinator_partition("polygenelubricants", 50) == 0  # hashCode is -2^31: Utils.abs makes it 0
+    assert coordinator_partition("my-group", 50) == 1906497762 % 50  # hashCode is -1906497762
 
 
 @given(offset=st.integers(0, 2**63 - 1), epoch=st.integers(-1, 2**31 - 1), metadata=names,

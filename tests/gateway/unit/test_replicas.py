@@ -8,19 +8,18 @@ from gateway.cluster.replicas import adopted, successor
 
 def test_new_partitions_start_with_the_gateway_leading_fewest_and_list_every_live_one():
     load = Counter({1: 2, 2: 1, 3: 1})
-    assert successor(None, None, {1, 2, 3}, load) == (2, [2, 3, 1])
+    assert successor(None, {1, 2, 3}, load) == (2, [2, 3, 1])
 
 
 def test_a_leaderless_partition_goes_to_the_live_replica_leading_fewest_the_earlier_on_a_tie():
     value = {"leader": 3, "epoch": 4, "replicas": [3, 1, 2]}
-    assert successor(value, None, {1, 2}, Counter({1: 1, 2: 1})) == (1, [3, 1, 2])
-    assert successor(value, None, {1, 2}, Counter({1: 2, 2: 1})) == (2, [3, 1, 2])
+    assert successor(value, {1, 2}, Counter({1: 1, 2: 1})) == (1, [3, 1, 2])
+    assert successor(value, {1, 2}, Counter({1: 2, 2: 1})) == (2, [3, 1, 2])
 
 
-def test_a_leader_outside_the_list_joins_it_and_internal_topics_stay_the_controllers():
-    assert successor({"leader": 3, "epoch": 0, "replicas": [3]}, None, {1, 2}, Counter()) == (1, [3, 1])
-    assert successor({"leader": 3, "epoch": 0}, None, {2}, Counter()) == (2, [3, 2])  # a key from before replicas
-    assert successor(None, 2, {1, 2, 3}, Counter()) == (2, [2])
+def test_a_leader_outside_the_list_joins_it():
+    assert successor({"leader": 3, "epoch": 0, "replicas": [3]}, {1, 2}, Counter()) == (1, [3, 1])
+    assert successor({"leader": 3, "epoch": 0}, {2}, Counter()) == (2, [3, 2])  # a key from before replicas
 
 
 def test_a_new_gateway_is_first_in_its_share_taken_from_those_first_in_most():
