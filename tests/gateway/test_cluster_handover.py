@@ -136,7 +136,7 @@ def test_a_rolling_restart_fails_no_request_and_gives_each_gateway_its_partition
     with gateway_cluster(tmp_path, 3, *FAST_REBALANCE) as gateways:
         create_topic_through(gateways[0], TOPIC)
         wait_until(lambda: preferred_leaders_lead(gateways[0]), 30, "partitions led by their preferred leaders")
-        commit_offset(gateways[1], 7)  # __consumer_offsets: the controller's, it moves with the controller key
+        commit_offset(gateways[1], 7)  # in __consumer_offsets: its partition (the coordinator) is handed over too
         traffic = Traffic(gateways)
         try:
             traffic.wait_for(500, "records acknowledged before the restarts")
@@ -153,7 +153,7 @@ def test_a_rolling_restart_fails_no_request_and_gives_each_gateway_its_partition
         traffic.check()
         assert committed_offset(gateways[2]) == 7
         assert not re.search(r"partition_leader_assigned.* leader=1 .*previous=1 ", gateways[0].log_path.read_text()), \
-            "the stopping controller gave its internal topics to itself again"
+            "the stopping controller gave a partition to itself again"
 
 
 def commit_offset(gateway, offset: int) -> None:
