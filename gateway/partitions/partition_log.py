@@ -325,8 +325,8 @@ class PartitionLog:
     async def read(self, offset: int, max_bytes: int, *, limit: int | None = None) -> list[StoredBatch]:
         """Batches from the one holding `offset` up to `limit` (the watermark by
         default), at least one batch if any, within `max_bytes` otherwise; batches
-        that compaction left empty are skipped, and so are those of an aborted
-        transaction whose marker was read emptied, from a store not cleaned yet.
+        that compaction left empty are skipped, and so are those of a transaction
+        whose marker was read emptied, from a store not cleaned yet.
 
         An emptied ABORT marker read here makes the transaction index forget its
         transaction (a store empties it only after its records). A read during which
@@ -354,7 +354,7 @@ class PartitionLog:
                 if batch.base_offset >= limit or (found and size + len(batch.data) > max_bytes):
                     return found
                 if not is_empty_batch(batch.data):
-                    if not self._cleaned_abort(batch):
+                    if not self._of_cleaned_transaction(batch):
                         found.append(batch)
                         size += len(batch.data)
                 elif RecordBatch(memoryview(batch.data)).is_control:
@@ -364,14 +364,15 @@ class PartitionLog:
                 break
         return found
 
-    def _cleaned_abort(self, batch: StoredBatch) -> bool:
-        """Whether `batch` is of an aborted transaction whose marker a store emptied, served by
-        a store that has not cleaned it yet: dropped, as the cleaned stores dropped it."""
+    def _of_cleaned_transaction(self, batch: StoredBatch) -> bool:
+        """Whether `batch` is of a transaction whose marker a store emptied (see TransactionIndex),
+        served by a store that has not cleaned it yet: dropped, as the cleaned stores dropped it."""
         transactions = self.producers.transactions
         if not transactions.has_cleaned:
             return False
         header = RecordBatch(memoryview(batch.data))
-        return header.is_transactional and transactions.is_cleaned_abort(header.producer_id, batch.base_offset)
+        return header.is_transactional and transactions.in_cleaned_transaction(header.producer_id,
+                                                                               batch.base_offset)
 
     async def _batches_from(self, sequence: int, max_bytes: int) -> list[StoredBatch]:
         if self._tail and sequence >= self._tail[0].sequence:

@@ -8,12 +8,13 @@ with each fetch, so every aborted transaction is remembered with its first
 and last (marker) offset, until compaction removes its marker (Kafka's cleaner
 drops the transaction index entry with the marker).
 
-A forgotten transaction stays known as cleaned: with several stores, a read may
-still take its records, or its marker not emptied, from a store that has not
-cleaned yet, and reads drop those batches (`is_cleaned_abort`) so that every
-consumer sees the cleaned log whichever store answers. One (first, marker)
-pair is kept a cleaned transaction until the log start passes its marker: a
-compacted topic without retention keeps them all, as it kept them aborted.
+A forgotten transaction stays known as cleaned, and so does one whose marker
+start-up replays emptied: with several stores, a read may still take its
+records, or its marker not emptied, from a store that has not cleaned yet, and
+reads drop those batches (`in_cleaned_transaction`) so that every consumer sees
+the cleaned log whichever store answers. A cleaned transaction, one (first,
+marker) pair, is kept until the log start passes its marker: a compacted topic
+without retention keeps them all, as it kept them aborted.
 """
 
 from __future__ import annotations
@@ -43,15 +44,23 @@ class TransactionIndex:
         """Note a transactional batch; the first of a transaction opens it."""
         self.ongoing.setdefault(producer_id, first_offset)
 
-    def end(self, producer_id: int, marker_offset: int, *, aborted: bool) -> None:
-        """A marker closes the producer's transaction (a marker for none changes nothing)."""
+    def end(self, producer_id: int, marker_offset: int, *, aborted: bool | None) -> None:
+        """A marker closes the producer's transaction (a marker for none changes nothing).
+        `aborted` None: a marker replayed emptied, of either kind; its transaction is kept
+        as cleaned, as nothing of it is left in the store it came from, and all stores
+        clean alike."""
         first = self.ongoing.pop(producer_id, None)
         if first is None:
             return
         self._ending.append((first, marker_offset))
-        if aborted:
+        if aborted is None:
+            self._clean(producer_id, first, marker_offset)
+        elif aborted:
             self._aborted.append(AbortedTransaction(producer_id, first, marker_offset))
             self._aborted_ends.append(marker_offset)
+
+    def _clean(self, producer_id: int, first_offset: int, marker_offset: int) -> None:
+        bisect.insort(self._cleaned.setdefault(producer_id, []), (first_offset, marker_offset))
 
     def last_stable_offset(self, high_watermark: int) -> int:
         self._ending = [(first, marker) for first, marker in self._ending if marker >= high_watermark]
@@ -70,17 +79,16 @@ class TransactionIndex:
         if at < len(self._aborted_ends) and self._aborted_ends[at] == marker_offset:
             aborted = self._aborted.pop(at)
             del self._aborted_ends[at]
-            bisect.insort(self._cleaned.setdefault(aborted.producer_id, []),
-                          (aborted.first_offset, aborted.last_offset))
+            self._clean(aborted.producer_id, aborted.first_offset, aborted.last_offset)
             self.forgotten += 1
 
     @property
     def has_cleaned(self) -> bool:
         return bool(self._cleaned)
 
-    def is_cleaned_abort(self, producer_id: int, offset: int) -> bool:
+    def in_cleaned_transaction(self, producer_id: int, offset: int) -> bool:
         """Whether a transactional batch of `producer_id` at `offset` belongs to a cleaned
-        aborted transaction, its marker included (a producer has one transaction at a time)."""
+        transaction, its marker included (a producer has one transaction at a time)."""
         ranges = self._cleaned.get(producer_id)
         if not ranges:
             return False

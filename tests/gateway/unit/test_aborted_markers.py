@@ -58,8 +58,9 @@ class Stores:
         return answer
 
 
-async def partition(stores: Stores) -> PartitionLog:
-    offsets, producers, _ = await recovered_state(_contents(PRODUCED))
+async def partition(stores: Stores, replayed=PRODUCED) -> PartitionLog:
+    """The partition as a gateway that replayed `replayed` (no checkpoint) starts it."""
+    offsets, producers, _ = await recovered_state(_contents(replayed))
     return PartitionLog("t", 0, Mesh(), stores.read, offsets, producers, min_insync=1, tail_bytes=0,
                         live_stores=lambda: 1, lag_s=10)
 
@@ -162,9 +163,16 @@ def test_cleaned_aborted_transactions_are_kept_until_the_log_start_passes_their_
     index.forget_aborted(2)
     index.forget_aborted(9)
     restored = TransactionIndex.restored(index.state())
-    assert [offset for offset in range(11) if restored.is_cleaned_abort(PRODUCER, offset)] == [0, 1, 2, 8, 9]
-    assert not restored.is_cleaned_abort(PRODUCER + 1, 0)
+    assert [offset for offset in range(11) if restored.in_cleaned_transaction(PRODUCER, offset)] == [0, 1, 2, 8, 9]
+    assert not restored.in_cleaned_transaction(PRODUCER + 1, 0)
     restored.drop_cleaned_before(3)
-    assert [offset for offset in range(11) if restored.is_cleaned_abort(PRODUCER, offset)] == [8, 9]
+    assert [offset for offset in range(11) if restored.in_cleaned_transaction(PRODUCER, offset)] == [8, 9]
     restored.drop_cleaned_before(10)
     assert not restored.has_cleaned
+
+
+async def test_a_gateway_that_replayed_a_cleaned_store_drops_the_transaction_from_one_not_cleaned_yet():
+    log = await partition(Stores(), replayed=CLEANED)  # the marker replayed emptied: ABORT or COMMIT
+    batches = await log.read(0, 1 << 20, limit=log.last_stable_offset)
+    assert [batch.base_offset for batch in batches] == [1, 3, 4]
+    assert log.aborted_transactions(0, 5) == []
