@@ -326,7 +326,8 @@ class PartitionLog:
     async def read(self, offset: int, max_bytes: int, *, limit: int | None = None) -> list[StoredBatch]:
         """Batches from the one holding `offset` up to `limit` (the watermark by
         default), at least one batch if any, within `max_bytes` otherwise; batches
-        that compaction left empty are skipped.
+        that compaction left empty are skipped, and so are those of a transaction
+        whose marker was read emptied, from a store not cleaned yet.
 
         An emptied ABORT marker read here makes the transaction index forget its
         transaction (a store empties it only after its records). A read during which
@@ -354,14 +355,25 @@ class PartitionLog:
                 if batch.base_offset >= limit or (found and size + len(batch.data) > max_bytes):
                     return found
                 if not is_empty_batch(batch.data):
-                    found.append(batch)
-                    size += len(batch.data)
+                    if not self._of_cleaned_transaction(batch):
+                        found.append(batch)
+                        size += len(batch.data)
                 elif RecordBatch(memoryview(batch.data)).is_control:
                     self.producers.transactions.forget_aborted(batch.base_offset)
             sequence = batches[-1].sequence + 1 if batches else self.offsets.next_sequence
             if sequence >= self.offsets.next_sequence:
                 break
         return found
+
+    def _of_cleaned_transaction(self, batch: StoredBatch) -> bool:
+        """Whether `batch` is of a transaction whose marker a store emptied (see TransactionIndex),
+        served by a store that has not cleaned it yet: dropped, as the cleaned stores dropped it."""
+        transactions = self.producers.transactions
+        if not transactions.has_cleaned:
+            return False
+        header = RecordBatch(memoryview(batch.data))
+        return header.is_transactional and transactions.in_cleaned_transaction(header.producer_id,
+                                                                               batch.base_offset)
 
     async def _batches_from(self, sequence: int, max_bytes: int) -> list[StoredBatch]:
         if self._tail and sequence >= self._tail[0].sequence:
@@ -429,6 +441,7 @@ class PartitionLog:
         if offset <= self.log_start_offset:
             return False
         self.log_start_offset = offset
+        self.producers.transactions.drop_cleaned_before(offset)
         self.offsets.drop_before(self.offsets.sequence_of(offset) if offset < self.offsets.next_offset
                                  else self.offsets.next_sequence)
         return True

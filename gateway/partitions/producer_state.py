@@ -135,7 +135,7 @@ class ProducerStates:
         entry.last_timestamp = batch.max_timestamp
         if batch.is_control:
             if batch.record_count == 0:  # a marker compaction removed with all its transaction's records
-                self.transactions.end(producer_id, base_offset, aborted=False)
+                self.transactions.end(producer_id, base_offset, aborted=None)
                 return
             marker = read_control_record(batch.records()[0])
             entry.coordinator_epoch = marker.coordinator_epoch

@@ -38,7 +38,7 @@ class PartitionCheckpoint:
     max_timestamps: array
     byte_ends: array
     producers: list  # [producer id, epoch, last timestamp, coordinator epoch, [[first, last, base, dafka], ...]]
-    transactions: dict  # "ongoing": [[producer id, first offset]], "ending": [[first, marker]], "aborted": [[id, first, last]]
+    transactions: dict  # "ongoing": [[producer id, first offset]], "ending": [[first, marker]], "aborted"/"cleaned": [[id, first, last]]
 
     @property
     def last_sequence(self) -> int:

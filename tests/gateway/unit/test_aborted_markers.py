@@ -2,6 +2,7 @@
 transaction when it reads the emptied marker, and never reports it with a read that
 skipped the marker, nor leaves it out of one that returns its records."""
 
+import itertools
 from pickle import PickleBuffer
 
 from gateway.partitions.partition_log import PartitionLog, recovered_state
@@ -57,8 +58,9 @@ class Stores:
         return answer
 
 
-async def partition(stores: Stores) -> PartitionLog:
-    offsets, producers, _ = await recovered_state(_contents(PRODUCED))
+async def partition(stores: Stores, replayed=PRODUCED) -> PartitionLog:
+    """The partition as a gateway that replayed `replayed` (no checkpoint) starts it."""
+    offsets, producers, _ = await recovered_state(_contents(replayed))
     return PartitionLog("t", 0, Mesh(), stores.read, offsets, producers, min_insync=1, tail_bytes=0,
                         live_stores=lambda: 1, lag_s=10)
 
@@ -75,11 +77,17 @@ async def read_committed(log: PartitionLog, offset: int) -> tuple[list[int], lis
     return [batch.base_offset for batch in batches], aborted
 
 
-def test_the_index_forgets_an_aborted_transaction_by_its_marker():
+def three_aborted() -> TransactionIndex:
+    """An index of three aborted transactions: offsets 0-2, 5-6 and 8-9."""
     index = TransactionIndex()
     for first, marker_offset in ((0, 2), (5, 6), (8, 9)):
         index.begin(PRODUCER, first)
         index.end(PRODUCER, marker_offset, aborted=True)
+    return index
+
+
+def test_the_index_forgets_an_aborted_transaction_by_its_marker():
+    index = three_aborted()
     index.forget_aborted(6)
     index.forget_aborted(7)  # no aborted transaction ends there
     assert index.aborted_between(0, 10) == [AbortedTransaction(PRODUCER, 0, 2), AbortedTransaction(PRODUCER, 8, 9)]
@@ -126,4 +134,45 @@ async def test_the_cleaning_check_forgets_markers_emptied_below_the_tombstone_ho
     assert log.aborted_transactions(0, 5) == [ABORTED]
     log.cleaning.tombstones_before = 3
     await log.forget_emptied_markers()
+    assert log.aborted_transactions(0, 5) == []
+
+
+class TwoStores(Stores):
+    """Two stores, one cleaned and one not: each read is answered by the next in turn."""
+
+    def __init__(self):
+        super().__init__()
+        self.views = itertools.cycle([CLEANED, PRODUCED])
+
+    async def read(self, subject: str, uuid: str, first: int, count: int) -> list[tuple[int, bytes]]:
+        self.log = next(self.views)
+        return await super().read(subject, uuid, first, count)
+
+
+async def test_a_store_not_cleaned_yet_serves_no_record_nor_marker_of_a_transaction_another_emptied():
+    log = await partition(TwoStores())
+    assert await read_committed(log, 2) == ([3], [])  # the cleaned store: the marker is read emptied
+    for limit in (log.last_stable_offset, None):  # read_committed, read_uncommitted: the uncleaned store
+        batches = await log.read(0, 1 << 20, limit=limit)
+        assert [batch.base_offset for batch in batches] == [1, 3, 4]  # the producer's commit is kept
+    assert log.aborted_transactions(0, 5) == []
+
+
+def test_cleaned_aborted_transactions_are_kept_until_the_log_start_passes_their_marker():
+    index = three_aborted()
+    index.forget_aborted(2)
+    index.forget_aborted(9)
+    restored = TransactionIndex.restored(index.state())
+    assert [offset for offset in range(11) if restored.in_cleaned_transaction(PRODUCER, offset)] == [0, 1, 2, 8, 9]
+    assert not restored.in_cleaned_transaction(PRODUCER + 1, 0)
+    restored.drop_cleaned_before(3)
+    assert [offset for offset in range(11) if restored.in_cleaned_transaction(PRODUCER, offset)] == [8, 9]
+    restored.drop_cleaned_before(10)
+    assert not restored.has_cleaned
+
+
+async def test_a_gateway_that_replayed_a_cleaned_store_drops_the_transaction_from_one_not_cleaned_yet():
+    log = await partition(Stores(), replayed=CLEANED)  # the marker replayed emptied: ABORT or COMMIT
+    batches = await log.read(0, 1 << 20, limit=log.last_stable_offset)
+    assert [batch.base_offset for batch in batches] == [1, 3, 4]
     assert log.aborted_transactions(0, 5) == []
