@@ -42,6 +42,7 @@ class Traffic:
         self.failed: list[str] = []
         self.consumed: dict[tuple[int, int], bytes] = {}  # (partition, offset) -> value
         self._stop = threading.Event()
+        self._produced = threading.Event()  # every answer in: only then may the consumer compare counts
         self._threads = [threading.Thread(target=self._produce), threading.Thread(target=self._consume)]
         for thread in self._threads:
             thread.start()
@@ -70,8 +71,8 @@ class Traffic:
         consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "unused", "enable.auto.commit": False})
         consumer.assign([TopicPartition(TOPIC, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
         try:
-            while not self._stop.is_set() or (len(self.consumed) < len(self.acknowledged)
-                                              and time.monotonic() < self._stopped_at + 90):
+            while not self._produced.is_set() or (len(self.consumed) < len(self.acknowledged)
+                                                  and time.monotonic() < self._stopped_at + 90):
                 for message in consumer.consume(num_messages=1000, timeout=0.2):
                     if message.error() is None:
                         self.consumed[(message.partition(), message.offset())] = message.value()
@@ -84,10 +85,14 @@ class Traffic:
         wait_until(lambda: len(self.acknowledged) >= count, 60, what)
 
     def stop(self) -> None:
-        self._stopped_at = time.monotonic()  # the consumer catches up for 90 s at most
+        """The producer flushed, then the consumer caught up (90 s at most): it may have read records
+        whose answers were still on their way, so it stops comparing counts only once all came."""
         self._stop.set()
-        for thread in self._threads:
-            thread.join(120)
+        producing, consuming = self._threads
+        producing.join(120)
+        self._stopped_at = time.monotonic()
+        self._produced.set()
+        consuming.join(120)
 
     def check(self) -> None:
         assert not self.failed, f"{len(self.failed)} failed deliveries, e.g. {self.failed[:3]}"
