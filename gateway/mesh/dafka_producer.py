@@ -72,7 +72,7 @@ class ProducerPartition:
         self._unacked: deque = deque()  # contents from sequence `_first_unacked` on
         self._first_unacked = next_sequence
         self._acked_by: dict[str, int] = {}  # store -> highest sequence it ACKed
-        self._waiters: list[tuple[int, int, trio.Event]] = []
+        self._waiters: list[tuple[int, int, Callable[[], None]]] = []  # (sequence, stores, called once acked)
         self._diverged_stores: set[str] = set()  # stores that ACKed sequences we never published
         self._failed_stores: dict[str, int] = {}  # store whose disk failed -> sequence it must hold again
         self._prefix = content_prefix(Record(uuid, subject, 0, b""))
@@ -120,8 +120,13 @@ class ProducerPartition:
             await trio.lowlevel.checkpoint()
             return
         event = trio.Event()
-        self._waiters.append((sequence, stores, event))
+        self.call_when_acked(sequence, stores, event.set)
         await event.wait()
+
+    def call_when_acked(self, sequence: int, stores: int, callback: Callable[[], None]) -> None:
+        """Call `callback` once `stores` distinct stores have ACKed every record up to
+        `sequence`, or the partition is deposed (the caller checks first that neither is so)."""
+        self._waiters.append((sequence, stores, callback))
 
     def watch_acks(self, listener: Callable[[], None] | None) -> None:
         """Call `listener` (None: nobody) whenever a store ACKs more of this partition."""
@@ -171,8 +176,8 @@ class ProducerPartition:
             self.producer.node.log.warning("partition_deposed", subject=self.subject, partition=self.uuid,
                                            epoch=self.epoch, store=store, store_epoch=epoch)
         self.deposed_by = max(epoch, self.deposed_by or epoch)
-        for _, _, event in self._waiters:
-            event.set()
+        for _, _, callback in self._waiters:
+            callback()
         self._waiters = []
 
     def announcement(self) -> list:
@@ -207,7 +212,7 @@ class ProducerPartition:
         waiting = []
         for waiter in self._waiters:
             if self._covered(waiter[0]) >= waiter[1]:
-                waiter[2].set()
+                waiter[2]()
             else:
                 waiting.append(waiter)
         self._waiters = waiting
