@@ -191,12 +191,21 @@ class Connection:
         frames.filled(count)
         return count
 
-    async def _send(self, pieces: list) -> None:
+    async def _send(self, pieces: list) -> bool:
+        """Whether `pieces` went out within send.timeout (else the client is not reading)."""
         if not isinstance(self.stream, trio.SocketStream):  # TLS: one write, not a record per small piece
-            await self.stream.send_all(b"".join(pieces))
-            return
-        with _broken_on_os_error():  # record data goes out from where it lies: one sendmsg for many buffers
-            await send_gathered(self.stream.socket, pieces)
+            with trio.move_on_after(self.limits.send_timeout_s):
+                await self.stream.send_all(b"".join(pieces))
+                return True
+            return False
+        gathered = GatheredSend(pieces)  # record data goes out from where it lies: one call for many buffers
+        with _broken_on_os_error():
+            if gathered.send_now(self.stream.socket.fileno()):  # the common case: no timer, no yield
+                return True
+            with trio.move_on_after(self.limits.send_timeout_s):
+                await gathered.send_all(self.stream.socket)
+                return True
+        return False
 
     async def _admit(self, frames: FrameReader) -> None:
         """Before receiving more: the request under way reserved in the request memory once its
@@ -307,12 +316,9 @@ class Connection:
                     break
             answered, slot, close = await self._ready_responses(slot)
             pieces = [piece for done in answered if done.payload for piece in done.payload]
-            if pieces:
-                with trio.move_on_after(self.limits.send_timeout_s) as stuck:
-                    await self._send(pieces)
-                if stuck.cancelled_caught:
-                    self.log.warning("client_not_reading", seconds=self.limits.send_timeout_s)
-                    break
+            if pieces and not await self._send(pieces):
+                self.log.warning("client_not_reading", seconds=self.limits.send_timeout_s)
+                break
             self._sent(answered)
             if close:
                 break
@@ -352,14 +358,34 @@ def _broken_on_os_error():
         raise trio.BrokenResourceError(f"socket connection broken: {exc}") from exc
 
 
-async def send_gathered(socket, pieces: list) -> None:
-    """Send every buffer of `pieces`, in order, with as few system calls as the kernel allows."""
-    pending = [memoryview(piece) for piece in pieces]
-    first = 0
-    while first < len(pending):
-        sent = await socket.sendmsg(pending[first : first + IOV_MAX])
-        while first < len(pending) and sent >= pending[first].nbytes:
-            sent -= pending[first].nbytes
-            first += 1
-        if sent:
-            pending[first] = pending[first][sent:]
+class GatheredSend:
+    """Buffers to send in order, with as few system calls as the kernel allows (writev)."""
+
+    def __init__(self, pieces: list):
+        self._pending = [memoryview(piece) for piece in pieces]
+        self._first = 0
+
+    def send_now(self, fd: int) -> bool:
+        """Send what the socket takes without waiting; whether all is sent."""
+        pending = self._pending
+        while self._first < len(pending):
+            try:
+                sent = os.writev(fd, pending[self._first : self._first + IOV_MAX])
+            except BlockingIOError:
+                return False
+            while self._first < len(pending) and sent >= pending[self._first].nbytes:
+                sent -= pending[self._first].nbytes
+                self._first += 1
+            if sent:
+                pending[self._first] = pending[self._first][sent:]
+        return True
+
+    async def send_all(self, socket) -> None:
+        """Send the rest, waiting while the socket is full.
+
+        Unlike trio's socket calls this takes no scheduling point after a send that did not
+        have to wait. That is safe for the connection's writer: it yields whenever it waits for
+        an answer, and it has at most max_in_flight answers to send before it must; a
+        cancellation is taken at the next wait, after bytes that are whole answers anyway."""
+        while not self.send_now(socket.fileno()):
+            await trio.lowlevel.wait_writable(socket)
