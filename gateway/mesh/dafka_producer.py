@@ -75,6 +75,7 @@ class ProducerPartition:
         self._waiters: list[tuple[int, int, Callable[[], None]]] = []  # (sequence, stores, called once acked)
         self._diverged_stores: set[str] = set()  # stores that ACKed sequences we never published
         self._failed_stores: dict[str, int] = {}  # store whose disk failed -> sequence it must hold again
+        self._holding: list[int] | None = None  # what counting stores ACKed, highest first (None: sort again)
         self._prefix = content_prefix(Record(uuid, subject, 0, b""))
         self._acks_listener: Callable[[], None] | None = None
 
@@ -135,8 +136,10 @@ class ProducerPartition:
     def acked_through(self, stores: int) -> int:
         """The highest sequence that at least `stores` distinct stores hold, with all before it (-1: none);
         stores whose disk failed do not count until they have written again."""
-        acked = sorted((sequence for store, sequence in self._acked_by.items() if store not in self._failed_stores),
-                       reverse=True)
+        acked = self._holding  # asked several times per request, changed once per ACK
+        if acked is None:
+            acked = self._holding = sorted((sequence for store, sequence in self._acked_by.items()
+                                            if store not in self._failed_stores), reverse=True)
         return acked[stores - 1] if 0 < stores <= len(acked) else -1
 
     def acked_by(self, store: str) -> int:
@@ -148,6 +151,7 @@ class ProducerPartition:
         only once it holds them all, which a store restarted on a failing disk never does."""
         if self._acked_by.get(store, -1) < self.next_sequence - 1:
             self._failed_stores[store] = self.next_sequence - 1
+            self._holding = None
 
     def on_plain_ack(self, store: str, sequence: int) -> None:
         """An ACK of a store that was never fenced: it counts unless we were."""
@@ -189,8 +193,9 @@ class ProducerPartition:
     def on_ack(self, store: str, sequence: int) -> None:
         if store in self._diverged_stores:
             return
-        if self._failed_stores.get(store, sequence) <= sequence:
-            self._failed_stores.pop(store, None)
+        if store in self._failed_stores and self._failed_stores[store] <= sequence:
+            del self._failed_stores[store]
+            self._holding = None
         if sequence >= self.next_sequence:
             # The store holds sequences this partition never published: another life of it
             # went further than we were told. Its ACKs would pass its records off as ours,
@@ -202,6 +207,7 @@ class ProducerPartition:
         if sequence <= self._acked_by.get(store, -1):
             return
         self._acked_by[store] = sequence
+        self._holding = None
         freed = 0
         while self._unacked and self._first_unacked <= sequence:
             freed += len(self._unacked.popleft())
