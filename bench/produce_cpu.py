@@ -114,7 +114,8 @@ def main() -> None:
         tasks = directory / "task-cpu"
         if arguments.per_task:  # inherited by the gateway and its store
             os.environ["BENCH_TASK_CPU"] = str(tasks)
-            os.environ["PYTHONPATH"] = str(Path(__file__).resolve().parent / "task_cpu")
+            instrument = str(Path(__file__).resolve().parent / "task_cpu")  # before a PYTHONPATH of another build
+            os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [instrument, os.environ.get("PYTHONPATH")]))
         gateway: Target = start_gateway(stack, directory)
         topic = create_topic(gateway, 1)
         run(gateway.bootstrap, topic, 1000, arguments.in_flight)  # warm up

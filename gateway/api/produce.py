@@ -97,7 +97,8 @@ async def produce(request: Request, services: Services):
     published = trio.current_time()
     deadline = published + max(body.timeout_ms, 0) / 1000
     return Deferred(lambda: _when_stored(response, appended, published, deadline),
-                    lambda: all(partition.is_stored(sequence, stores) for _, partition, sequence, stores in appended))
+                    lambda: all(partition.is_stored(sequence, stores) for _, partition, sequence, stores in appended),
+                    lambda callback: _call_when_stored(appended, deadline, callback))
 
 
 def _throttle(request: Request, services: Services) -> int:
@@ -160,6 +161,16 @@ def _produce_rules(config) -> _ProduceRules:
     return _ProduceRules(int(config("max.message.bytes")), topic_codec(config), timestamp_bounds(config, 0),
                          "compact" in config("cleanup.policy").split(","),
                          config("message.timestamp.type") == "LogAppendTime")
+
+
+def _call_when_stored(appended, deadline: float, callback) -> float:
+    """Call `callback` once the first batch not stored yet is (or never will be); the deadline."""
+    for _, partition, sequence, stores in appended:
+        if not partition.is_stored(sequence, stores):
+            partition.call_when_stored(sequence, stores, callback)
+            return deadline
+    callback()
+    return deadline
 
 
 async def _when_stored(response, appended, published: float, deadline: float):

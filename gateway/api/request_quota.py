@@ -26,7 +26,7 @@ def measured(handler):
             return answer
         request.connection.throttle(throttle_ms)
         if isinstance(answer, Deferred):
-            return Deferred(lambda: _later(answer, throttle_ms), answer.ready)
+            return answer.then(lambda: _later(answer, throttle_ms))
         return _throttled(answer, throttle_ms)
 
     return handle

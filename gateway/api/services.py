@@ -118,6 +118,8 @@ class Partition(Protocol):
 
     async def wait_stored(self, sequence: int, stores: int) -> None: ...
 
+    def call_when_stored(self, sequence: int, stores: int, callback: Callable[[], None]) -> None: ...
+
 
 class Topics(Protocol):
     """The topics and their partitions."""

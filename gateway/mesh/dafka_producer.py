@@ -72,9 +72,10 @@ class ProducerPartition:
         self._unacked: deque = deque()  # contents from sequence `_first_unacked` on
         self._first_unacked = next_sequence
         self._acked_by: dict[str, int] = {}  # store -> highest sequence it ACKed
-        self._waiters: list[tuple[int, int, trio.Event]] = []
+        self._waiters: list[tuple[int, int, Callable[[], None]]] = []  # (sequence, stores, called once acked)
         self._diverged_stores: set[str] = set()  # stores that ACKed sequences we never published
         self._failed_stores: dict[str, int] = {}  # store whose disk failed -> sequence it must hold again
+        self._holding: list[int] | None = None  # what counting stores ACKed, highest first (None: sort again)
         self._prefix = content_prefix(Record(uuid, subject, 0, b""))
         self._acks_listener: Callable[[], None] | None = None
 
@@ -120,8 +121,13 @@ class ProducerPartition:
             await trio.lowlevel.checkpoint()
             return
         event = trio.Event()
-        self._waiters.append((sequence, stores, event))
+        self.call_when_acked(sequence, stores, event.set)
         await event.wait()
+
+    def call_when_acked(self, sequence: int, stores: int, callback: Callable[[], None]) -> None:
+        """Call `callback` once `stores` distinct stores have ACKed every record up to
+        `sequence`, or the partition is deposed (the caller checks first that neither is so)."""
+        self._waiters.append((sequence, stores, callback))
 
     def watch_acks(self, listener: Callable[[], None] | None) -> None:
         """Call `listener` (None: nobody) whenever a store ACKs more of this partition."""
@@ -130,8 +136,10 @@ class ProducerPartition:
     def acked_through(self, stores: int) -> int:
         """The highest sequence that at least `stores` distinct stores hold, with all before it (-1: none);
         stores whose disk failed do not count until they have written again."""
-        acked = sorted((sequence for store, sequence in self._acked_by.items() if store not in self._failed_stores),
-                       reverse=True)
+        acked = self._holding  # asked several times per request, changed once per ACK
+        if acked is None:
+            acked = self._holding = sorted((sequence for store, sequence in self._acked_by.items()
+                                            if store not in self._failed_stores), reverse=True)
         return acked[stores - 1] if 0 < stores <= len(acked) else -1
 
     def acked_by(self, store: str) -> int:
@@ -143,6 +151,7 @@ class ProducerPartition:
         only once it holds them all, which a store restarted on a failing disk never does."""
         if self._acked_by.get(store, -1) < self.next_sequence - 1:
             self._failed_stores[store] = self.next_sequence - 1
+            self._holding = None
 
     def on_plain_ack(self, store: str, sequence: int) -> None:
         """An ACK of a store that was never fenced: it counts unless we were."""
@@ -171,8 +180,8 @@ class ProducerPartition:
             self.producer.node.log.warning("partition_deposed", subject=self.subject, partition=self.uuid,
                                            epoch=self.epoch, store=store, store_epoch=epoch)
         self.deposed_by = max(epoch, self.deposed_by or epoch)
-        for _, _, event in self._waiters:
-            event.set()
+        for _, _, callback in self._waiters:
+            callback()
         self._waiters = []
 
     def announcement(self) -> list:
@@ -184,8 +193,9 @@ class ProducerPartition:
     def on_ack(self, store: str, sequence: int) -> None:
         if store in self._diverged_stores:
             return
-        if self._failed_stores.get(store, sequence) <= sequence:
-            self._failed_stores.pop(store, None)
+        if store in self._failed_stores and self._failed_stores[store] <= sequence:
+            del self._failed_stores[store]
+            self._holding = None
         if sequence >= self.next_sequence:
             # The store holds sequences this partition never published: another life of it
             # went further than we were told. Its ACKs would pass its records off as ours,
@@ -197,6 +207,7 @@ class ProducerPartition:
         if sequence <= self._acked_by.get(store, -1):
             return
         self._acked_by[store] = sequence
+        self._holding = None
         freed = 0
         while self._unacked and self._first_unacked <= sequence:
             freed += len(self._unacked.popleft())
@@ -207,7 +218,7 @@ class ProducerPartition:
         waiting = []
         for waiter in self._waiters:
             if self._covered(waiter[0]) >= waiter[1]:
-                waiter[2].set()
+                waiter[2]()
             else:
                 waiting.append(waiter)
         self._waiters = waiting

@@ -64,6 +64,8 @@ class MeshPartition(Protocol):
 
     async def wait_acked(self, sequence: int, stores: int) -> None: ...
 
+    def call_when_acked(self, sequence: int, stores: int, callback: Callable[[], None]) -> None: ...
+
     def has_room(self, size: int) -> bool: ...
 
     def acked_through(self, stores: int) -> int: ...
@@ -116,6 +118,7 @@ class PartitionLog:
         self._tail_limit = tail_bytes
         self._fetch_waiters = WatermarkWaiters()
         self._store_waits: dict[trio.CancelScope, int] = {}  # produce waits -> the stores each needs
+        self._store_calls: dict[Callable[[], None], int] = {}  # call_when_stored's -> the stores each needs
         self._scope = trio.CancelScope()
         mesh.watch_acks(self._acks_moved)  # the watermark moves with each ACK, no task between
 
@@ -165,6 +168,11 @@ class PartitionLog:
             for waiting, stores in self._store_waits.items():
                 if in_sync < stores:
                     waiting.cancel()
+        if self._store_calls:
+            in_sync = self.in_sync_stores()
+            for call, stores in list(self._store_calls.items()):
+                if in_sync < stores:
+                    call()
 
     @property
     def next_offset(self) -> int:
@@ -258,6 +266,22 @@ class PartitionLog:
         # No watermark to move here: the ACK that stored it moved it (`watch_acks`) before waking
         # this wait, to what k <= min_insync stores hold, so past it for acks=all (as in Kafka).
 
+    def call_when_stored(self, sequence: int, stores: int, callback: Callable[[], None]) -> None:
+        """Call `callback` once `wait_stored` would return or raise at once: the batch at `sequence`
+        stored by `stores` stores, fewer in sync, the partition deposed or closed. It may be called
+        more than once."""
+        if (self.is_stored(sequence, stores) or self.in_sync_stores() < stores or self._scope.cancel_called
+                or self.mesh.deposed_by is not None):
+            callback()
+            return
+
+        def call() -> None:
+            self._store_calls.pop(call, None)
+            callback()
+
+        self._store_calls[call] = stores
+        self.mesh.call_when_acked(sequence, stores, call)
+
     @property
     def size_bytes(self) -> int:
         """Bytes of the batches from the log start on (whole batches, as Kafka counts segments)."""
@@ -296,6 +320,8 @@ class PartitionLog:
         self._scope.cancel()
         for waiting in self._store_waits:
             waiting.cancel()
+        for call in list(self._store_calls):
+            call()
 
     async def run(self) -> None:
         """Read old batches ahead for catching-up consumers; runs until `close`."""

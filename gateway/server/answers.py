@@ -14,10 +14,19 @@ class Deferred:
     deadlines fixed when the request arrived: the connection's writer then awaits it when the
     response's turn comes, instead of a task of its own per request, and sends the responses
     that are ready together.
+
+    With `wake` too (given a callback: calls it once the response may be ready, and returns
+    the time by which it is at the latest) a writer with nothing else to send sleeps until
+    then instead of waking for the request and again for its answer.
     """
 
     wait: Callable[[], Awaitable[Any]]
     ready: Callable[[], bool] | None = None
+    wake: Callable[[Callable[[], None]], float] | None = None
+
+    def then(self, wait: Callable[[], Awaitable[Any]]) -> Deferred:
+        """Another response ready when this one is (`wait` awaits this one's)."""
+        return Deferred(wait, self.ready, self.wake)
 
 
 NO_RESPONSE = object()  # a handler's answer to a request Kafka never answers

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -91,6 +92,11 @@ class Connection:
         self._unsent = HeldBytes()  # responses built, not yet sent
         self._muted_until = 0.0  # a client over its quota is throttled: no request of it handled before
         self._unmuted = trio.Event()  # set at shutdown: a throttled client's last request is answered at once
+        self._answers: deque[ResponseSlot] = deque()  # read, not yet taken by the writer, in request order
+        self._reading_done = False  # no more slots will be queued
+        self._room = trio.Event()  # set when the writer takes slots (the reader waits at max_in_flight)
+        self._writer_asleep: trio.CancelScope | None = None  # the writer waits for a first queued answer
+        self._wake_writer = trio.Event()
 
     def stop_reading(self) -> None:
         """Read no more requests; those already read are still answered."""
@@ -103,9 +109,12 @@ class Connection:
         reason = "closed by peer"
         try:
             async with trio.open_nursery() as nursery:
-                slots_in, slots_out = trio.open_memory_channel(self.limits.max_in_flight)
-                nursery.start_soon(self._write_responses, slots_out, nursery.cancel_scope)
-                reason = await self._read_requests(slots_in, nursery)
+                nursery.start_soon(self._write_responses, nursery.cancel_scope)
+                try:
+                    reason = await self._read_requests(nursery)
+                finally:
+                    self._reading_done = True
+                    self._wake_writer.set()
         except* (trio.BrokenResourceError, trio.ClosedResourceError) as group:
             reason = f"stream broken: {group.exceptions[0]}"
         finally:
@@ -115,39 +124,35 @@ class Connection:
                 await trio.aclose_forcefully(self.stream)
             self.log.info("connection_closed", reason=reason)
 
-    async def _read_requests(self, slots_in, nursery) -> str:
+    async def _read_requests(self, nursery) -> str:
         frames = FrameReader(self.limits.max_request_bytes)
         receive_by = math.inf  # when the request under way must be whole
-        async with slots_in:
-            while True:
-                try:
-                    payload = frames.next_frame()
-                except DecodeError as exc:
-                    if _tls_record(frames.next_frame_size):
-                        self.log.warning("wrong_protocol", reason="a TLS handshake on a plaintext listener")
-                        return "TLS client"
-                    self.log.warning("bad_frame", error=str(exc))
-                    return "bad frame"
-                if payload is None:
-                    admission_began = trio.current_time()
-                    await self._admit(frames)
-                    # time spent waiting for the gateway's own budget is not the client's
-                    receive_by += trio.current_time() - admission_began
-                    if frames.pending_bytes and receive_by == math.inf:
-                        receive_by = trio.current_time() + self.limits.receive_timeout_s
-                    received = await self._receive(frames, receive_by)
-                    if not received:
-                        return "closed by peer" if received == 0 else "shutdown, idle or too slow"
-                    continue
-                receive_by = math.inf
-                slot = ResponseSlot()
-                handled = await self._handle(payload, slot, nursery)
-                try:  # after the handler: the slot says how it will be answered
-                    slots_in.send_nowait(slot)  # requests already received go on without a pause
-                except trio.WouldBlock:
-                    await slots_in.send(slot)
-                if not handled:
-                    return "request refused"
+        while True:
+            try:
+                payload = frames.next_frame()
+            except DecodeError as exc:
+                if _tls_record(frames.next_frame_size):
+                    self.log.warning("wrong_protocol", reason="a TLS handshake on a plaintext listener")
+                    return "TLS client"
+                self.log.warning("bad_frame", error=str(exc))
+                return "bad frame"
+            if payload is None:
+                admission_began = trio.current_time()
+                await self._admit(frames)
+                # time spent waiting for the gateway's own budget is not the client's
+                receive_by += trio.current_time() - admission_began
+                if frames.pending_bytes and receive_by == math.inf:
+                    receive_by = trio.current_time() + self.limits.receive_timeout_s
+                received = await self._receive(frames, receive_by)
+                if not received:
+                    return "closed by peer" if received == 0 else "shutdown, idle or too slow"
+                continue
+            receive_by = math.inf
+            slot = ResponseSlot()
+            handled = await self._handle(payload, slot, nursery)
+            await self._queue(slot)  # after the handler: the slot says how it will be answered
+            if not handled:
+                return "request refused"
 
     async def _receive(self, frames: FrameReader, receive_by: float) -> int | None:
         """Bytes received into `frames`: 0 at end of stream, None on shutdown, idleness, or a
@@ -186,12 +191,21 @@ class Connection:
         frames.filled(count)
         return count
 
-    async def _send(self, pieces: list) -> None:
+    async def _send(self, pieces: list) -> bool:
+        """Whether `pieces` went out within send.timeout (else the client is not reading)."""
         if not isinstance(self.stream, trio.SocketStream):  # TLS: one write, not a record per small piece
-            await self.stream.send_all(b"".join(pieces))
-            return
-        with _broken_on_os_error():  # record data goes out from where it lies: one sendmsg for many buffers
-            await send_gathered(self.stream.socket, pieces)
+            with trio.move_on_after(self.limits.send_timeout_s):
+                await self.stream.send_all(b"".join(pieces))
+                return True
+            return False
+        gathered = GatheredSend(pieces)  # record data goes out from where it lies: one call for many buffers
+        with _broken_on_os_error():
+            if gathered.send_now(self.stream.socket.fileno()):  # the common case: no timer, no yield
+                return True
+            with trio.move_on_after(self.limits.send_timeout_s):
+                await gathered.send_all(self.stream.socket)
+                return True
+        return False
 
     async def _admit(self, frames: FrameReader) -> None:
         """Before receiving more: the request under way reserved in the request memory once its
@@ -250,6 +264,39 @@ class Connection:
         slot.fill(payload, close)
         self._unsent.take(slot.response_bytes)
         UNSENT_RESPONSE_BYTES.inc(slot.response_bytes)
+        if self._writer_asleep is not None and self._answers and self._answers[0] is slot:
+            self._wake_writer.set()
+
+    async def _queue(self, slot: ResponseSlot) -> None:
+        """`slot` in the send order, at most max_in_flight waiting. A sleeping writer is woken
+        when the slot can be sent, not before: for a produce, by the ACK that answers it."""
+        while len(self._answers) >= self.limits.max_in_flight:
+            self._room = trio.Event()
+            await self._room.wait()
+        self._answers.append(slot)
+        if self._writer_asleep is None or len(self._answers) > 1:
+            return
+        wake = slot.in_turn.wake if slot.in_turn is not None else None
+        if wake is not None:
+            self._writer_asleep.deadline = wake(self._wake_writer.set)
+        elif slot.done.is_set() or slot.in_turn is not None:
+            self._wake_writer.set()
+        # else the task that completes it fills it (`_fill`)
+
+    async def _first_answer(self) -> ResponseSlot | None:
+        """The first slot queued, once it may be sent (None: the reading is over and all sent)."""
+        if not self._answers and not self._reading_done:
+            self._wake_writer = trio.Event()
+            with trio.CancelScope() as self._writer_asleep:  # its deadline: by when the answer is due
+                await self._wake_writer.wait()
+            self._writer_asleep = None
+        return self._take_answer()
+
+    def _take_answer(self) -> ResponseSlot | None:
+        if not self._answers:
+            return None
+        self._room.set()
+        return self._answers.popleft()
 
     def _sent(self, slots: list[ResponseSlot]) -> None:
         """The responses of `slots` are sent or dropped: their bytes are free."""
@@ -260,30 +307,24 @@ class Connection:
         self._unsent.give_back(responses)
         UNSENT_RESPONSE_BYTES.dec(responses)
 
-    async def _write_responses(self, slots_out, scope: trio.CancelScope) -> None:
-        async with slots_out:
-            slot = None
-            while True:
+    async def _write_responses(self, scope: trio.CancelScope) -> None:
+        slot = None
+        while True:
+            if slot is None:
+                slot = await self._first_answer()
                 if slot is None:
-                    try:
-                        slot = await slots_out.receive()
-                    except trio.EndOfChannel:
-                        break
-                answered, slot, close = await self._ready_responses(slot, slots_out)
-                pieces = [piece for done in answered if done.payload for piece in done.payload]
-                if pieces:
-                    with trio.move_on_after(self.limits.send_timeout_s) as stuck:
-                        await self._send(pieces)
-                    if stuck.cancelled_caught:
-                        self.log.warning("client_not_reading", seconds=self.limits.send_timeout_s)
-                        break
-                self._sent(answered)
-                if close:
                     break
+            answered, slot, close = await self._ready_responses(slot)
+            pieces = [piece for done in answered if done.payload for piece in done.payload]
+            if pieces and not await self._send(pieces):
+                self.log.warning("client_not_reading", seconds=self.limits.send_timeout_s)
+                break
+            self._sent(answered)
+            if close:
+                break
         scope.cancel()
 
-    async def _ready_responses(self, slot: ResponseSlot, slots_out
-                               ) -> tuple[list[ResponseSlot], ResponseSlot | None, bool]:
+    async def _ready_responses(self, slot: ResponseSlot) -> tuple[list[ResponseSlot], ResponseSlot | None, bool]:
         """`slot`, once answered, and the slots after it already answered, whose responses go
         out in one write (one store acknowledgement often answers many requests); the first
         slot not answered yet; whether the connection closes after these."""
@@ -296,9 +337,8 @@ class Connection:
             answered.append(slot)
             if slot.close:
                 return answered, None, True
-            try:
-                slot = slots_out.receive_nowait()
-            except (trio.WouldBlock, trio.EndOfChannel):
+            slot = self._take_answer()
+            if slot is None:
                 return answered, None, False
             if not (slot.done.is_set() or slot.in_turn is not None and slot.in_turn.ready()):
                 return answered, slot, False
@@ -318,14 +358,34 @@ def _broken_on_os_error():
         raise trio.BrokenResourceError(f"socket connection broken: {exc}") from exc
 
 
-async def send_gathered(socket, pieces: list) -> None:
-    """Send every buffer of `pieces`, in order, with as few system calls as the kernel allows."""
-    pending = [memoryview(piece) for piece in pieces]
-    first = 0
-    while first < len(pending):
-        sent = await socket.sendmsg(pending[first : first + IOV_MAX])
-        while first < len(pending) and sent >= pending[first].nbytes:
-            sent -= pending[first].nbytes
-            first += 1
-        if sent:
-            pending[first] = pending[first][sent:]
+class GatheredSend:
+    """Buffers to send in order, with as few system calls as the kernel allows (writev)."""
+
+    def __init__(self, pieces: list):
+        self._pending = [memoryview(piece) for piece in pieces]
+        self._first = 0
+
+    def send_now(self, fd: int) -> bool:
+        """Send what the socket takes without waiting; whether all is sent."""
+        pending = self._pending
+        while self._first < len(pending):
+            try:
+                sent = os.writev(fd, pending[self._first : self._first + IOV_MAX])
+            except BlockingIOError:
+                return False
+            while self._first < len(pending) and sent >= pending[self._first].nbytes:
+                sent -= pending[self._first].nbytes
+                self._first += 1
+            if sent:
+                pending[self._first] = pending[self._first][sent:]
+        return True
+
+    async def send_all(self, socket) -> None:
+        """Send the rest, waiting while the socket is full.
+
+        Unlike trio's socket calls this takes no scheduling point after a send that did not
+        have to wait. That is safe for the connection's writer: it yields whenever it waits for
+        an answer, and it has at most max_in_flight answers to send before it must; a
+        cancellation is taken at the next wait, after bytes that are whole answers anyway."""
+        while not self.send_now(socket.fileno()):
+            await trio.lowlevel.wait_writable(socket)

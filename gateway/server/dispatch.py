@@ -120,8 +120,7 @@ class Dispatcher:
         with _handler_failures(route, version, correlation_id):
             answer = await route.handler(request, self.services)
             if isinstance(answer, Deferred):
-                return Deferred(lambda: self._encode_later(answer, route, version, correlation_id, started),
-                                answer.ready)
+                return answer.then(lambda: self._encode_later(answer, route, version, correlation_id, started))
             return self._encode(answer, route, version, correlation_id, started)
 
     async def _encode_later(self, deferred: Deferred, route: Route, version, correlation_id, started: float):
