@@ -318,15 +318,15 @@ class Producer:
         return partition
 
     async def fence(self, subject: str, partition: str, epoch: int, stores: Callable[[], int],
-                    timeout_s: float) -> dict[str, Fenced]:
+                    won: Callable[[dict[str, Fenced]], bool], timeout_s: float) -> dict[str, Fenced]:
         """Claim `partition` at leader `epoch`: FENCE to the stores, again every FENCE_RETRY_S
         (a store answers a claim it accepted again alike), until `stores()` of them have
-        answered or `timeout_s` passed. The answers by store."""
+        answered, the answers so far `won`, or `timeout_s` passed. The answers by store."""
         key = (subject, partition)
         claim = self._claims[key] = _Claim()
         try:
             with trio.move_on_after(timeout_s):
-                while len(claim.answers) < stores():
+                while len(claim.answers) < stores() and not won(claim.answers):
                     await self.node.send(Fence(partition, self.node.uuid, subject, epoch))
                     with trio.move_on_after(FENCE_RETRY_S):
                         await claim.answered.wait()

@@ -196,6 +196,8 @@ class BrokerSettings:
                                                 "(embedded.stores 0)", G)
     expected_stores_wait_ms: int = setting(MS, 5000, "once min.insync.replicas stores answer, how long start-up "
                                                      "waits for the rest of expected.stores or embedded.stores", G)
+    concurrent_takeovers: int = setting(Integer(1, 1024), 16, "partitions a gateway takes over at once when "
+                                        "named their leader (each fenced and read back from the stores)", G)
     tail_bytes_per_partition: int = setting(BYTES, 33554432, "recent bytes of each partition kept in memory "
                                                              "for fetches", G)
     tail_bytes_total: int = setting(BYTES, 1073741824, "recent bytes kept in memory for all partitions "

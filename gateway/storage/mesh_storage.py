@@ -19,6 +19,7 @@ truncate it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
@@ -132,10 +133,13 @@ class MeshStorage:
         a won `fence`: at its `start`, with its `epochs`."""
         return self.producer.host(subject, uuid=uuid, next_sequence=next_sequence, epoch=epoch, epochs=epochs)
 
-    async def fence(self, subject: str, uuid: str, epoch: int, timeout_s: float = 5.0) -> FenceOutcome:
+    async def fence(self, subject: str, uuid: str, epoch: int, won: Callable[[FenceOutcome], bool],
+                    timeout_s: float = 5.0) -> FenceOutcome:
         """Claim a partition at leader `epoch`: the answers of the live stores (those that
-        answered within `timeout_s`)."""
-        answers = await self.producer.fence(subject, uuid, epoch, self.live_stores, timeout_s)
+        answered within `timeout_s`), or fewer once they `won`. A store answering later cannot
+        change the outcome: it holds no acknowledged write the winners lack (see FenceOutcome.won)."""
+        answers = await self.producer.fence(subject, uuid, epoch, self.live_stores,
+                                            lambda answers: won(FenceOutcome(epoch, answers)), timeout_s)
         outcome = FenceOutcome(epoch, answers)
         log.info("partition_fenced", subject=subject, partition=uuid, epoch=epoch, answers=len(answers),
                  accepted=len(outcome.accepted), newest_epoch=outcome.newest_epoch, start=outcome.start,

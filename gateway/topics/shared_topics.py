@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Protocol
 
 import structlog
+import trio
 
 from gateway.kafka_error import KafkaError
 from gateway.partitions.partition_log import recovered_state
@@ -89,26 +90,38 @@ class ClusterTopics:
         those newly led from the stores, as start-up without a checkpoint does, close those lost.
         The seconds until a takeover that failed is due again, if one did."""
         async with self.topic_lock:
-            for topic in [t for t in self.topics.values() if not t.native]:
-                for index, partition in enumerate(topic.partitions):
-                    epoch = wanted.get((str(topic.topic_id), index))
-                    if partition is not None and (partition.leader_epoch != epoch or partition.mesh.deposed_by is not None):
-                        self._close(topic, index)
-                        log.info("partition_leadership_lost", topic=topic.name, partition=index,
-                                 deposed_by=partition.mesh.deposed_by)
-                    if epoch is not None and topic.partitions[index] is None:
-                        await self._take_over(topic, index, epoch)
+            self._close_lost(wanted)
+            # Held throughout: the takeovers read partition states that follow_shared changes and
+            # fill slots a deletion empties. Each unled partition is taken over once, after its close.
+            limiter = trio.CapacityLimiter(self.settings.concurrent_takeovers)
+            async with trio.open_nursery() as nursery:
+                for topic in [t for t in self.topics.values() if not t.native]:
+                    for index, partition in enumerate(topic.partitions):
+                        epoch = wanted.get((str(topic.topic_id), index))
+                        if epoch is not None and partition is None:
+                            nursery.start_soon(self._take_over, topic, index, epoch, limiter)
             self._share_tail()
             return self.takeover_retries.next_wait_s(wanted)
 
-    async def _take_over(self, topic: Topic, index: int, epoch: int) -> None:
+    def _close_lost(self, wanted: dict[tuple[str, int], int]) -> None:
+        """Close the partitions led here that `wanted` no longer names at their epoch, or that were deposed."""
+        for topic in [t for t in self.topics.values() if not t.native]:
+            for index, partition in enumerate(topic.partitions):
+                epoch = wanted.get((str(topic.topic_id), index))
+                if partition is not None and (partition.leader_epoch != epoch or partition.mesh.deposed_by is not None):
+                    self._close(topic, index)
+                    log.info("partition_leadership_lost", topic=topic.name, partition=index,
+                             deposed_by=partition.mesh.deposed_by)
+
+    async def _take_over(self, topic: Topic, index: int, epoch: int, limiter: trio.CapacityLimiter) -> None:
         """Lead a partition if its takeover is due; one that fails leaves it unled here (clients
         are told NOT_LEADER_OR_FOLLOWER) until it is tried again, the others go on."""
         key = (str(topic.topic_id), index)
         if not self.takeover_retries.due(key, epoch):
             return
         try:
-            await self._lead(topic, index, epoch)
+            async with limiter:
+                await self._lead(topic, index, epoch)
         except TakeoverFailed as failure:
             retry = self.takeover_retries.failed(key, epoch)
             log.warning("partition_takeover_failed", topic=topic.name, partition=index, epoch=epoch,
@@ -142,10 +155,9 @@ class ClusterTopics:
         TakeoverFailed. When they hold an equal or newer epoch, this gateway claims the key one
         above it (a restarted leader, or epochs counted again), and leads when CHP names it again."""
         min_insync = int(topic.config("min.insync.replicas", self.settings))
-        outcome = await self.storage.fence(topic.name, state.address, epoch)
-        # Every store that may hold an acknowledged write counts, the live ones too: with
-        # fewer, the answers of stores that missed a write could decide where the log goes on.
-        stores = max(self.settings.expected_stores, self.settings.embedded_stores, self.storage.live_stores())
+        outcome = await self.storage.fence(topic.name, state.address, epoch,
+                                           lambda answers: answers.won(self._fenced_stores(), min_insync))
+        stores = self._fenced_stores()
         if outcome.won(stores, min_insync):
             return outcome
         if len(outcome.accepted) < len(outcome.answers):  # refused: a claim of this epoch or newer
@@ -154,6 +166,12 @@ class ClusterTopics:
                                  f"epoch {outcome.newest_epoch + 1} claimed: {claimed}")
         raise TakeoverFailed(f"{len(outcome.accepted)} of {stores} stores accepted the claim "
                              f"(min.insync.replicas={min_insync})")
+
+    def _fenced_stores(self) -> int:
+        """The stores a claim is won among. Every store that may hold an acknowledged write counts,
+        the live ones too: with fewer, the answers of stores that missed a write could decide
+        where the log goes on."""
+        return max(self.settings.expected_stores, self.settings.embedded_stores, self.storage.live_stores())
 
     async def log_starts_reported(self, reports: dict[tuple[str, int], tuple[int, int]]) -> None:
         """The controller: journal the log starts that other gateways moved in partitions they lead."""

@@ -56,7 +56,7 @@ async def take_over(storage: MeshStorage) -> str:
     """Fence the topic's one partition at epoch 1 and publish a batch of that epoch after the
     store's head, acknowledged; the partition's address."""
     [address] = await storage.heads(TOPIC)
-    outcome = await storage.fence(TOPIC, address, 1)
+    outcome = await storage.fence(TOPIC, address, 1, lambda answers: False)
     assert outcome.won(stores=1, min_insync=1) and outcome.start == 1
     partition = storage.host(TOPIC, address, outcome.start, epoch=1)
     await partition.publish(build_batch([Record(0, 1000, None, b"new leader")], partition_leader_epoch=1))

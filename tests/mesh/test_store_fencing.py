@@ -109,7 +109,9 @@ async def publish_acked(partition, epoch: int, texts: list[str], stores: int) ->
 
 
 async def claim(producer, partition: str, epoch: int, stores: int) -> FenceOutcome:
-    return FenceOutcome(epoch, await producer.fence(SUBJECT, partition, epoch, lambda: stores, timeout_s=20))
+    """The answers of `stores` stores to a claim (none decides it before all answered)."""
+    return FenceOutcome(epoch, await producer.fence(SUBJECT, partition, epoch, lambda: stores,
+                                                    lambda answers: False, timeout_s=20))
 
 
 async def wait_deposed(partition) -> None:
@@ -218,6 +220,19 @@ async def test_two_claimants_with_equal_epochs_never_both_win(mesh):
                 both.start_soon(claim_into, producer)
         assert sum(len(outcome.accepted) for outcome in outcomes) == 3  # each store accepted one
         assert [outcome.won(stores=3, min_insync=2) for outcome in outcomes].count(True) == 1
+
+
+async def test_a_claim_won_by_a_quorum_waits_for_no_other_store(mesh):
+    """Three stores expected, two run (the third frozen, say) and min.insync.replicas=2: their
+    acceptance wins, and the claim ends then, not after the timeout waiting for the third."""
+    stores_of, producer_of = mesh
+    await stores_of(2)
+    producer = await producer_of()
+    with trio.fail_after(10):
+        answers = await producer.fence(SUBJECT, new_uuid(), 1, lambda: 3,
+                                       lambda answers: FenceOutcome(1, answers).won(stores=3, min_insync=2),
+                                       timeout_s=60)
+    assert len(FenceOutcome(1, answers).accepted) == 2
 
 
 def test_the_newest_epoch_wins_over_a_longer_older_log():

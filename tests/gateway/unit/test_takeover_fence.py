@@ -40,23 +40,28 @@ def all_accept(next_sequence: int) -> dict[str, Fenced]:
 
 class Stores:
     """Three stores live; each claim is answered by the next set of answers given. They hold
-    `batches` (from sequence 0) and return none of them to the first `unreadable` read-backs."""
+    `batches` (from sequence 0) and return none of them to the first read-back of each
+    address in `unreadable`."""
 
-    def __init__(self, *claims: dict[str, Fenced], batches: tuple[bytes, ...] = (), unreadable: int = 0):
+    def __init__(self, *claims: dict[str, Fenced], batches: tuple[bytes, ...] = (), unreadable: frozenset = frozenset(),
+                 answer_s: float = 0):
         self.claims = list(claims)
         self.batches = batches
-        self.unreadable = unreadable
+        self.unreadable = set(unreadable)
+        self.answer_s = answer_s  # how long the stores take to answer a claim
         self.watcher = None
 
     def live_stores(self) -> int:
         return len(STORES)
 
-    async def fence(self, subject: str, address: str, epoch: int) -> FenceOutcome:
-        return FenceOutcome(epoch, self.claims.pop(0))
+    async def fence(self, subject: str, address: str, epoch: int, won) -> FenceOutcome:
+        claim = self.claims.pop(0)
+        await trio.sleep(self.answer_s)
+        return FenceOutcome(epoch, claim)
 
     async def contents(self, subject: str, address: str, head: int, first: int = 0):
-        if self.unreadable:
-            self.unreadable -= 1
+        if address in self.unreadable:
+            self.unreadable.remove(address)
             raise StoresUnavailable(f"stores did not return {subject}/{address} from {first}")
         for sequence in range(first, head + 1):
             yield sequence, self.batches[sequence]
@@ -105,8 +110,9 @@ async def test_a_log_no_store_returns_leaves_the_partition_unled_until_a_retry_r
     answer): the partition stays unled here, its neighbour is led, and the takeover is tried
     again once the backoff passed, not before."""
     batches = (batch_at(0), batch_at(1))
-    stores = Stores(all_accept(2), all_accept(2), all_accept(2), batches=batches, unreadable=1)
+    stores = Stores(all_accept(2), all_accept(2), all_accept(2), batches=batches)
     registry, topic = registry_of(stores, partitions=2)
+    stores.unreadable.add(topic.partition_states[0].address)
     wanted = {(str(topic.topic_id), 0): EPOCH, (str(topic.topic_id), 1): EPOCH}
     async with trio.open_nursery() as nursery:
         registry._nursery = nursery
@@ -142,3 +148,16 @@ async def test_a_log_read_back_that_does_not_index_fails_the_takeover_not_the_ga
     registry, topic = registry_of(Stores(all_accept(2), batches=(batch_at(0), batch_at(0))))
     assert await registry.lead({(str(topic.topic_id), 0): EPOCH}) == BACKOFF_S[0]
     assert topic.partitions == [None]
+
+
+async def test_takeovers_of_several_partitions_run_concurrently_up_to_the_bound(autojump_clock):
+    """Five partitions named led here, each claim answered after a second, three taken over at
+    once: all are led after two seconds, not five."""
+    registry, topic = registry_of(Stores(*[all_accept(0)] * 5, answer_s=1), partitions=5, concurrent_takeovers=3)
+    async with trio.open_nursery() as nursery:
+        registry._nursery = nursery
+        started = trio.current_time()
+        assert await registry.lead({(str(topic.topic_id), index): EPOCH for index in range(5)}) is None
+        assert trio.current_time() - started == pytest.approx(2)
+        assert [partition.leader_epoch for partition in topic.partitions] == [EPOCH] * 5
+        nursery.cancel_scope.cancel()
