@@ -44,6 +44,7 @@ from gateway.cluster.producer_id_blocks import ProducerIdBlocks, serve_producer_
 from gateway.cluster.remote_markers import serve_marker_requests
 from gateway.server.dispatch import Dispatcher
 from gateway.settings.table import BrokerSettings, Settings
+from gateway.storage.mesh_storage import fence_quorum
 from gateway.zmq_curve import CurveKeys
 
 log = structlog.get_logger()
@@ -53,10 +54,9 @@ StartFollower = Callable[[trio.Nursery, ClusterView, TopicSharing, ProducerIdBlo
 
 
 def stores_to_lead(broker: BrokerSettings) -> int:
-    """Live stores a gateway needs to lead partitions: to win their fences (every store that may
-    hold an acknowledged write but min.insync.replicas - 1) and to take acks=all produce."""
+    """Live stores a gateway needs to lead partitions: to win their fences and to take acks=all produce."""
     stores = max(broker.expected_stores, broker.embedded_stores)
-    return max(broker.min_insync_replicas, stores - broker.min_insync_replicas + 1)
+    return max(broker.min_insync_replicas, fence_quorum(stores, broker.min_insync_replicas))
 
 
 class ClusterMember:
@@ -107,23 +107,29 @@ class ClusterMember:
         try:
             with self._role:
                 while True:
-                    async with trio.open_nursery() as role:
-                        if self.membership.is_controller:
-                            services = await self._control(role, as_controller)
-                        else:
-                            services = await self._follow(role, as_follower)
-                        task_status.started()
-                        task_status = trio.TASK_STATUS_IGNORED
-                        if self.membership.is_controller:
-                            await self.membership.hold_controller()
-                        else:
-                            await self.membership.claim_controller_when_free()
-                        role.cancel_scope.cancel()
-                    await services.topics.lead({})  # the next role's registry opens them again
-                    log.info("cluster_role_changed", node_id=self.node_id,
-                             role="controller" if self.membership.is_controller else "follower")
+                    await self._serve_role(as_controller, as_follower, task_status)
+                    task_status = trio.TASK_STATUS_IGNORED  # started by the first role
         finally:
             self._role_ended.set()  # leave() goes on once the role's journals are no longer written
+
+    async def _serve_role(self, as_controller: StartController, as_follower: StartFollower, task_status) -> None:
+        """Serve in the role this gateway has until it changes; started once it serves."""
+        async with trio.open_nursery() as role:
+            if self.membership.is_controller:
+                services = await self._control(role, as_controller)
+            else:
+                services = await as_follower(role, self.cluster, self.sharing,
+                                             ProducerIdBlocks(self.client, self.node_id))
+            self._serve(role, services)
+            task_status.started()
+            if self.membership.is_controller:
+                await self.membership.hold_controller()
+            else:
+                await self.membership.claim_controller_when_free()
+            role.cancel_scope.cancel()
+        await services.topics.lead({})  # the next role's registry opens them again
+        log.info("cluster_role_changed", node_id=self.node_id,
+                 role="controller" if self.membership.is_controller else "follower")
 
     async def _control(self, role: trio.Nursery, as_controller: StartController) -> Services:
         services = await as_controller(role, self.cluster, self.sharing)
@@ -138,14 +144,10 @@ class ClusterMember:
         role.start_soon(serve_topic_requests, self.client, services.topics)
         role.start_soon(serve_log_starts, self.client, services.topics)
         role.start_soon(serve_producer_id_requests, self.client, services.producer_ids)
-        role.start_soon(follow_cluster, self.client, self.leaders, services.topics, self.node_id)
-        role.start_soon(serve_marker_requests, self.client, self.node_id, services.topics.partition)
-        self.dispatcher.services = services
         return services
 
-    async def _follow(self, role: trio.Nursery, as_follower: StartFollower) -> Services:
-        services = await as_follower(role, self.cluster, self.sharing, ProducerIdBlocks(self.client, self.node_id))
+    def _serve(self, role: trio.Nursery, services: Services) -> None:
+        """What every role runs: leading what CHP names, writing markers asked of it, serving clients."""
         role.start_soon(follow_cluster, self.client, self.leaders, services.topics, self.node_id)
         role.start_soon(serve_marker_requests, self.client, self.node_id, services.topics.partition)
         self.dispatcher.services = services
-        return services

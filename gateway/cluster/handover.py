@@ -8,9 +8,8 @@ gateway closes each partition when its mirror shows the move, answering what
 waited on it NOT_LEADER_OR_FOLLOWER, so clients re-route. Each of
 `controlled.shutdown.max.retries` attempts announces the shutdown again and
 waits up to `controlled.shutdown.retry.backoff.ms` for every partition to be
-served elsewhere. The controller's internal topics stay with it until it leaves
-(they follow the controller key). With no other live gateway there is nothing
-to hand over.
+served elsewhere, Kafka's internal topics' too (their coordinators move with
+them). With no other live gateway there is nothing to hand over.
 """
 
 from __future__ import annotations

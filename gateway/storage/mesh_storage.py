@@ -35,6 +35,12 @@ from protocol.dafka import Fenced
 log = structlog.get_logger()
 
 
+def fence_quorum(stores: int, min_insync: int) -> int:
+    """Stores that must accept a claim among `stores`: one more than could be missing from any set
+    of `min_insync` stores that acknowledged a write."""
+    return max(1, stores - min_insync + 1)
+
+
 @dataclass(frozen=True)
 class FenceOutcome:
     """What the stores answered a claim of a partition at `epoch`."""
@@ -56,7 +62,7 @@ class FenceOutcome:
         `min_insync` stores that acknowledged a write, among `stores`, every store that may
         hold one (the expected stores, or the live ones if more; counting only live ones is
         unsafe while one is down)."""
-        return len(self.accepted) >= max(1, stores - min_insync + 1)
+        return len(self.accepted) >= fence_quorum(stores, min_insync)
 
     @property
     def _continued(self) -> Fenced | None:
