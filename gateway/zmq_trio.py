@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+import structlog
 import trio
 import zmq
 
@@ -21,6 +22,7 @@ DEFAULT_LINGER_MS = 200
 # Plain ints: zmq's flag enums cost about a microsecond per `&` or `|`, several per message.
 POLLIN, POLLOUT, EVENTS = int(zmq.POLLIN), int(zmq.POLLOUT), int(zmq.EVENTS)
 NOBLOCK, NOBLOCK_MORE = int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE)
+log = structlog.get_logger()
 
 
 def subscription_event(prefix: bytes = b"") -> bytes:
@@ -61,6 +63,8 @@ class Socket:
         self._watcher: trio.CancelScope | None = None  # the task waiting on the FD
         self._watched_flag = 0
         self._waiters: dict[int, trio.Event] = {}  # POLLIN/POLLOUT -> set when it may be ready
+        self._drops = socket_type == zmq.PUB  # never waits to send: drops at its high-water mark
+        self._soon: list[Sequence] = []  # messages of `send_soon`, sent ahead of any other
 
     def __enter__(self) -> Socket:
         return self
@@ -70,6 +74,7 @@ class Socket:
 
     def close(self) -> None:
         if not self.zsock.closed:
+            self.send_queued()  # the linger delivers them
             trio.lowlevel.notify_closing(self._fd)
             self.zsock.close()
 
@@ -80,6 +85,7 @@ class Socket:
     async def send_batch(self, messages: Sequence[Sequence]) -> None:
         """Send several messages with a single scheduling point (for hot paths)."""
         await trio.lowlevel.checkpoint_if_cancelled()
+        self.send_queued()
         for frames in messages:
             try:
                 self._send_now(frames)
@@ -94,6 +100,7 @@ class Socket:
         For XPUB with XPUB_NODROP, whose EVENTS always claim POLLOUT: waiting
         for POLLOUT there would spin while a peer's pipe is full.
         """
+        self.send_queued()
         sent = 0
         try:
             for frames in messages:
@@ -103,6 +110,30 @@ class Socket:
             pass
         self._touched()
         return sent
+
+    def send_soon(self, messages: Sequence[Sequence]) -> None:
+        """Send messages of a PUB when the trio loop's pass ends, or before any later send on
+        it, without a scheduling point: ZeroMQ's I/O thread is woken once for all that the
+        pass publishes, not once per call. What the PUB cannot send then is dropped, as at
+        its high-water mark (a send error is logged)."""
+        if not self._drops:
+            raise TypeError("send_soon is for PUB sockets, which never wait to send")
+        if not self._soon and messages:
+            _pass_end().due.append(self)
+        self._soon.extend(messages)
+
+    def send_queued(self) -> None:
+        """Send what `send_soon` queued, now."""
+        if not self._soon:
+            return
+        messages, self._soon = self._soon, []
+        if self.zsock.closed:
+            return
+        try:
+            for frames in messages:
+                self._send_now(frames)
+        except Exception:  # a PUB never says Again; run by the loop itself, where nothing could handle it
+            log.exception("queued_sends_dropped", messages=len(messages))
 
     async def recv(self) -> list[zmq.Frame]:
         """Receive one multipart message."""
@@ -205,3 +236,31 @@ class Socket:
                 for waiter in self._waiters.values():  # one of them must take over the FD
                     waiter.set()
                 self._waiters.clear()
+
+
+class _PassEnd(trio.abc.Instrument):
+    """Sends what sockets queued (`Socket.send_soon`) at the end of each pass of the trio
+    loop, before it waits for I/O: the tasks that queued them have yielded by then. Nothing
+    here wakes a task (the loop has chosen how long to wait already): a PUB has no waiters."""
+
+    def __init__(self):
+        self.due: list[Socket] = []
+
+    def before_io_wait(self, timeout: float) -> None:
+        due, self.due = self.due, []
+        for socket in due:
+            socket.send_queued()
+
+
+def _pass_end() -> _PassEnd:
+    """This trio run's instrument, added on first use."""
+    try:
+        return _PASS_END.get()
+    except LookupError:
+        instrument = _PassEnd()
+        trio.lowlevel.add_instrument(instrument)
+        _PASS_END.set(instrument)
+        return instrument
+
+
+_PASS_END = trio.lowlevel.RunVar("zmq_trio_pass_end")

@@ -100,7 +100,9 @@ class ProducerPartition:
 
     def publish_now(self, contents: Sequence) -> int:
         """Publish records without a scheduling point (a PUB drops at its high-water mark,
-        never waits): callers keep their appends atomic without a lock. The sequence of the first."""
+        never waits): callers keep their appends atomic without a lock. They go out when the
+        loop's pass ends, with what other tasks published meanwhile, ahead of any later HEAD
+        or FETCH answer (`Socket.send_soon`). The sequence of the first."""
         first = self.next_sequence
         self.next_sequence += len(contents)
         self._unacked.extend(contents)
@@ -111,7 +113,7 @@ class ProducerPartition:
             for sequence, content in enumerate(contents, first)
             if drop is None or not drop(self.uuid, sequence)
         ]
-        self.producer.node.publisher.send_nowait(messages)
+        self.producer.node.publisher.send_soon(messages)
         return first
 
     async def wait_acked(self, sequence: int, stores: int) -> None:
