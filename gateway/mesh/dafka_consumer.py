@@ -214,6 +214,10 @@ class Consumer:
         """The store readers connected to this consumer now, both ways."""
         return frozenset(store for store in self._stores if self._greeted(store))
 
+    def store_count(self) -> int:
+        """How many `stores` there are (asked several times a produce request: no set built)."""
+        return sum(map(self._greeted, self._stores))
+
     def _greeted(self, store: str) -> bool:
         """Whether the store reader's greeting came over the connection our subscriber still has to it.
         Each direction is a connection of its own: a store that expired us (we were paused) and
@@ -230,7 +234,7 @@ class Consumer:
         answers reach us. Before both, an answer could be dropped unseen and
         a partition taken for empty.
         """
-        while len(self.stores()) < count:
+        while self.store_count() < count:
             await self._stores_changed.wait()
 
     async def heads(self, *subjects: str, timeout: float = HEADS_WAIT_S) -> dict[str, dict[str, int]]:

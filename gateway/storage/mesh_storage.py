@@ -125,7 +125,7 @@ class MeshStorage:
     def live_stores(self) -> int:
         """The stores connected both ways: a store that exits, even killed, closes its
         connections, and the gateway's publisher sees its subscriptions go at once."""
-        return len(self.consumer.stores())
+        return self.consumer.store_count()
 
     def store_failed(self, store: str) -> None:
         """The store whose writer is `store` exited as its disk failed: until it has written
