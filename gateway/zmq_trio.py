@@ -22,6 +22,9 @@ DEFAULT_LINGER_MS = 200
 # Plain ints: zmq's flag enums cost about a microsecond per `&` or `|`, several per message.
 POLLIN, POLLOUT, EVENTS = int(zmq.POLLIN), int(zmq.POLLOUT), int(zmq.EVENTS)
 NOBLOCK, NOBLOCK_MORE = int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE)
+# Messages `send_soon` holds at most: one wake of the I/O thread is paid off by then, and a long
+# pass (many requests read at once) lets the peers start on its first messages meanwhile.
+SOON_MAX = 64
 log = structlog.get_logger()
 
 
@@ -113,14 +116,16 @@ class Socket:
 
     def send_soon(self, messages: Sequence[Sequence]) -> None:
         """Send messages of a PUB when the trio loop's pass ends, or before any later send on
-        it, without a scheduling point: ZeroMQ's I/O thread is woken once for all that the
-        pass publishes, not once per call. What the PUB cannot send then is dropped, as at
+        it, or once SOON_MAX are queued, without a scheduling point: ZeroMQ's I/O thread is
+        woken once for all that the pass publishes, not once per call. What the PUB cannot send then is dropped, as at
         its high-water mark (a send error is logged)."""
         if not self._drops:
             raise TypeError("send_soon is for PUB sockets, which never wait to send")
         if not self._soon and messages:
             _pass_end().due.append(self)
         self._soon.extend(messages)
+        if len(self._soon) >= SOON_MAX:
+            self.send_queued()
 
     def send_queued(self) -> None:
         """Send what `send_soon` queued, now."""
