@@ -1,12 +1,13 @@
 """The store's writer node: takes every partition's records durably, in order.
 
 Group commit, pipelined: the receiving task puts records in sequence order
-and queues them; the committing task takes everything queued at once,
-appends it and makes it durable with one sync, then sends each partition
-that grew one cumulative ACK. A commit runs on the store's own loop while
-commits are quick (handing it to a thread costs more CPU than a write and an
-fdatasync of a small batch); after one slower than INLINE_COMMIT_S, the next
-runs in a worker thread, so that a slow disk (a sync can take a second) does
+and queues them; a commit takes everything queued at once, appends it and
+makes it durable with one sync, then sends each partition that grew one
+cumulative ACK. While commits are quick, the receiving task commits itself,
+on the store's own loop, right after a receipt (handing a commit to a thread
+or to another task costs more CPU than a write and an fdatasync of a small
+batch); after one slower than INLINE_COMMIT_S, the committing task runs the
+next in a worker thread, so that a slow disk (a sync can take a second) does
 not stall the loop: the next batch is then received and grows meanwhile.
 While an inline commit runs, arriving records wait in ZeroMQ's queues and
 the next commit takes them together.
@@ -33,6 +34,7 @@ sequence held from an older one truncates the log there.
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 import trio
 import zmq
@@ -48,6 +50,21 @@ from protocol.journal.discard_directive import DISCARD_SUBJECT, Compaction, deco
 RECV_BATCH = 512
 MAX_QUEUED_BYTES = 64 << 20  # content waiting for the next commit; beyond it, stop receiving
 INLINE_COMMIT_S = 0.002  # a commit that took longer sends the next one to a worker thread
+
+
+class _Commit(NamedTuple):
+    """What one commit takes: all that was queued for it since the last."""
+
+    discards: dict[tuple[str, str], int]
+    book: bytes | None  # the fence book, if it changed
+    truncations: dict[tuple[str, str], int]
+    appends: dict[tuple[str, str], tuple[int, list]]
+    answers: list[tuple[str, tuple[str, str], bool]]  # FENCED due after it
+    heads_seen: set[tuple[str, str]]  # answered by ACKs after it
+
+    @property
+    def writes(self) -> bool:
+        return bool(self.discards or self.book is not None or self.truncations or self.appends)
 
 
 class StoreWriter:
@@ -67,6 +84,7 @@ class StoreWriter:
         self.compactions: dict[tuple[str, str], Compaction] = {}  # what the cleaner may clean, by key
         self._work = trio.Event()  # set when something waits for the committer
         self._committed = trio.Event()  # set after each commit
+        self._in_thread = False  # a commit runs in a worker thread: the next waits for it
         self.last_commit_s = 0.0  # how long the last commit's writes and sync took
         for prefix in (subscription(Record), subscription(Head), subscription(DirectRecord, uuid),
                        subscription(Fence)):
@@ -113,7 +131,10 @@ class StoreWriter:
                 key = (message.subject, message.partition)
                 touched.add(key)
                 self._take(key, message)
-            self._work.set()
+            if self._in_thread or self.last_commit_s >= INLINE_COMMIT_S:
+                self._work.set()
+            else:  # here, not in the committing task: a task step less per commit
+                self._commit_inline()
             await fill_gaps(self.node, self.sequencers, touched)
 
     def _take(self, key: tuple[str, str], message) -> None:
@@ -281,29 +302,42 @@ class StoreWriter:
         while True:
             await self._work.wait()
             self._work = trio.Event()
-            appends, self._queued, self._queued_bytes = self._queued, {}, 0
-            discards, self._discards_due = self._discards_due, {}
-            truncations, self._truncations_due = self._truncations_due, {}
-            book = self.fences.encoded() if self.fences.dirty else None
-            answers, self._fence_answers = self._fence_answers, []
-            heads_seen, self._heads_seen = self._heads_seen, set()
-            if appends or discards or truncations or book is not None:
-                await self._commit(discards, book, truncations, appends)
-            self._committed.set()
-            self._committed = trio.Event()
-            for key, sequence in truncations.items():
-                if key in self.durable:
-                    self.durable[key] = min(self.durable[key], sequence - 1)
-            grown = {key: first + len(contents) - 1 for key, (first, contents) in appends.items()}
-            self.durable.update(grown)
-            self._ack(grown.keys() | ((truncations.keys() | heads_seen) & self.durable.keys()))
-            self._answer_fences(answers)
+            if self.last_commit_s < INLINE_COMMIT_S:
+                self._commit_inline()
+                continue
+            commit = self._take_commit()
+            if commit.writes:
+                self._in_thread = True
+                try:
+                    await trio.to_thread.run_sync(self._write_durably, *commit[:4])
+                finally:
+                    self._in_thread = False
+            self._committed_all(commit)
 
-    async def _commit(self, *changes) -> None:
-        if self.last_commit_s < INLINE_COMMIT_S:
-            self._write_durably(*changes)
-        else:
-            await trio.to_thread.run_sync(self._write_durably, *changes)
+    def _commit_inline(self) -> None:
+        commit = self._take_commit()
+        if commit.writes:
+            self._write_durably(*commit[:4])
+        self._committed_all(commit)
+
+    def _take_commit(self) -> _Commit:
+        commit = _Commit(self._discards_due, self.fences.encoded() if self.fences.dirty else None,
+                         self._truncations_due, self._queued, self._fence_answers, self._heads_seen)
+        self._queued, self._queued_bytes = {}, 0
+        self._discards_due, self._truncations_due, self._fence_answers, self._heads_seen = {}, {}, [], set()
+        return commit
+
+    def _committed_all(self, commit: _Commit) -> None:
+        """After `commit` is durable: the durable heads moved, ACKs and FENCED answers sent."""
+        self._committed.set()
+        self._committed = trio.Event()
+        for key, sequence in commit.truncations.items():
+            if key in self.durable:
+                self.durable[key] = min(self.durable[key], sequence - 1)
+        grown = {key: first + len(contents) - 1 for key, (first, contents) in commit.appends.items()}
+        self.durable.update(grown)
+        self._ack(grown.keys() | ((commit.truncations.keys() | commit.heads_seen) & self.durable.keys()))
+        self._answer_fences(commit.answers)
 
     def _write_durably(self, discards, book, truncations, appends) -> None:
         """Discards first: a partition that skipped to its log start is emptied before its
