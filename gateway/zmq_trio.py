@@ -117,8 +117,8 @@ class Socket:
     def send_soon(self, messages: Sequence[Sequence]) -> None:
         """Send messages of a PUB when the trio loop's pass ends, or before any later send on
         it, or once SOON_MAX are queued, without a scheduling point: ZeroMQ's I/O thread is
-        woken once for all that the pass publishes, not once per call. What the PUB cannot send then is dropped, as at
-        its high-water mark (a send error is logged)."""
+        woken once for all that the pass publishes, not once per call. What the PUB cannot
+        send then is dropped, as at its high-water mark (a send error is logged)."""
         if not self._drops:
             raise TypeError("send_soon is for PUB sockets, which never wait to send")
         if not self._soon and messages:
