@@ -22,9 +22,10 @@ DEFAULT_LINGER_MS = 200
 # Plain ints: zmq's flag enums cost about a microsecond per `&` or `|`, several per message.
 POLLIN, POLLOUT, EVENTS = int(zmq.POLLIN), int(zmq.POLLOUT), int(zmq.EVENTS)
 NOBLOCK, NOBLOCK_MORE = int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE)
-# Messages `send_soon` holds at most: one wake of the I/O thread is paid off by then, and a long
-# pass (many requests read at once) lets the peers start on its first messages meanwhile.
+# What `send_soon` holds at most: one wake of the I/O thread is paid off by then, and a long
+# pass (many requests read at once, or large ones) lets the peers start on its first messages.
 SOON_MAX = 64
+SOON_MAX_BYTES = 64 * 1024
 log = structlog.get_logger()
 
 
@@ -68,6 +69,7 @@ class Socket:
         self._waiters: dict[int, trio.Event] = {}  # POLLIN/POLLOUT -> set when it may be ready
         self._drops = socket_type == zmq.PUB  # never waits to send: drops at its high-water mark
         self._soon: list[Sequence] = []  # messages of `send_soon`, sent ahead of any other
+        self._soon_bytes = 0
 
     def __enter__(self) -> Socket:
         return self
@@ -116,7 +118,7 @@ class Socket:
 
     def send_soon(self, messages: Sequence[Sequence]) -> None:
         """Send messages of a PUB when the trio loop's pass ends, or before any later send on
-        it, or once SOON_MAX are queued, without a scheduling point: ZeroMQ's I/O thread is
+        it, or once SOON_MAX or SOON_MAX_BYTES are queued, without a scheduling point: ZeroMQ's I/O thread is
         woken once for all that the pass publishes, not once per call. What the PUB cannot
         send then is dropped, as at its high-water mark (a send error is logged)."""
         if not self._drops:
@@ -124,14 +126,15 @@ class Socket:
         if not self._soon and messages:
             _pass_end().due.append(self)
         self._soon.extend(messages)
-        if len(self._soon) >= SOON_MAX:
+        self._soon_bytes += sum(len(frame) for frames in messages for frame in frames)
+        if len(self._soon) >= SOON_MAX or self._soon_bytes >= SOON_MAX_BYTES:
             self.send_queued()
 
     def send_queued(self) -> None:
         """Send what `send_soon` queued, now."""
         if not self._soon:
             return
-        messages, self._soon = self._soon, []
+        messages, self._soon, self._soon_bytes = self._soon, [], 0
         if self.zsock.closed:
             return
         try:

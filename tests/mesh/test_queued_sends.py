@@ -1,12 +1,12 @@
 """Socket.send_soon: a PUB's messages go out when the trio loop's pass ends, together, in
-order, ahead of any later send on the socket, at once when SOON_MAX are queued, and still
-when the socket closes first."""
+order, ahead of any later send on the socket, at once when SOON_MAX messages or
+SOON_MAX_BYTES are queued, and still when the socket closes first."""
 
 import pytest
 import trio
 import zmq
 
-from gateway.zmq_trio import POLLIN, SOON_MAX, Socket, zmq_context
+from gateway.zmq_trio import POLLIN, SOON_MAX, SOON_MAX_BYTES, Socket, zmq_context
 
 ADDRESS = "inproc://queued-sends"  # no I/O thread between: a sent message is receivable at once
 
@@ -51,6 +51,17 @@ async def test_a_full_queue_goes_out_at_once():
             publisher.send_soon([[b"last"]])
             assert subscriber.zsock.getsockopt(zmq.EVENTS) & POLLIN  # before the task yields
             assert await _received(subscriber, SOON_MAX) == [b"%d" % n for n in range(SOON_MAX - 1)] + [b"last"]
+
+
+async def test_large_messages_go_out_at_once():
+    with zmq_context() as context:
+        publisher, subscriber = await _pair(context)
+        with publisher, subscriber:
+            publisher.send_soon([[b"small"], [bytes(SOON_MAX_BYTES // 2)]])
+            assert not subscriber.zsock.getsockopt(zmq.EVENTS) & POLLIN
+            publisher.send_soon([[b"head", bytes(SOON_MAX_BYTES // 2)]])
+            assert subscriber.zsock.getsockopt(zmq.EVENTS) & POLLIN  # before the task yields
+            assert await _received(subscriber, 3) == [b"small", bytes(SOON_MAX_BYTES // 2), b"head"]
 
 
 async def test_queued_messages_go_ahead_of_a_later_send():
