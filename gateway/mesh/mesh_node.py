@@ -1,9 +1,12 @@
 """A node's presence on the mesh: its UUID, data sockets and discovery.
 
 The data publisher is bound on an ephemeral port of mesh.bind.host and
-advertised in beacons through the tower; the data subscriber connects to
-every peer the tower relays and disconnects from peers that fall silent
+advertised in beacons through the towers; the data subscriber connects to
+every peer a tower relays and disconnects from peers that fall silent
 (peer_table.py says which, so that a reused port disconnects no live peer).
+With several towers, the beacon sockets connect to each: every beacon goes to
+every tower, and each beacon relayed comes back once per live tower. A copy
+only refreshes the peer it names, so a peer is heard while any tower relays it.
 A ZeroMQ error never ends a node: one bad beacon or peer is logged and skipped.
 """
 
@@ -85,15 +88,17 @@ class MeshNode:
         self.subscriber.zsock.rcvhwm = DATA_HWM
         self._beacon_out = Socket(context, zmq.PUB, linger_ms=0)
         connect(self._beacon_out.zsock, keys)
-        self._beacon_out.zsock.connect(config.beacon_sub_address)
+        for tower in config.beacon_sub_address:
+            self._beacon_out.zsock.connect(tower)
         self._beacon_in = Socket(context, zmq.SUB, linger_ms=0)
         connect(self._beacon_in.zsock, keys)
         for prefix in (WELCOME, BEACON):
             self._beacon_in.zsock.subscribe(prefix)
-        self._beacon_in.zsock.connect(config.beacon_pub_address)
+        for tower in config.beacon_pub_address:
+            self._beacon_in.zsock.connect(tower)
         self._beacon_soon = trio.Event()
         self._welcomed = trio.Event()
-        self._last_beacon = 0.0  # when the tower last relayed any beacon, ours included
+        self._last_beacon = 0.0  # when any tower last relayed any beacon, ours included
         self.log = log.bind(node=kind, uuid=self.uuid)
 
     def _bind(self, host: str) -> None:
@@ -133,7 +138,7 @@ class MeshNode:
         return received
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        """Beacon and track peers until cancelled; started once the tower welcomed us."""
+        """Beacon and track peers until cancelled; started once a tower welcomed us."""
         async with trio.open_nursery() as nursery:
             nursery.start_soon(keep_serving, self.log, self._beacon_loop)
             nursery.start_soon(keep_serving, self.log, self._listen_tower)
@@ -200,9 +205,11 @@ class MeshNode:
             self._beacon_soon = trio.Event()
 
     async def _expire_loop(self) -> None:
-        """A peer expires after `timeout` of silence, counted up to the last beacon the tower
-        relayed (our own comes back every interval), not up to now: when the tower or this
-        process stalls on a busy machine, every peer would seem gone and be disconnected."""
+        """A peer expires after `timeout` of silence, counted up to the last beacon any tower
+        relayed (our own comes back every interval), not up to now: when the towers or this
+        process stall on a busy machine, every peer would seem gone and be disconnected. With
+        several towers, whichever still relays moves that clock: a dead tower silences no peer
+        another one relays, and with every tower dead no peer expires, as with one."""
         timeout = self.config.beacon_timeout_ms / 1000
         while True:
             await trio.sleep(min(1.0, timeout / 4))
