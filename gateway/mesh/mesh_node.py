@@ -86,20 +86,28 @@ class MeshNode:
         self.subscriber = Socket(context, zmq.SUB)
         connect(self.subscriber.zsock, keys)
         self.subscriber.zsock.rcvhwm = DATA_HWM
-        self._beacon_out = Socket(context, zmq.PUB, linger_ms=0)
-        connect(self._beacon_out.zsock, keys)
-        for tower in config.beacon_sub_address:
-            self._beacon_out.zsock.connect(tower)
-        self._beacon_in = Socket(context, zmq.SUB, linger_ms=0)
-        connect(self._beacon_in.zsock, keys)
+        self._beacon_out = self._tower_socket(context, keys, zmq.PUB, config.beacon_sub_address)
+        self._beacon_in = self._tower_socket(context, keys, zmq.SUB, config.beacon_pub_address)
         for prefix in (WELCOME, BEACON):
             self._beacon_in.zsock.subscribe(prefix)
-        for tower in config.beacon_pub_address:
-            self._beacon_in.zsock.connect(tower)
         self._beacon_soon = trio.Event()
         self._welcomed = trio.Event()
-        self._last_beacon = 0.0  # when any tower last relayed any beacon, ours included
+        self._relaying = 0.0  # the clock of expiry: seconds of towers relaying (see _expire_loop)
+        self._last_relay: float | None = None  # when a tower last relayed any beacon, ours included
         self.log = log.bind(node=kind, uuid=self.uuid)
+
+    def _tower_socket(self, context: zmq.Context, keys: CurveKeys | None, kind: int,
+                      towers: tuple[str, ...]) -> Socket:
+        """A beacon socket connected to every tower; its retries to reach one that is down back off.
+        ZeroMQ resolves a tower's host name at each attempt (ten a second by default) in the I/O
+        thread all the process's sockets share: while a tower's name did not resolve (a stopped
+        container), those lookups delayed beacons and data so much that peers expired."""
+        socket = Socket(context, kind, linger_ms=0)
+        connect(socket.zsock, keys)
+        socket.zsock.reconnect_ivl_max = self.config.beacon_reconnect_backoff_max_ms
+        for tower in towers:
+            socket.zsock.connect(tower)
+        return socket
 
     def _bind(self, host: str) -> None:
         try:
@@ -160,12 +168,11 @@ class MeshNode:
                 self._welcomed.set()
 
     def _saw(self, beacon: TowerBeacon) -> None:
-        now = trio.current_time()
-        self._last_beacon = now
+        heard = self._relayed()
         if (beacon.uuid == self.uuid or beacon.uuid in self.ignored_peers
                 or (beacon.uuid, beacon.endpoint) in self._unreachable):
             return
-        seen = self.peers.saw(beacon.uuid, beacon.endpoint, now)
+        seen = self.peers.saw(beacon.uuid, beacon.endpoint, heard)
         if not seen.appeared:
             return
         if seen.disconnect is not None:
@@ -177,6 +184,15 @@ class MeshNode:
             return
         self._beacon_soon.set()  # so the newcomer learns of us at once
         self.log.info("peer_appeared", peer=beacon.uuid, endpoint=beacon.endpoint)
+
+    def _relayed(self) -> float:
+        """A tower relayed a beacon now: the relaying clock moves by the time since the last one,
+        one beacon interval at most."""
+        now = trio.current_time()
+        if self._last_relay is not None:
+            self._relaying += min(now - self._last_relay, self.config.beacon_interval_ms / 1000)
+        self._last_relay = now
+        return self._relaying
 
     def _connect(self, beacon: TowerBeacon) -> bool:
         """Connect to a peer; False (logged once) if its endpoint is unusable (a host `*`, garbage)."""
@@ -205,15 +221,17 @@ class MeshNode:
             self._beacon_soon = trio.Event()
 
     async def _expire_loop(self) -> None:
-        """A peer expires after `timeout` of silence, counted up to the last beacon any tower
-        relayed (our own comes back every interval), not up to now: when the towers or this
-        process stall on a busy machine, every peer would seem gone and be disconnected. With
-        several towers, whichever still relays moves that clock: a dead tower silences no peer
-        another one relays, and with every tower dead no peer expires, as with one."""
+        """A peer expires after `timeout` of silence on the relaying clock, not the wall clock: it
+        moves with the beacons any tower relays (ours comes back every interval), a gap counting
+        for one interval at most. A time with no tower relaying, every tower down or this process
+        stalled on a busy machine, is nobody's silence, and after it each peer has a whole timeout
+        to be heard again (counted up to now, a restarted tower's first relay would expire every
+        peer whose beacon comes after it). With several towers a dead one slows that clock for
+        no peer another one relays."""
         timeout = self.config.beacon_timeout_ms / 1000
         while True:
             await trio.sleep(min(1.0, timeout / 4))
-            for uuid, endpoint in self.peers.silent_since(self._last_beacon - timeout):
+            for uuid, endpoint in self.peers.silent_since(self._relaying - timeout):
                 self._disconnect(self.peers.forget(uuid))
                 self.log.info("peer_expired", peer=uuid, endpoint=endpoint)
 
