@@ -18,7 +18,7 @@ import structlog
 import trio
 import zmq
 
-from gateway.mesh.peer_table import PeerTable
+from gateway.mesh.peer_table import PeerTable, RelayingClock
 from gateway.settings.table import MeshSettings
 from gateway.zmq_curve import CurveKeys, connect, serve
 from gateway.zmq_trio import Socket
@@ -92,8 +92,7 @@ class MeshNode:
             self._beacon_in.zsock.subscribe(prefix)
         self._beacon_soon = trio.Event()
         self._welcomed = trio.Event()
-        self._relaying = 0.0  # the clock of expiry: seconds of towers relaying (see _expire_loop)
-        self._last_relay: float | None = None  # when a tower last relayed any beacon, ours included
+        self._relaying = RelayingClock(config.beacon_interval_ms / 1000)  # expiry's clock (_expire_loop)
         self.log = log.bind(node=kind, uuid=self.uuid)
 
     def _tower_socket(self, context: zmq.Context, keys: CurveKeys | None, kind: int,
@@ -168,7 +167,7 @@ class MeshNode:
                 self._welcomed.set()
 
     def _saw(self, beacon: TowerBeacon) -> None:
-        heard = self._relayed()
+        heard = self._relaying.relayed(trio.current_time())
         if (beacon.uuid == self.uuid or beacon.uuid in self.ignored_peers
                 or (beacon.uuid, beacon.endpoint) in self._unreachable):
             return
@@ -184,15 +183,6 @@ class MeshNode:
             return
         self._beacon_soon.set()  # so the newcomer learns of us at once
         self.log.info("peer_appeared", peer=beacon.uuid, endpoint=beacon.endpoint)
-
-    def _relayed(self) -> float:
-        """A tower relayed a beacon now: the relaying clock moves by the time since the last one,
-        one beacon interval at most."""
-        now = trio.current_time()
-        if self._last_relay is not None:
-            self._relaying += min(now - self._last_relay, self.config.beacon_interval_ms / 1000)
-        self._last_relay = now
-        return self._relaying
 
     def _connect(self, beacon: TowerBeacon) -> bool:
         """Connect to a peer; False (logged once) if its endpoint is unusable (a host `*`, garbage)."""
@@ -231,7 +221,7 @@ class MeshNode:
         timeout = self.config.beacon_timeout_ms / 1000
         while True:
             await trio.sleep(min(1.0, timeout / 4))
-            for uuid, endpoint in self.peers.silent_since(self._relaying - timeout):
+            for uuid, endpoint in self.peers.silent_since(self._relaying.time - timeout):
                 self._disconnect(self.peers.forget(uuid))
                 self.log.info("peer_expired", peer=uuid, endpoint=endpoint)
 

@@ -11,7 +11,7 @@ import zmq
 from structlog.testing import capture_logs
 
 from gateway.mesh.mesh_node import MeshNode, keep_serving
-from gateway.mesh.peer_table import PeerTable, Seen
+from gateway.mesh.peer_table import PeerTable, RelayingClock, Seen
 from gateway.mesh.tower import run_tower
 from gateway.settings.table import MeshSettings
 from gateway.zmq_trio import Socket, zmq_context
@@ -92,6 +92,18 @@ def test_a_beacon_relayed_by_two_towers_connects_once_and_a_late_copy_disconnect
     events += [table.saw(B, E1, 5.0), table.saw(A, E1, 5.1), table.saw(B, E1, 5.2), table.saw(B, E1, 5.3)]
     assert events[-1] == Seen()
     assert connected(table, events) == {E1: 1} and list(table) == [B]
+
+
+def test_the_relaying_clock_counts_a_gap_between_relays_as_one_interval_at_most():
+    """Towers down for a minute: a peer heard just before has a whole timeout of relaying after
+    they are back, though the first relay comes before its beacon."""
+    clock, table = RelayingClock(longest_gap=1.0), PeerTable()
+    assert [clock.relayed(now) for now in (100.0, 100.5, 102.0)] == [0.0, 0.5, 1.5]
+    table.saw(A, E1, clock.time)
+    assert clock.relayed(162.0) == 2.5 and table.silent_since(clock.time - 4.0) == []
+    assert [clock.relayed(now) for now in (165.0, 166.0, 167.0)] == [3.5, 4.5, 5.5]
+    assert table.silent_since(clock.time - 4.0) == []
+    assert clock.relayed(167.5) == 6.0 and table.silent_since(clock.time - 4.0) == [(A, E1)]
 
 
 def test_churn_on_few_ports_never_disconnects_twice_nor_a_live_peer():
