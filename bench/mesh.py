@@ -102,7 +102,7 @@ async def replay(consumer, partition, size: int, count: int, chunk: int) -> tupl
 async def main(seconds: float, parent: str | None) -> None:
     sub, pub = free_port(), free_port()
     with tempfile.TemporaryDirectory(dir=parent) as directory, zmq_context() as context:
-        config = MeshSettings(beacon_sub_address=f"tcp://127.0.0.1:{sub}", beacon_pub_address=f"tcp://127.0.0.1:{pub}",
+        config = MeshSettings(beacon_sub_address=(f"tcp://127.0.0.1:{sub}",), beacon_pub_address=(f"tcp://127.0.0.1:{pub}",),
                               tower_sub_address=f"tcp://127.0.0.1:{sub}", tower_pub_address=f"tcp://127.0.0.1:{pub}",
                               beacon_interval_ms=200)
         store = StoreSettings(store_db=Path(directory) / "store")

@@ -1,9 +1,12 @@
 """A node's presence on the mesh: its UUID, data sockets and discovery.
 
 The data publisher is bound on an ephemeral port of mesh.bind.host and
-advertised in beacons through the tower; the data subscriber connects to
-every peer the tower relays and disconnects from peers that fall silent
+advertised in beacons through the towers; the data subscriber connects to
+every peer a tower relays and disconnects from peers that fall silent
 (peer_table.py says which, so that a reused port disconnects no live peer).
+With several towers, the beacon sockets connect to each: every beacon goes to
+every tower, and each beacon relayed comes back once per live tower. A copy
+only refreshes the peer it names, so a peer is heard while any tower relays it.
 A ZeroMQ error never ends a node: one bad beacon or peer is logged and skipped.
 """
 
@@ -15,7 +18,7 @@ import structlog
 import trio
 import zmq
 
-from gateway.mesh.peer_table import PeerTable
+from gateway.mesh.peer_table import PeerTable, RelayingClock
 from gateway.settings.table import MeshSettings
 from gateway.zmq_curve import CurveKeys, connect, serve
 from gateway.zmq_trio import Socket
@@ -83,18 +86,27 @@ class MeshNode:
         self.subscriber = Socket(context, zmq.SUB)
         connect(self.subscriber.zsock, keys)
         self.subscriber.zsock.rcvhwm = DATA_HWM
-        self._beacon_out = Socket(context, zmq.PUB, linger_ms=0)
-        connect(self._beacon_out.zsock, keys)
-        self._beacon_out.zsock.connect(config.beacon_sub_address)
-        self._beacon_in = Socket(context, zmq.SUB, linger_ms=0)
-        connect(self._beacon_in.zsock, keys)
+        self._beacon_out = self._tower_socket(context, keys, zmq.PUB, config.beacon_sub_address)
+        self._beacon_in = self._tower_socket(context, keys, zmq.SUB, config.beacon_pub_address)
         for prefix in (WELCOME, BEACON):
             self._beacon_in.zsock.subscribe(prefix)
-        self._beacon_in.zsock.connect(config.beacon_pub_address)
         self._beacon_soon = trio.Event()
         self._welcomed = trio.Event()
-        self._last_beacon = 0.0  # when the tower last relayed any beacon, ours included
+        self._relaying = RelayingClock(config.beacon_interval_ms / 1000)  # expiry's clock (_expire_loop)
         self.log = log.bind(node=kind, uuid=self.uuid)
+
+    def _tower_socket(self, context: zmq.Context, keys: CurveKeys | None, kind: int,
+                      towers: tuple[str, ...]) -> Socket:
+        """A beacon socket connected to every tower; its retries to reach one that is down back off.
+        ZeroMQ resolves a tower's host name at each attempt (ten a second by default) in the I/O
+        thread all the process's sockets share: while a tower's name did not resolve (a stopped
+        container), those lookups delayed beacons and data so much that peers expired."""
+        socket = Socket(context, kind, linger_ms=0)
+        connect(socket.zsock, keys)
+        socket.zsock.reconnect_ivl_max = self.config.beacon_reconnect_backoff_max_ms
+        for tower in towers:
+            socket.zsock.connect(tower)
+        return socket
 
     def _bind(self, host: str) -> None:
         try:
@@ -133,7 +145,7 @@ class MeshNode:
         return received
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        """Beacon and track peers until cancelled; started once the tower welcomed us."""
+        """Beacon and track peers until cancelled; started once a tower welcomed us."""
         async with trio.open_nursery() as nursery:
             nursery.start_soon(keep_serving, self.log, self._beacon_loop)
             nursery.start_soon(keep_serving, self.log, self._listen_tower)
@@ -155,12 +167,11 @@ class MeshNode:
                 self._welcomed.set()
 
     def _saw(self, beacon: TowerBeacon) -> None:
-        now = trio.current_time()
-        self._last_beacon = now
+        heard = self._relaying.relayed(trio.current_time())
         if (beacon.uuid == self.uuid or beacon.uuid in self.ignored_peers
                 or (beacon.uuid, beacon.endpoint) in self._unreachable):
             return
-        seen = self.peers.saw(beacon.uuid, beacon.endpoint, now)
+        seen = self.peers.saw(beacon.uuid, beacon.endpoint, heard)
         if not seen.appeared:
             return
         if seen.disconnect is not None:
@@ -200,13 +211,17 @@ class MeshNode:
             self._beacon_soon = trio.Event()
 
     async def _expire_loop(self) -> None:
-        """A peer expires after `timeout` of silence, counted up to the last beacon the tower
-        relayed (our own comes back every interval), not up to now: when the tower or this
-        process stalls on a busy machine, every peer would seem gone and be disconnected."""
+        """A peer expires after `timeout` of silence on the relaying clock, not the wall clock: it
+        moves with the beacons any tower relays (ours comes back every interval), a gap counting
+        for one interval at most. A time with no tower relaying, every tower down or this process
+        stalled on a busy machine, is nobody's silence, and after it each peer has a whole timeout
+        to be heard again (counted up to now, a restarted tower's first relay would expire every
+        peer whose beacon comes after it). With several towers a dead one slows that clock for
+        no peer another one relays."""
         timeout = self.config.beacon_timeout_ms / 1000
         while True:
             await trio.sleep(min(1.0, timeout / 4))
-            for uuid, endpoint in self.peers.silent_since(self._last_beacon - timeout):
+            for uuid, endpoint in self.peers.silent_since(self._relaying.time - timeout):
                 self._disconnect(self.peers.forget(uuid))
                 self.log.info("peer_expired", peer=uuid, endpoint=endpoint)
 

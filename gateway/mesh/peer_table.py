@@ -7,6 +7,7 @@ identity that beaconed it; a newcomer on an owned endpoint takes it over (its
 old owner is gone: two live nodes cannot bind one address) and the connection
 already made is kept, and only an endpoint's owner can have it disconnected.
 Hence no live peer is ever disconnected, and no endpoint is disconnected twice.
+Peers are heard at the times of a relaying clock (mesh_node.py says why).
 """
 
 from __future__ import annotations
@@ -73,3 +74,20 @@ class PeerTable(Mapping[str, Peer]):
     def silent_since(self, moment: float) -> list[tuple[str, str]]:
         """(UUID, endpoint) of the peers not heard after `moment`."""
         return [(uuid, peer.endpoint) for uuid, peer in self._peers.items() if peer.last_seen < moment]
+
+
+class RelayingClock:
+    """Time that passes only while towers relay beacons: the time between two relays counts for
+    `longest_gap` at most (a beacon interval: a node's own beacon comes back that often)."""
+
+    def __init__(self, longest_gap: float):
+        self.longest_gap = longest_gap
+        self.time = 0.0
+        self._last_relay: float | None = None
+
+    def relayed(self, now: float) -> float:
+        """A tower relayed a beacon at `now` (wall clock): the relaying time then."""
+        if self._last_relay is not None:
+            self.time += min(now - self._last_relay, self.longest_gap)
+        self._last_relay = now
+        return self.time

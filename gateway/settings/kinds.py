@@ -456,3 +456,20 @@ class Names(Kind):
 
     def allowed(self) -> str:
         return "a list of names"
+
+
+@dataclass(frozen=True)
+class Addresses(Names):
+    """One or more distinct ZeroMQ endpoints, comma-separated: a socket connects to each."""
+
+    metavar: ClassVar[str] = "ENDPOINT,..."
+
+    def check(self, value) -> tuple[str, ...]:
+        if not super().check(value) or len(set(value)) < len(value):
+            raise self.refused(value)
+        for endpoint in value:
+            Address().check(endpoint)
+        return value
+
+    def allowed(self) -> str:
+        return "distinct endpoints tcp://HOST:PORT, comma-separated"

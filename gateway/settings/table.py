@@ -15,6 +15,7 @@ from gateway.settings.declaration import EVERY, MESH_NODES, Command, check_value
 from gateway.settings.jaas import JaasConfig
 from gateway.settings.kinds import (
     Address,
+    Addresses,
     Boolean,
     Choice,
     ChoiceList,
@@ -354,10 +355,15 @@ class MeshSettings:
                                       MESH_NODES)
     beacon_timeout_ms: int = setting(MS, 4000, "silence after which a mesh peer expires (beacon/timeout)",
                                      MESH_NODES)
-    beacon_sub_address: str = setting(Address(), "tcp://127.0.0.1:5556", "the tower's endpoint beacons are "
-                                                                         "sent to (beacon/sub_address)", MESH_NODES)
-    beacon_pub_address: str = setting(Address(), "tcp://127.0.0.1:5557", "the tower's endpoint beacons come "
-                                                                         "from (beacon/pub_address)", MESH_NODES)
+    beacon_sub_address: tuple[str, ...] = setting(Addresses(), ("tcp://127.0.0.1:5556",),
+                                                  "each tower's endpoint beacons are sent to (beacon/sub_address, "
+                                                  "which names one)", MESH_NODES)
+    beacon_pub_address: tuple[str, ...] = setting(Addresses(), ("tcp://127.0.0.1:5557",),
+                                                  "each tower's endpoint beacons come from (beacon/pub_address, "
+                                                  "which names one)", MESH_NODES)
+    beacon_reconnect_backoff_max_ms: int = setting(MS, 5000, "longest wait between a node's attempts to reach a "
+                                                             "tower that is down, doubling from 100 ms (each "
+                                                             "attempt resolves the tower's host name)", MESH_NODES)
     beacon_address: str = setting(Text(), "", "host advertised to mesh peers; empty: as the tower sees the node "
                                               "(beacon/address)", MESH_NODES)
     mesh_bind_host: str = setting(Text(empty=False), "127.0.0.1", "interface a node's data sockets bind (a mesh "

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SERVICES = ("tower", "store-1", "store-2", "store-3", "chp", "gateway", "gateway-2", "gateway-3")
+SERVICES = ("tower", "tower-2", "store-1", "store-2", "store-3", "chp", "gateway", "gateway-2", "gateway-3")
 STORES = ("store-1", "store-2", "store-3")
 COMMAND_TIMEOUT_S = 300.0  # the first `up` of a clean machine creates every container
 HEALTHY_TIMEOUT_S = 180.0

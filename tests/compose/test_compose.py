@@ -1,6 +1,6 @@
-"""`docker compose up` (compose.yaml): a tower, three stores with a volume each, a CHP server and
+"""`docker compose up` (compose.yaml): two towers, three stores with a volume each, a CHP server and
 three gateways with min.insync.replicas=2, served to clients on the host and on the compose
-network, durable across store kills and `down`/`up`, empty after `down -v`."""
+network, durable across store and tower kills and `down`/`up`, empty after `down -v`."""
 
 import shutil
 import subprocess
@@ -87,13 +87,20 @@ def test_acks_all_outlives_any_one_store_that_then_catches_up(cluster):
     it: the next produce is answered only once the one started again has acknowledged it."""
     topic = unique("store-kill")
     for store in STORES:
-        cluster.compose("kill", store)
-        wait_until(lambda store=store: cluster.state(store)["Status"] == "exited", f"{store} to exit")
-        value = unique(f"without-{store}")
-        kafka_python_produce(cluster.bootstrap, topic, [Sent(value.encode())], acks="all")
-        cluster.compose("start", store)
-        cluster.wait_healthy(store)
-        wait_until(lambda store=store, value=value: stored(cluster, store, value), f"{store} to store {value}")
+        store_catches_up(cluster, store, topic)
+
+
+def test_either_tower_killed_costs_neither_clients_nor_discovery(cluster):
+    """Each tower in turn is killed: a client produces and consumes, and a store killed and started
+    again meanwhile, which only the other tower can introduce to the mesh, catches up on what it
+    missed. The first tower is started again before the second's kill: it is used again."""
+    for tower, store in (("tower", "store-1"), ("tower-2", "store-2")):
+        kill(cluster, tower)
+        topic, sent = unique(f"without-{tower}"), records(5)
+        kafka_python_produce(cluster.bootstrap, topic, sent, acks="all")
+        assert same_records(sent, confluent_consume(cluster.bootstrap, topic, [0], len(sent)))
+        store_catches_up(cluster, store, topic)
+        start(cluster, tower)
 
 
 def test_down_and_up_keep_topics_offsets_and_records(cluster):
@@ -129,6 +136,26 @@ def wait_until(condition, what: str, timeout: float = 120.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, f"waited {timeout}s for {what}"
         time.sleep(0.2)
+
+
+def kill(cluster, service: str) -> None:
+    cluster.compose("kill", service)
+    wait_until(lambda: cluster.state(service)["Status"] == "exited", f"{service} to exit")
+
+
+def start(cluster, service: str) -> None:
+    cluster.compose("start", service)
+    cluster.wait_healthy(service)
+
+
+def store_catches_up(cluster, store: str, topic: str) -> None:
+    """`store` killed, a record produced without it with acks=all, the store started again:
+    until it has stored that record."""
+    kill(cluster, store)
+    value = unique(f"without-{store}")
+    kafka_python_produce(cluster.bootstrap, topic, [Sent(value.encode())], acks="all")
+    start(cluster, store)
+    wait_until(lambda: stored(cluster, store, value), f"{store} to store {value}")
 
 
 def stored(cluster, store: str, value: str) -> bool:

@@ -81,8 +81,8 @@ def test_acks_1_is_visible_at_once_to_list_offsets_and_delete_records(gateway):
 def external_mesh(tmp_path, server: GatewayProcess, stores: int):
     """A tower and `stores` stores as processes, on the gateway's tower addresses; yields
     (config, stores) and stops every node, even those a test restarted (in the list)."""
-    config = fast_config(beacon_sub_address=f"tcp://127.0.0.1:{server.tower_sub}",
-                         beacon_pub_address=f"tcp://127.0.0.1:{server.tower_pub}",
+    config = fast_config(beacon_sub_address=(f"tcp://127.0.0.1:{server.tower_sub}",),
+                         beacon_pub_address=(f"tcp://127.0.0.1:{server.tower_pub}",),
                          tower_sub_address=f"tcp://127.0.0.1:{server.tower_sub}",
                          tower_pub_address=f"tcp://127.0.0.1:{server.tower_pub}")
     tower = NodeProcess.tower(config, tmp_path / "tower.log")

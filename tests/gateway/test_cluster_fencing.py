@@ -141,7 +141,7 @@ def test_a_takeover_too_few_stores_accept_is_retried_and_holds_nothing_up(tmp_pa
         assert "partition_led" not in gateway.log_path.read_text()
         tower = f"tcp://127.0.0.1:{gateway.tower_sub}", f"tcp://127.0.0.1:{gateway.tower_pub}"
         second = start_store(fast_config(tower_sub_address=tower[0], tower_pub_address=tower[1],
-                                         beacon_sub_address=tower[0], beacon_pub_address=tower[1]), tmp_path, "b")
+                                         beacon_sub_address=tower[:1], beacon_pub_address=tower[1:]), tmp_path, "b")
         try:
             wait_until(lambda: gateway.log_path.read_text().count("partition_led") == 2 * PARTITIONS, 30,
                        "every partition led once both stores accepted")

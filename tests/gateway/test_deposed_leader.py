@@ -35,8 +35,8 @@ LEADER_EPOCH = by_name("OffsetForLeaderEpoch")
 
 
 def mesh_settings(gateway) -> MeshSettings:
-    return MeshSettings(beacon_sub_address=f"tcp://127.0.0.1:{gateway.tower_sub}",
-                        beacon_pub_address=f"tcp://127.0.0.1:{gateway.tower_pub}",
+    return MeshSettings(beacon_sub_address=(f"tcp://127.0.0.1:{gateway.tower_sub}",),
+                        beacon_pub_address=(f"tcp://127.0.0.1:{gateway.tower_pub}",),
                         beacon_interval_ms=200, head_interval_ms=200)
 
 

@@ -16,8 +16,8 @@ def config_arguments(config: MeshSettings) -> list[str]:
     return [
         f"--beacon-interval-ms={config.beacon_interval_ms}",
         f"--beacon-timeout-ms={config.beacon_timeout_ms}",
-        f"--beacon-sub-address={config.beacon_sub_address}",
-        f"--beacon-pub-address={config.beacon_pub_address}",
+        f"--beacon-sub-address={','.join(config.beacon_sub_address)}",
+        f"--beacon-pub-address={','.join(config.beacon_pub_address)}",
     ]
 
 

@@ -10,7 +10,7 @@ from gateway.settings.declaration import Command, declared
 from gateway.settings.kinds import NotAllowed
 from gateway.settings.properties import read_properties
 from gateway.settings.reference import markdown_table
-from gateway.settings.sources import SettingsError, load, parser_for
+from gateway.settings.sources import SettingsError, flags_for, load, parser_for
 from gateway.settings.table import SECTIONS, BrokerSettings, MeshSettings
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -72,12 +72,26 @@ def test_kafkas_other_names_of_a_setting_are_read_from_files_and_the_environment
                                                      "'yes' is not allowed; allowed: true or false"),
     (["--log-message-timestamp-type", "Now"], {}, "'Now' is not allowed; allowed: one of CreateTime, LogAppendTime"),
     (["--log-dirs", "a,b"], {}, "allowed: one directory path"),
+    (["--beacon-sub-address", "tcp://a:5556,tcp://a:5556"], {}, "allowed: distinct endpoints tcp://HOST:PORT"),
+    ([], {"DAFKA_BEACON_PUB_ADDRESS": "tcp://a:5557,b:5557"}, "'b:5557' is not allowed; allowed: an endpoint"),
 ])
 def test_a_value_its_kind_does_not_allow_is_refused_naming_the_setting(argv, environ, message):
     with pytest.raises(SettingsError) as refused:
         loaded(argv, environ)
     assert message in str(refused.value)
     assert "\n" not in str(refused.value)
+
+
+def test_a_node_takes_one_tower_or_several_and_passes_them_on():
+    """One endpoint, as the reference nodes take it, or a comma-separated list; an embedded
+    store is given the same list by flags_for."""
+    assert loaded().settings.mesh.beacon_sub_address == ("tcp://127.0.0.1:5556",)
+    towers = loaded(["--beacon-pub-address", "tcp://tower:5557"],
+                    {"DAFKA_BEACON_SUB_ADDRESS": "tcp://tower:5556, tcp://tower-2:5556"}).settings
+    assert towers.mesh.beacon_sub_address == ("tcp://tower:5556", "tcp://tower-2:5556")
+    assert towers.mesh.beacon_pub_address == ("tcp://tower:5557",)
+    passed = loaded(flags_for(Command.STORE, towers), command=Command.STORE).settings
+    assert passed.mesh.beacon_sub_address == towers.mesh.beacon_sub_address
 
 
 def test_a_bad_line_of_a_file_is_named_by_its_line_number(tmp_path):
