@@ -82,6 +82,11 @@ class OffsetStore:
         """How many producers hold pending offsets."""
         return len(self._pending)
 
+    def has_offsets(self, group_id: str) -> bool:
+        """Whether the group has offsets, committed or pending (Kafka's hasOffsets: a group without
+        is removed once empty)."""
+        return bool(self.of(group_id)) or any(group_id in groups for groups in self._pending.values())
+
     def has_pending(self, group_id: str, topic: str, partition: int) -> bool:
         """Whether an open transaction holds an offset of the partition for the group."""
         return any((topic, partition) in groups[group_id].offsets

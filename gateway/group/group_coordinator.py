@@ -239,7 +239,7 @@ class GroupCoordinator:
             if expired:
                 log.info("offsets_expired", group=group_id, partitions=len(expired))
                 await self.log.write(self.offsets.delete(group_id, expired))
-            if group is not None and group.is_empty() and not self.offsets.of(group_id):
+            if group is not None and group.is_empty() and not self.offsets.has_offsets(group_id):
                 await self._delete_group(group_id)
 
     # Groups ------------------------------------------------------------------------

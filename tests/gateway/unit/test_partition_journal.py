@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from gateway.group.classic import now_ms
 from gateway.group.committed_offsets import Committed
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.group.offsets_markers import OffsetsPartitionMarkers
@@ -161,3 +162,17 @@ async def test_a_commit_made_after_a_transactions_offset_wins_over_it(nursery):
     await marker(partition, first, 7, commit=True)
     assert offsets_of(first, "g") == {("t", 0): 6, ("t", 1): 5}
     assert offsets_of(await replayed(partition, nursery), "g") == {("t", 0): 6, ("t", 1): 5}
+
+
+async def test_a_group_with_pending_offsets_outlives_the_expiry_of_its_committed_ones(nursery):
+    """Kafka removes an empty group only once it has no offsets, pending ones included: the
+    transaction's offsets then become the group's, live and replayed."""
+    partition = Partition()
+    first = await replayed(partition, nursery)
+    await first.commit_offsets("g", "", None, -1, 8, commits(1))  # committed at 1 ms: long expired
+    await first.commit_transactional_offsets("g", (7, 0), {("t", 1): Committed(5, -1, "", now_ms())})
+    await first.expire_offsets()
+    assert first.group("g") is not None and offsets_of(first, "g") == {}
+    await marker(partition, first, 7, commit=True)
+    assert offsets_of(first, "g") == {("t", 1): 5}
+    assert offsets_of(await replayed(partition, nursery), "g") == {("t", 1): 5}
