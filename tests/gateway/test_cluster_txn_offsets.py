@@ -20,7 +20,8 @@ from tests.gateway.test_cluster import PARTITIONS, create_topic_through, gateway
 from tests.gateway.test_cluster_coordinators import OFFSETS, TRANSACTION, TRANSACTIONS, found_coordinators
 from tests.gateway.test_validation import Connection
 
-OFFSET_FETCH = by_name("OffsetFetch")
+OFFSET_FETCH, TXN_OFFSET_COMMIT = by_name("OffsetFetch"), by_name("TxnOffsetCommit")
+INIT_PRODUCER_ID, ADD_OFFSETS = by_name("InitProducerId"), by_name("AddOffsetsToTxn")
 INPUT, OUTPUT = "ctp-in", "ctp-out"
 TIMEOUT_S = 30
 
@@ -185,3 +186,54 @@ def test_the_outcome_is_whole_when_the_group_coordinator_dies_before_the_end(tmp
                    "the group's offsets as the transaction ended")
         output = read_committed_output(survivor, OUTPUT)
         assert sorted(output) == (sorted(map(transform, values)) if commit else [])
+
+
+def test_a_fenced_producers_offsets_are_dropped_and_refused_at_the_group_coordinator(tmp_path):
+    """Kafka's requests, each to its coordinator: a producer's pending offsets are dropped when a new
+    producer of its transactional id fences it (the abort marker, at the bumped epoch, reaches the
+    group's partition on another gateway), and TxnOffsetCommit at the fenced epoch is then refused
+    there with INVALID_PRODUCER_EPOCH, as the partition's producer state refuses it in Kafka."""
+    with gateway_cluster(tmp_path) as gateways:
+        cluster_with_topics(gateways)
+        group, transactional_id = split_coordinators(gateways[0], group_node=3, transaction_node=2)
+        transactions, groups = Connection(gateways[1].port), Connection(gateways[2].port)
+        try:
+            producer_id, epoch = init_producer_id(transactions, transactional_id)
+            added = transactions.call(ADD_OFFSETS, 3, ADD_OFFSETS.Request(
+                transactional_id=transactional_id, producer_id=producer_id, producer_epoch=epoch, group_id=group))
+            assert added.error_code == ErrorCode.NONE
+            assert txn_offset_commit(groups, transactional_id, group, producer_id, epoch) == {ErrorCode.NONE}
+            assert stable_fetch_errors(gateways[2], group, INPUT) == {ErrorCode.UNSTABLE_OFFSET_COMMIT}
+            assert init_producer_id(transactions, transactional_id)[1] > epoch + 1  # the abort bumped it first
+            wait_until(lambda: stable_fetch_errors(gateways[2], group, INPUT) == {ErrorCode.NONE}, 30,
+                       "the fenced transaction's offsets dropped")
+            assert committed(gateways[0], group, INPUT) == dict.fromkeys(range(PARTITIONS), -1001)
+            assert txn_offset_commit(groups, transactional_id, group, producer_id, epoch) == {
+                ErrorCode.INVALID_PRODUCER_EPOCH}
+        finally:
+            transactions.close()
+            groups.close()
+
+
+def init_producer_id(connection: Connection, transactional_id: str) -> tuple[int, int]:
+    """(producer id, epoch) of InitProducerId v3, asked again while the coordinator completes an
+    open transaction (CONCURRENT_TRANSACTIONS)."""
+    while True:
+        answer = connection.call(INIT_PRODUCER_ID, 3, INIT_PRODUCER_ID.Request(
+            transactional_id=transactional_id, transaction_timeout_ms=60000))
+        if answer.error_code != ErrorCode.CONCURRENT_TRANSACTIONS:
+            assert answer.error_code == ErrorCode.NONE
+            return answer.producer_id, answer.producer_epoch
+        time.sleep(0.1)
+
+
+def txn_offset_commit(connection: Connection, transactional_id: str, group: str, producer_id: int,
+                      epoch: int) -> set[ErrorCode]:
+    """The partition errors of TxnOffsetCommit v3 of offset 1 for every partition of INPUT."""
+    Topic = TXN_OFFSET_COMMIT.Request.Topics
+    answer = connection.call(TXN_OFFSET_COMMIT, 3, TXN_OFFSET_COMMIT.Request(
+        transactional_id=transactional_id, group_id=group, producer_id=producer_id, producer_epoch=epoch,
+        topics=[Topic(name=INPUT, partitions=[Topic.Partitions(partition_index=p, committed_offset=1,
+                                                               committed_metadata="")
+                                              for p in range(PARTITIONS)])]))
+    return {p.error_code for t in answer.topics for p in t.partitions}
