@@ -26,6 +26,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 public final class TxnOffsets {
     private static final Duration POLL = Duration.ofMillis(500);
     private static final long DEADLINE_MS = 120_000;
+    // Small polls: TOTAL / MAX_POLL_RECORDS transactions at least, so some are aborted.
+    private static final int MAX_POLL_RECORDS = 50;
 
     public static void main(String[] args) {
         String bootstrap = args[0], input = args[1], output = args[2], group = args[3], id = args[4];
@@ -36,6 +38,7 @@ public final class TxnOffsets {
         consumerSettings.put("enable.auto.commit", "false");
         consumerSettings.put("auto.offset.reset", "earliest");
         consumerSettings.put("isolation.level", "read_committed");
+        consumerSettings.put("max.poll.records", String.valueOf(MAX_POLL_RECORDS));
         Properties producerSettings = new Properties();
         producerSettings.put("bootstrap.servers", bootstrap);
         producerSettings.put("transactional.id", id);
