@@ -158,6 +158,8 @@ class GroupCoordinator:
         if isinstance(group, ConsumerGroup):
             validate_consumer_commit(group, member_id, generation, None, transactional=True)
             return
+        if group is None and generation >= 0:  # Kafka's answer: the generation names no group
+            raise KafkaError(ErrorCode.ILLEGAL_GENERATION, f"group {group_id} does not exist")
         if group is None or (generation < 0 and not member_id):
             return  # producers without group metadata (TxnOffsetCommit v0-2) are not checked
         validate_classic_commit(group, member_id, instance_id, generation)
