@@ -159,14 +159,16 @@ def assert_ended_at_the_end(gateways, group: str, count: int) -> None:
 
 
 @pytest.mark.parametrize("commit", [True, False], ids=["commit", "abort"])
-def test_the_outcome_is_whole_when_the_group_coordinator_dies_before_the_end(tmp_path, commit):
+@pytest.mark.parametrize("victim", [3, 1], ids=["follower", "controller"])
+def test_the_outcome_is_whole_when_the_group_coordinator_dies_before_the_end(tmp_path, victim, commit):
     """kill -9 of the group coordinator once it took TxnOffsetCommit and before EndTxn: the gateway
     that leads the group's partition next replays the pending offsets, and the transaction
-    coordinator's marker reaches it there; the group's offsets move with the output, or neither."""
+    coordinator's marker reaches it there; the group's offsets move with the output, or neither.
+    The controller's death moves the controller first, which then moves the partition."""
     with gateway_cluster(tmp_path) as gateways:
         cluster_with_topics(gateways)
-        survivor = gateways[1]
-        group, transactional_id = split_coordinators(survivor, group_node=3, transaction_node=2)
+        survivor, coordinator = gateways[1], gateways[victim - 1]  # node 2 coordinates the transactional id
+        group, transactional_id = split_coordinators(survivor, group_node=victim, transaction_node=2)
         values = input_records(survivor, 300)
         consumer = Consumer({"bootstrap.servers": survivor.bootstrap, "group.id": group,
                              "enable.auto.commit": False, "isolation.level": "read_committed"})
@@ -185,8 +187,8 @@ def test_the_outcome_is_whole_when_the_group_coordinator_dies_before_the_end(tmp
         finally:
             consumer.close()
         producer.flush(TIMEOUT_S)
-        assert stable_fetch_errors(gateways[2], group, INPUT) == {ErrorCode.UNSTABLE_OFFSET_COMMIT}
-        gateways[2].kill()
+        assert stable_fetch_errors(coordinator, group, INPUT) == {ErrorCode.UNSTABLE_OFFSET_COMMIT}
+        coordinator.kill()
         (producer.commit_transaction if commit else producer.abort_transaction)(TIMEOUT_S)
         expected = {p: len(values) // PARTITIONS if commit else -1001 for p in range(PARTITIONS)}
         wait_until(lambda: committed(survivor, group, INPUT) == expected, 60,
