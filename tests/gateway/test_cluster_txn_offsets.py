@@ -24,6 +24,7 @@ OFFSET_FETCH, TXN_OFFSET_COMMIT = by_name("OffsetFetch"), by_name("TxnOffsetComm
 INIT_PRODUCER_ID, ADD_OFFSETS = by_name("InitProducerId"), by_name("AddOffsetsToTxn")
 INPUT, OUTPUT = "ctp-in", "ctp-out"
 TIMEOUT_S = 30
+ASKED_AGAIN = {ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.NOT_COORDINATOR}
 
 
 def transform(value: bytes) -> bytes:
@@ -42,15 +43,20 @@ def split_coordinators(gateway, group_node: int, transaction_node: int) -> tuple
     return group, transactional_id
 
 
-def stable_fetch_errors(gateway, group: str, topic: str) -> set[ErrorCode]:
-    """The partition errors of OffsetFetch v7 with require_stable (KIP-447) from `gateway`."""
+def stable_fetch(gateway, group: str, topic: str):
+    """OffsetFetch v7 with require_stable (KIP-447) from `gateway`."""
     connection = Connection(gateway.port)
     try:
-        answer = connection.call(OFFSET_FETCH, 7, OFFSET_FETCH.Request(
+        return connection.call(OFFSET_FETCH, 7, OFFSET_FETCH.Request(
             group_id=group, require_stable=True,
             topics=[OFFSET_FETCH.Request.Topics(name=topic, partition_indexes=list(range(PARTITIONS)))]))
     finally:
         connection.close()
+
+
+def stable_fetch_errors(gateway, group: str, topic: str) -> set[ErrorCode]:
+    """The partition errors of that OffsetFetch, from the group's coordinator."""
+    answer = stable_fetch(gateway, group, topic)
     assert answer.error_code == ErrorCode.NONE
     return {p.error_code for t in answer.topics for p in t.partitions}
 
@@ -205,6 +211,8 @@ def test_a_fenced_producers_offsets_are_dropped_and_refused_at_the_group_coordin
     with gateway_cluster(tmp_path) as gateways:
         cluster_with_topics(gateways)
         group, transactional_id = split_coordinators(gateways[0], group_node=3, transaction_node=2)
+        wait_until(lambda: stable_fetch(gateways[2], group, INPUT).error_code == ErrorCode.NONE, 30,
+                   "the group's coordinator serves it (it may be loading)")
         transactions, groups = Connection(gateways[1].port), Connection(gateways[2].port)
         try:
             producer_id, epoch = init_producer_id(transactions, transactional_id)
@@ -216,7 +224,8 @@ def test_a_fenced_producers_offsets_are_dropped_and_refused_at_the_group_coordin
             assert init_producer_id(transactions, transactional_id)[1] > epoch + 1  # the abort bumped it first
             wait_until(lambda: stable_fetch_errors(gateways[2], group, INPUT) == {ErrorCode.NONE}, 30,
                        "the fenced transaction's offsets dropped")
-            assert committed(gateways[0], group, INPUT) == dict.fromkeys(range(PARTITIONS), -1001)
+            wait_until(lambda: committed(gateways[0], group, INPUT) == dict.fromkeys(range(PARTITIONS), -1001), 30,
+                       "no offset committed")
             assert txn_offset_commit(groups, transactional_id, group, producer_id, epoch) == {
                 ErrorCode.INVALID_PRODUCER_EPOCH}
         finally:
@@ -225,15 +234,18 @@ def test_a_fenced_producers_offsets_are_dropped_and_refused_at_the_group_coordin
 
 
 def init_producer_id(connection: Connection, transactional_id: str) -> tuple[int, int]:
-    """(producer id, epoch) of InitProducerId v3, asked again while the coordinator completes an
-    open transaction (CONCURRENT_TRANSACTIONS)."""
-    while True:
-        answer = connection.call(INIT_PRODUCER_ID, 3, INIT_PRODUCER_ID.Request(
-            transactional_id=transactional_id, transaction_timeout_ms=60000))
-        if answer.error_code != ErrorCode.CONCURRENT_TRANSACTIONS:
-            assert answer.error_code == ErrorCode.NONE
-            return answer.producer_id, answer.producer_epoch
-        time.sleep(0.1)
+    """(producer id, epoch) of InitProducerId v3, asked again as clients do while the coordinator
+    loads or completes an open transaction."""
+    answers = []
+
+    def answered() -> bool:
+        answers.append(connection.call(INIT_PRODUCER_ID, 3, INIT_PRODUCER_ID.Request(
+            transactional_id=transactional_id, transaction_timeout_ms=60000)))
+        return answers[-1].error_code not in ASKED_AGAIN
+
+    wait_until(answered, 30, "InitProducerId answered")
+    assert answers[-1].error_code == ErrorCode.NONE
+    return answers[-1].producer_id, answers[-1].producer_epoch
 
 
 def txn_offset_commit(connection: Connection, transactional_id: str, group: str, producer_id: int,
