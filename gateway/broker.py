@@ -100,7 +100,7 @@ async def _coordinators(nursery: trio.Nursery, broker: BrokerSettings, topics: T
     """In a cluster: the coordinators of the internal topics' partitions this gateway leads, journaled
     on them (each topic made when FindCoordinator first asks for one of its keys)."""
     groups = ShardedGroups(broker, MappingProxyType(topics.topics))
-    transactions = ShardedTransactions(broker, producer_ids, groups, _partition_of(topics, cluster, sharing))
+    transactions = ShardedTransactions(broker, producer_ids, _partition_of(topics, groups, cluster, sharing))
     for shards in (groups, transactions):
         await nursery.start(shards.run)
         topics.leadership_watchers.append(shards.leadership_changed)
@@ -158,14 +158,14 @@ async def _lone_coordinators(nursery: trio.Nursery, broker: BrokerSettings, topi
     groups = GroupCoordinator(broker, journals["groups"], MappingProxyType(topics.topics))
     groups.log.on_change = lambda entry: internal.emit(OFFSETS_TOPIC, offsets_topic_records, entry)
     await nursery.start(groups.run)
-    transactions = TransactionCoordinator(broker, journals["transactions"], topics.producer_ids, groups,
-                                          topics.partition)
+    transactions = TransactionCoordinator(broker, journals["transactions"], topics.producer_ids,
+                                          groups.marked(topics.partition))
     transactions.on_change = lambda entry: internal.emit(TRANSACTIONS_TOPIC, transaction_state_records, entry)
     await nursery.start(transactions.run)
     return groups, transactions
 
 
-def _partition_of(topics: TopicRegistry, cluster: ClusterView, sharing: TopicSharing):
+def _partition_of(topics: TopicRegistry, groups: ShardedGroups, cluster: ClusterView, sharing: TopicSharing):
     """Where a transaction coordinator of a cluster writes a marker: the partition if led here, else
     the partition as its leader writes it."""
     def topic_id(name: str) -> str | None:
@@ -173,7 +173,8 @@ def _partition_of(topics: TopicRegistry, cluster: ClusterView, sharing: TopicSha
         return None if topic is None else str(topic.topic_id)
 
     remote = remote_partitions(sharing.client, cluster.leaders, cluster.node_id, topic_id)
-    return lambda name, index: topics.partition(name, index) or remote(name, index)
+    local = groups.marked(topics.partition)
+    return lambda name, index: local(name, index) or remote(name, index)
 
 
 def _shared(sharing: TopicSharing | None, journal: str) -> SharedJournal | None:

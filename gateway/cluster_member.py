@@ -149,5 +149,6 @@ class ClusterMember:
     def _serve(self, role: trio.Nursery, services: Services) -> None:
         """What every role runs: leading what CHP names, writing markers asked of it, serving clients."""
         role.start_soon(follow_cluster, self.client, self.leaders, services.topics, self.node_id)
-        role.start_soon(serve_marker_requests, self.client, self.node_id, services.topics.partition)
+        role.start_soon(serve_marker_requests, self.client, self.node_id,
+                        services.groups.marked(services.topics.partition))
         self.dispatcher.services = services

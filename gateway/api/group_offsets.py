@@ -148,7 +148,7 @@ def _stability(request: Request, services: Services, group_id: str, topic: str, 
     """UNSTABLE_OFFSET_COMMIT for a client that requires stable offsets while a transaction
     carries one for the partition (it retries until the transaction completes)."""
     if request.version >= 7 and request.body.require_stable and \
-            services.transactions.has_pending_offset(group_id, topic, partition):
+            services.groups.has_pending_offset(group_id, topic, partition):
         return ErrorCode.UNSTABLE_OFFSET_COMMIT
     return ErrorCode.NONE
 

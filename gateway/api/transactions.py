@@ -13,10 +13,10 @@ from gateway.acls.model import Operation, ResourceType
 from gateway.api.authorization import allowed, allowed_names, group_id, refused, requires, transactional_id
 from gateway.api.registry import handles
 from gateway.api.services import Services, Topics
-from gateway.group.committed_offsets import MAX_METADATA_CHARS
+from gateway.group.classic import now_ms
+from gateway.group.committed_offsets import MAX_METADATA_CHARS, Committed
 from gateway.kafka_error import KafkaError
 from gateway.server.dispatch import Request
-from gateway.txn.txn_metadata import PendingOffset
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 
@@ -122,8 +122,10 @@ async def txn_offset_commit(request: Request, services: Services):
     readable = allowed_names(request, services, Operation.READ, ResourceType.TOPIC, (t.name for t in body.topics))
     errors = {(t.name, p.partition_index): code or _offset_error(services.topics, t.name, p, t.name in readable)
               for t in body.topics for p in t.partitions}
+    now = now_ms()
     offsets = {
-        (t.name, p.partition_index): PendingOffset(p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
+        (t.name, p.partition_index): Committed(p.committed_offset, p.committed_leader_epoch,
+                                               p.committed_metadata or "", now)
         for t in body.topics for p in t.partitions if errors[(t.name, p.partition_index)] == ErrorCode.NONE
     }
     if not code:
@@ -160,10 +162,12 @@ def _offset_error(topics: Topics, topic: str, partition, readable: bool) -> Erro
 
 
 async def _commit_offsets(services: Services, body, offsets) -> None:
+    """The group's coordinator holds the offsets until the transaction's marker reaches it."""
     services.groups.validate_transactional_commit(body.group_id, body.member_id, body.group_instance_id,
                                                 body.generation_id)
-    await services.transactions.commit_offsets(body.transactional_id, body.producer_id, body.producer_epoch,
-                                             body.group_id, offsets)
+    services.transactions.check_offsets(body.transactional_id, body.producer_id, body.producer_epoch, body.group_id)
+    await services.groups.commit_transactional_offsets(body.group_id, (body.producer_id, body.producer_epoch),
+                                                       offsets)
 
 
 @handles("EndTxn", "0-4")

@@ -16,19 +16,21 @@ from collections.abc import Mapping
 import structlog
 import trio
 
-from gateway.group.classic import ClassicGroup, ClassicState, now_ms
+from gateway.group.classic import ClassicGroup, ClassicState
 from gateway.group.classic_in_consumer import ClassicInConsumerGroup
 from gateway.group.classic_membership import ClassicMembership, JoinRequest
-from gateway.group.committed_offsets import Committed, OffsetStore
+from gateway.group.committed_offsets import Committed, OffsetStore, pending_entry
 from gateway.group.consumer_group import ConsumerGroup
 from gateway.group.consumer_membership import ConsumerMembership, HeartbeatResult
 from gateway.group.consumer_requests import HeartbeatRequest
 from gateway.group.group_journal import GroupLog
+from gateway.group.offsets_markers import OffsetsPartitionMarkers, PartitionOf
 from gateway.group.reconcile import ConsumerMember
 from gateway.group.timer import Reply, Timer
 from gateway.kafka_error import KafkaError
 from gateway.settings.table import BrokerSettings
 from gateway.storage.journal import Journal
+from protocol.kafka.coordinator_records import OFFSETS_TOPIC
 from protocol.kafka.error_codes import ErrorCode
 
 log = structlog.get_logger()
@@ -57,7 +59,8 @@ class GroupCoordinator:
             for group in self.groups.values():
                 membership = self.consumer if isinstance(group, ConsumerGroup) else self.classic
                 membership.restored(group)
-            log.info("groups_ready", groups=len(self.groups), with_offsets=len(self.offsets.groups()))
+            log.info("groups_ready", groups=len(self.groups), with_offsets=len(self.offsets.groups()),
+                     open_transactions=self.offsets.open_transactions())
             nursery.start_soon(self.timer.run)
             nursery.start_soon(self._expire_offsets)
             task_status.started()
@@ -155,16 +158,40 @@ class GroupCoordinator:
         if isinstance(group, ConsumerGroup):
             validate_consumer_commit(group, member_id, generation, None, transactional=True)
             return
+        if group is None and generation >= 0:  # Kafka's answer: the generation names no group
+            raise KafkaError(ErrorCode.ILLEGAL_GENERATION, f"group {group_id} does not exist")
         if group is None or (generation < 0 and not member_id):
             return  # producers without group metadata (TxnOffsetCommit v0-2) are not checked
         validate_classic_commit(group, member_id, instance_id, generation)
 
-    async def commit_transactional_offsets(self, group_id: str, offsets: dict[tuple[str, int], tuple]) -> None:
-        """Apply the (offset, leader epoch, metadata) of a committed transaction, checked when sent."""
+    async def commit_transactional_offsets(self, group_id: str, producer: tuple[int, int],
+                                           commits: dict[tuple[str, int], Committed]) -> None:
+        """Hold offsets of the producer's (id, epoch) transaction, checked by
+        validate_transactional_commit, until its marker (`end_transaction`)."""
         self.groups.setdefault(group_id, ClassicGroup(group_id))
-        now = now_ms()
-        commits = {key: Committed(offset, epoch, metadata or "", now) for key, (offset, epoch, metadata) in offsets.items()}
-        await self.log.write(self.offsets.commit(group_id, commits))
+        await self.log.write(pending_entry(group_id, producer, commits))  # the partition may fence the epoch
+        self.offsets.apply_pending(group_id, producer, commits)
+
+    async def end_transaction(self, producer_id: int, commit: bool) -> None:
+        """The producer's transaction ended: its marker reached this coordinator's partition (a lone
+        gateway journals the outcome; in a cluster the marker in the partition is the record)."""
+        for entry in self.offsets.end_transaction(producer_id, commit):
+            await self.log.write(entry)
+
+    def marked(self, partition_of: PartitionOf) -> PartitionOf:
+        """`partition_of` where a marker for __consumer_offsets ends the transaction's offsets here
+        (a lone gateway's __consumer_offsets is a copy of its groups journal: it takes no marker)."""
+        def marked_partition(topic: str, index: int):
+            if topic == OFFSETS_TOPIC:
+                return OffsetsPartitionMarkers(index, None, lambda: self)
+            return partition_of(topic, index)
+
+        return marked_partition
+
+    def has_pending_offset(self, group_id: str, topic: str, partition: int) -> bool:
+        """Whether an open transaction holds an offset of the partition (OffsetFetch's
+        require_stable answers UNSTABLE_OFFSET_COMMIT then)."""
+        return self.offsets.has_pending(group_id, topic, partition)
 
     def fetch_offsets(self, group_id: str) -> dict:
         """A group's committed offsets by (topic, partition)."""
@@ -214,7 +241,7 @@ class GroupCoordinator:
             if expired:
                 log.info("offsets_expired", group=group_id, partitions=len(expired))
                 await self.log.write(self.offsets.delete(group_id, expired))
-            if group is not None and group.is_empty() and not self.offsets.of(group_id):
+            if group is not None and group.is_empty() and not self.offsets.has_offsets(group_id):
                 await self._delete_group(group_id)
 
     # Groups ------------------------------------------------------------------------

@@ -2,7 +2,11 @@
 
 An offset commit is an OffsetCommitKey and OffsetCommitValue per partition;
 a classic group's state a GroupMetadataKey and GroupMetadataValue; a removal
-the key with no value (a tombstone). Groups of the consumer protocol
+the key with no value (a tombstone). Offsets committed within a transaction
+are the same records, which the group coordinator of a cluster writes in a
+transactional batch of the producer (storage/partition_journal.py): its
+marker ends them there. A lone gateway copies them only once committed.
+Groups of the consumer protocol
 (KIP-848) keep their membership in several records of their own in Kafka;
 here one ConsumerGroupMetadata record (the group epoch) stands for them.
 """
@@ -29,7 +33,12 @@ from protocol.kafka.coordinator_records import (
 
 
 def offsets_topic_records(entry: dict) -> list[tuple[int, bytes, bytes | None]]:
-    """(partition, key, value) of the records Kafka writes for a group journal entry."""
+    """(partition, key, value) of the records Kafka writes for a group journal entry, as committed
+    records: a transaction's offsets once it commits."""
+    if "producer" in entry:
+        return []
+    if entry["type"] == "transaction_ended":
+        entry = {**entry, "type": "offsets"}
     partition = coordinator_partition(entry["group"], OFFSETS_PARTITIONS)
     return [(partition, key, value) for key, value, _ in keyed_slices(entry)]
 
@@ -39,7 +48,8 @@ def keyed_slices(entry: dict) -> list[tuple[bytes, bytes | None, dict]]:
 
     Each part is the key's whole state (or its removal), so that the newest
     record of every key replays the group as the entry left it: what a
-    compacted __consumer_offsets partition keeps is enough.
+    compacted __consumer_offsets partition keeps is enough. A transaction's
+    end has no record of its own: its marker is it.
     """
     group, kind = entry["group"], entry["type"]
     if kind == "offsets":

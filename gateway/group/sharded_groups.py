@@ -4,8 +4,10 @@ partition led here (storage/coordinator_shards.py), journaled on that partition.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 
 from gateway.group.group_coordinator import GroupCoordinator
+from gateway.group.offsets_markers import OffsetsPartitionMarkers, PartitionOf
 from gateway.group.offsets_records import keyed_slices
 from gateway.kafka_error import KafkaError
 from gateway.settings.table import BrokerSettings
@@ -17,7 +19,8 @@ from protocol.kafka.error_codes import ErrorCode
 # Calls whose first argument is the group id, served by that group's coordinator as they are.
 BY_GROUP_ID = frozenset({"sync", "heartbeat", "leave", "consumer_group", "commit_offsets",
                          "validate_transactional_commit", "fetch_offsets", "validate_offset_fetch",
-                         "delete_offsets", "commit_transactional_offsets", "group"})
+                         "delete_offsets", "commit_transactional_offsets", "has_pending_offset",
+                         "group"})
 
 
 class ShardedGroups(CoordinatorShards[GroupCoordinator]):
@@ -35,6 +38,17 @@ class ShardedGroups(CoordinatorShards[GroupCoordinator]):
 
     async def consumer_heartbeat(self, request):
         return await self.coordinator(request.group_id).consumer_heartbeat(request)
+
+    def marked(self, partition_of: PartitionOf) -> PartitionOf:
+        """`partition_of` (partitions led here) where a marker into a __consumer_offsets partition
+        also ends the transaction's offsets at its coordinator (group/offsets_markers.py)."""
+        def marked_partition(topic: str, index: int):
+            partition = partition_of(topic, index)
+            if topic != OFFSETS_TOPIC or partition is None:
+                return partition
+            return OffsetsPartitionMarkers(index, partition, partial(self.serving, index))
+
+        return marked_partition
 
     def group_ids(self) -> list[str]:
         return [group_id for coordinator in self.loaded() for group_id in coordinator.group_ids()]

@@ -5,7 +5,10 @@ a retried batch that matches one of them is a duplicate and is answered with
 its original offset, a gap in sequence numbers is refused, and so is a stale
 epoch. As in Kafka since KIP-360, a producer the partition has no state for
 may start at any sequence. Transaction markers (control batches) end the
-producer's open transaction. The state is checkpointed with the partition and
+producer's open transaction. A batch without a sequence (NO_SEQUENCE) is a
+coordinator's own, as the group coordinator writes TxnOffsetCommit's
+offsets: its epoch is checked, not its sequence, as Kafka appends batches of
+coordinator origin. The state is checkpointed with the partition and
 rebuilt from the batch headers after the checkpoint when the partition is
 opened, so it survives a restart.
 """
@@ -23,6 +26,7 @@ from protocol.records import ControlType, read_control_record
 KEPT_BATCHES = 5
 MAX_SEQUENCE = 0x7FFFFFFF
 NO_PRODUCER_ID = -1
+NO_SEQUENCE = -1
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,8 @@ class ProducerStates:
                                  f"marker of coordinator epoch {coordinator_epoch} for producer {producer_id}, "
                                  f"which has seen epoch {entry.coordinator_epoch}")
             return None
+        if first == NO_SEQUENCE:
+            return None
         if epoch > entry.epoch:
             if first != 0:
                 raise KafkaError(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
@@ -141,7 +147,8 @@ class ProducerStates:
             entry.coordinator_epoch = marker.coordinator_epoch
             self.transactions.end(producer_id, base_offset, aborted=marker.type == ControlType.ABORT)
             return
-        entry.batches.append(AppendedBatch(batch.base_sequence, last_sequence(batch),
-                                           base_offset, dafka_sequence))
+        if batch.base_sequence != NO_SEQUENCE:
+            entry.batches.append(AppendedBatch(batch.base_sequence, last_sequence(batch),
+                                               base_offset, dafka_sequence))
         if batch.is_transactional:
             self.transactions.begin(producer_id, base_offset)

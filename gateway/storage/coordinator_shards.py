@@ -94,11 +94,15 @@ class CoordinatorShards(Generic[C]):
 
     def coordinator(self, key: str) -> C:
         """The coordinator of `key`; KafkaError as Kafka answers if it is elsewhere or loading."""
-        shard = self.local(key)
+        return self.serving(coordinator_partition(key, self.partitions), key)
+
+    def serving(self, index: int, what: str = "the partition") -> C:
+        """The coordinator of partition `index`; KafkaError if it is elsewhere or loading."""
+        shard = self._shards.get(index)
         if shard is None:
-            raise KafkaError(ErrorCode.NOT_COORDINATOR, f"this gateway is not the coordinator of {key}")
+            raise KafkaError(ErrorCode.NOT_COORDINATOR, f"this gateway is not the coordinator of {what}")
         if not shard.loaded:
-            raise KafkaError(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, f"the coordinator of {key} is loading")
+            raise KafkaError(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, f"the coordinator of {what} is loading")
         return shard.coordinator
 
     def loaded(self) -> list[C]:

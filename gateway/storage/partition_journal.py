@@ -14,6 +14,14 @@ Among records of one key the highest "serial" of their parts wins (GroupLog
 numbers its changes, as concurrent writes may reach the log in another
 order), then the newest in the log (a transactional id's changes are
 written one at a time).
+
+An entry of a producer's transaction (its "producer": [id, epoch], as the
+group coordinator writes TxnOffsetCommit's offsets) is a transactional batch
+of that producer, as Kafka writes it: the partition fences an older epoch,
+and the COMMIT or ABORT marker the transaction coordinator writes after it
+decides it. Replay counts its parts among the newest of their keys once
+committed (without "producer"), drops them once aborted, and returns those
+still open as they are: the coordinator holds them pending.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ import trio
 
 from gateway.kafka_error import KafkaError
 from protocol.kafka.error_codes import ErrorCode
-from protocol.records import Record, RecordBatch, build_batch
+from protocol.records import ControlType, Record, RecordBatch, build_batch, read_control_record
 
 ENTRY_HEADER = "dafka.gateway.entry"
 READ_BYTES = 1 << 20  # how much of the partition one read of the replay asks for
@@ -56,20 +64,18 @@ class PartitionJournal:
         self.slices = slices
 
     async def replay(self) -> list[dict]:
-        """The newest part of every key, in log order of the newest."""
+        """The newest part of every key, in log order of the newest; then the parts of open transactions."""
         newest: dict[bytes, dict] = {}
+        open_parts: dict[int, list[tuple[bytes, dict]]] = {}  # producer id -> its transaction's (key, part)
         offset, end = self.partition.log_start_offset, self.partition.next_offset
         while offset < end:
             batches = await self.partition.read(offset, READ_BYTES, limit=end)
             if not batches:
                 break
             for stored in batches:
-                batch = RecordBatch(memoryview(bytes(stored.data)))
-                if not batch.is_control:
-                    for record in batch.records():
-                        _keep_newest(newest, record)
+                _replay_batch(RecordBatch(memoryview(bytes(stored.data))), newest, open_parts)
             offset = batches[-1].last_offset + 1
-        return list(newest.values())
+        return [*newest.values(), *(part for parts in open_parts.values() for _, part in parts)]
 
     def compact_with(self, nursery: trio.Nursery, snapshot) -> None:
         """Nothing to do: the stores compact the partition by key."""
@@ -81,8 +87,10 @@ class PartitionJournal:
                 for index, (key, value, part) in enumerate(self.slices(entry))]
         if not rows:
             return
+        producer_id, epoch = entry.get("producer", (-1, -1))
+        batch = build_batch(rows, producer_id=producer_id, producer_epoch=epoch, transactional=producer_id >= 0)
         try:
-            _, sequence = await self.partition.append(RecordBatch(memoryview(bytearray(build_batch(rows)))))
+            _, sequence = await self.partition.append(RecordBatch(memoryview(bytearray(batch))))
             await self.partition.wait_durable(sequence)
         except KafkaError as exc:
             if exc.code != ErrorCode.NOT_LEADER_OR_FOLLOWER:
@@ -94,12 +102,26 @@ class PartitionJournal:
         nursery.start_soon(self.write, entry)
 
 
-def _keep_newest(newest: dict[bytes, dict], record: Record) -> None:
-    part = next((json.loads(value) for name, value in record.headers if name == ENTRY_HEADER), None)
-    if part is None or record.key is None:
+def _replay_batch(batch: RecordBatch, newest: dict[bytes, dict], open_parts: dict[int, list]) -> None:
+    if batch.is_control:
+        parts = open_parts.pop(batch.producer_id, [])
+        if batch.record_count and read_control_record(batch.records()[0]).type == ControlType.COMMIT:
+            for key, part in parts:
+                _keep_newest(newest, key, {name: value for name, value in part.items() if name != "producer"})
         return
-    known = newest.pop(record.key, None)  # popped: the dict's order becomes that of the newest records
-    newest[record.key] = part if known is None or part.get("serial", 0) >= known.get("serial", 0) else known
+    for record in batch.records():
+        part = next((json.loads(value) for name, value in record.headers if name == ENTRY_HEADER), None)
+        if part is None or record.key is None:
+            continue
+        if batch.is_transactional:
+            open_parts.setdefault(batch.producer_id, []).append((record.key, part))
+        else:
+            _keep_newest(newest, record.key, part)
+
+
+def _keep_newest(newest: dict[bytes, dict], key: bytes, part: dict) -> None:
+    known = newest.pop(key, None)  # popped: the dict's order becomes that of the newest records
+    newest[key] = part if known is None or part.get("serial", 0) >= known.get("serial", 0) else known
 
 
 def _encoded(part: dict) -> bytes:

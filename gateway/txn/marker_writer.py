@@ -1,10 +1,11 @@
 """COMMIT and ABORT markers: one control batch into every partition of a transaction.
 
 A marker is written like a produce with acks=all: the transaction is complete
-only once every marker is durable. Partitions of deleted topics (and, on a
-lone gateway, __consumer_offsets, which it keeps elsewhere) take no marker.
-In a cluster a partition led elsewhere is a RemotePartition
-(cluster/remote_markers.py): its leader writes the marker.
+only once every marker is durable. Partitions of deleted topics take no
+marker. In a cluster a partition led elsewhere is a RemotePartition
+(cluster/remote_markers.py): its leader writes the marker. A marker for a
+__consumer_offsets partition also ends the transaction's offsets at the
+group coordinator (group/offsets_markers.py).
 """
 
 from __future__ import annotations

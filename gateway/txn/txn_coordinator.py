@@ -4,10 +4,13 @@ A transactional id moves Empty -> Ongoing -> PrepareCommit/PrepareAbort ->
 CompleteCommit/CompleteAbort. Each change is durable in the transaction
 journal before it is answered. EndTxn is answered once the Prepare state is
 durable; the markers are then written to every partition of the
-transaction (and the offsets of a commit applied), and until the Complete
-state is recorded the id answers CONCURRENT_TRANSACTIONS. A transaction
-open longer than its timeout, or still open when a new producer takes over
-its id, is aborted with the epoch bumped, which fences its producer.
+transaction, and until the Complete state is recorded the id answers
+CONCURRENT_TRANSACTIONS. Offsets sent to the transaction are the group
+coordinator's (TxnOffsetCommit goes there): AddOffsetsToTxn adds the group's
+__consumer_offsets partition, whose marker ends them
+(group/offsets_markers.py). A transaction open longer than its timeout, or
+still open when a new producer takes over its id, is aborted with the epoch
+bumped, which fences its producer.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from gateway.kafka_error import KafkaError
 from gateway.settings.table import BrokerSettings
 from gateway.storage.journal import Journal
 from gateway.txn.marker_writer import PartitionOf, write_markers
-from gateway.txn.txn_metadata import MAX_EPOCH, NO_EPOCH, PREPARING, PendingOffset, TransactionMetadata, TxnState
+from gateway.txn.txn_metadata import MAX_EPOCH, NO_EPOCH, PREPARING, TransactionMetadata, TxnState
 from protocol.kafka.coordinator_records import OFFSETS_PARTITIONS, OFFSETS_TOPIC, coordinator_partition
 from protocol.kafka.error_codes import ErrorCode
 
@@ -50,19 +53,12 @@ class ProducerIds(Protocol):
     async def allocate(self) -> int: ...
 
 
-class OffsetsTarget(Protocol):
-    """Where a committed transaction's offsets go: the group coordinator."""
-
-    async def commit_transactional_offsets(self, group_id: str, offsets: dict[tuple[str, int], tuple]) -> None: ...
-
-
 class TransactionCoordinator:
     def __init__(self, settings: BrokerSettings, journal: Journal, producer_ids: ProducerIds,
-                 groups: OffsetsTarget, partition_of: PartitionOf, coordinator_epoch: int = 0):
+                 partition_of: PartitionOf, coordinator_epoch: int = 0):
         self.journal = journal
         self.coordinator_epoch = coordinator_epoch  # its partition's leader epoch in a cluster
         self.producer_ids = producer_ids
-        self.groups = groups
         self.partition_of = partition_of
         self.max_timeout_ms = settings.transaction_max_timeout_ms
         self.abort_interval_s = settings.transaction_abort_timed_out_transaction_cleanup_interval_ms / 1000
@@ -128,7 +124,7 @@ class TransactionCoordinator:
         else:
             fresh = replace(txn, **_next_epoch(txn, expected))
         return await self._record(replace(fresh, state=TxnState.EMPTY, timeout_ms=timeout_ms, partitions=set(),
-                                          offsets={}, start_ms=-1, update_ms=now_ms()))
+                                          start_ms=-1, update_ms=now_ms()))
 
     # Within a transaction --------------------------------------------------
 
@@ -140,22 +136,15 @@ class TransactionCoordinator:
         await self._record(_ongoing(txn, partitions=txn.partitions | partitions))
 
     async def add_offsets(self, transactional_id: str, producer_id: int, epoch: int, group_id: str) -> None:
-        txn = self._current(transactional_id, producer_id, epoch)
-        partition = (OFFSETS_TOPIC, offsets_partition(group_id))
-        if txn.state == TxnState.ONGOING and group_id in txn.offsets:
-            return
-        ongoing = _ongoing(txn, partitions=txn.partitions | {partition})
-        await self._record(replace(ongoing, offsets={**ongoing.offsets, group_id: {}}))
+        await self.add_partitions(transactional_id, producer_id, epoch, {(OFFSETS_TOPIC, offsets_partition(group_id))})
 
-    async def commit_offsets(self, transactional_id: str, producer_id: int, epoch: int, group_id: str,
-                             offsets: dict[tuple[str, int], PendingOffset]) -> None:
-        """Offsets to apply to `group_id` if the transaction commits."""
+    def check_offsets(self, transactional_id: str, producer_id: int, epoch: int, group_id: str) -> None:
+        """Refuse TxnOffsetCommit's offsets of a group whose partition is not in the producer's
+        transaction (AddOffsetsToTxn did not add it): Kafka's verification of the group coordinator."""
         txn = self._current(transactional_id, producer_id, epoch)
-        if txn.state != TxnState.ONGOING or group_id not in txn.offsets:
+        if txn.state != TxnState.ONGOING or (OFFSETS_TOPIC, offsets_partition(group_id)) not in txn.partitions:
             refuse(ErrorCode.INVALID_TXN_STATE, f"group {group_id} was not added to the transaction of "
                                                 f"{transactional_id}")
-        merged = {**txn.offsets, group_id: {**txn.offsets[group_id], **offsets}}
-        await self._record(replace(txn, offsets=merged, update_ms=now_ms()))
 
     def check_produce(self, transactional_id: str, producer_id: int, epoch: int, topic: str, partition: int) -> None:
         """Refuse a transactional batch for a partition outside the producer's transaction
@@ -194,32 +183,19 @@ class TransactionCoordinator:
         self._nursery.start_soon(self._complete, prepared)
 
     async def _complete(self, txn: TransactionMetadata) -> None:
-        """Markers, offsets, then the Complete state; retried until it succeeds."""
+        """Markers, then the Complete state; retried until it succeeds."""
         commit = txn.state == TxnState.PREPARE_COMMIT
         while True:
             try:
                 await write_markers(self.partition_of, txn, commit, self.coordinator_epoch)
-                if commit:
-                    await self._apply_offsets(txn)
                 state = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
-                await self._record(replace(txn, state=state, partitions=set(), offsets={}, update_ms=now_ms()))
+                await self._record(replace(txn, state=state, partitions=set(), update_ms=now_ms()))
                 log.info("transaction_completed", id=txn.transactional_id, state=state.value,
                          producer_id=txn.producer_id, epoch=txn.producer_epoch)
                 return
             except Exception:
                 log.exception("transaction_completion_failed", id=txn.transactional_id)
                 await trio.sleep(RETRY_DELAY_S)
-
-    async def _apply_offsets(self, txn: TransactionMetadata) -> None:
-        for group_id, offsets in txn.offsets.items():
-            if offsets:
-                await self.groups.commit_transactional_offsets(group_id, offsets)
-
-    def has_pending_offset(self, group_id: str, topic: str, partition: int) -> bool:
-        """Whether an open transaction carries an offset for the partition (OffsetFetch's
-        require_stable answers UNSTABLE_OFFSET_COMMIT then)."""
-        return any((topic, partition) in txn.offsets.get(group_id, {}) for txn in self._transactions.values()
-                   if txn.state in (TxnState.ONGOING, *PREPARING))
 
     async def _abort_timed_out(self) -> None:
         now = now_ms()
@@ -294,4 +270,4 @@ def _ongoing(txn: TransactionMetadata, *, partitions: set[tuple[str, int]]) -> T
     now = now_ms()
     if txn.state == TxnState.ONGOING:
         return replace(txn, partitions=partitions, update_ms=now)
-    return replace(txn, state=TxnState.ONGOING, partitions=partitions, offsets={}, start_ms=now, update_ms=now)
+    return replace(txn, state=TxnState.ONGOING, partitions=partitions, start_ms=now, update_ms=now)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import NamedTuple
 
 NO_PRODUCER_ID = -1
 NO_EPOCH = -1
@@ -32,14 +31,6 @@ PREPARING = (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)
 COMPLETED = (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
 
 
-class PendingOffset(NamedTuple):
-    """An offset committed within a transaction: applied to its group on commit only."""
-
-    offset: int
-    leader_epoch: int
-    metadata: str | None
-
-
 @dataclass
 class TransactionMetadata:
     transactional_id: str
@@ -50,8 +41,6 @@ class TransactionMetadata:
     last_producer_epoch: int = NO_EPOCH
     state: TxnState = TxnState.EMPTY
     partitions: set[tuple[str, int]] = field(default_factory=set)
-    # group id -> (topic, partition) -> offset, for groups added by AddOffsetsToTxn
-    offsets: dict[str, dict[tuple[str, int], PendingOffset]] = field(default_factory=dict)
     start_ms: int = -1
     update_ms: int = -1
 
@@ -66,8 +55,6 @@ class TransactionMetadata:
             "epoch": self.producer_epoch, "last_producer_id": self.last_producer_id,
             "last_epoch": self.last_producer_epoch, "timeout_ms": self.timeout_ms,
             "state": self.state.value, "partitions": sorted(self.partitions),
-            "offsets": {group: [[t, p, o.offset, o.leader_epoch, o.metadata] for (t, p), o in offsets.items()]
-                        for group, offsets in self.offsets.items()},
             "start_ms": self.start_ms, "update_ms": self.update_ms,
         }
 
@@ -77,7 +64,5 @@ class TransactionMetadata:
             entry["id"], entry["producer_id"], entry["timeout_ms"], entry["epoch"],
             entry["last_producer_id"], entry["last_epoch"], TxnState(entry["state"]),
             {(t, p) for t, p in entry["partitions"]},
-            {group: {(t, p): PendingOffset(o, e, m) for t, p, o, e, m in offsets}
-             for group, offsets in entry["offsets"].items()},
             entry["start_ms"], entry["update_ms"],
         )

@@ -39,12 +39,17 @@ pytestmark = [
 ]
 
 
+def classpath_of(source: str, classes: Path) -> str:
+    """The classpath to run `source` (a file of tests/java), compiled into `classes`."""
+    jars = [str(jar) for jar in client_jars()]
+    classes.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["javac", "-d", str(classes), "-cp", jars[0], str(SOURCE.with_name(source))], check=True)
+    return ":".join([str(classes), *jars])
+
+
 @pytest.fixture(scope="module")
 def classpath(tmp_path_factory) -> str:
-    jars = [str(jar) for jar in client_jars()]
-    classes = tmp_path_factory.mktemp("java-classes")
-    subprocess.run(["javac", "-d", str(classes), "-cp", jars[0], str(SOURCE)], check=True)
-    return ":".join([str(classes), *jars])
+    return classpath_of(SOURCE.name, tmp_path_factory.mktemp("java-classes"))
 
 
 def pending_arguments() -> list[str]:

@@ -249,3 +249,34 @@ async def test_each_compaction_discards_the_generation_before_and_never_the_curr
     restarted = Directives()
     await Journal(stores, settings(), KIND, restarted).replay()
     assert restarted.sent == directives.sent  # again, for the stores that missed them
+
+
+async def test_a_transactions_pending_offsets_survive_compactions_and_a_restart():
+    """A lone gateway's group coordinator keeps pending offsets on its journal: a compaction carries
+    them, and after a restart the transaction's commit makes them the group's, an abort drops them,
+    as the next restart replays."""
+    stores = Stores()
+    async with trio.open_nursery() as nursery:
+        coordinator = GroupCoordinator(settings(entries=4), Journal(stores, settings(entries=4), "groups", Directives()))
+        await nursery.start(coordinator.run)
+        await coordinator.commit_transactional_offsets("g", (7, 0), {("t", 0): Committed(70, -1, "", 0)})
+        await coordinator.commit_transactional_offsets("g", (8, 0), {("t", 1): Committed(80, -1, "", 0)})
+        for n in range(12):
+            await coordinator.commit_offsets("other", "", None, -1, 8, {("t", 0): Committed(n, -1, "", 0)})
+        assert coordinator.log.journal.generation >= 2
+        nursery.cancel_scope.cancel()
+
+    async with trio.open_nursery() as nursery:
+        restarted = GroupCoordinator(settings(), Journal(stores, settings(), "groups", Directives()))
+        await nursery.start(restarted.run)
+        assert restarted.has_pending_offset("g", "t", 0) and restarted.has_pending_offset("g", "t", 1)
+        await restarted.end_transaction(7, commit=True)
+        await restarted.end_transaction(8, commit=False)
+        nursery.cancel_scope.cancel()
+    async with trio.open_nursery() as nursery:
+        again = GroupCoordinator(settings(), Journal(stores, settings(), "groups", Directives()))
+        await nursery.start(again.run)
+        nursery.cancel_scope.cancel()
+    for replayed in (restarted, again):
+        assert {key: c.offset for key, c in replayed.fetch_offsets("g").items()} == {("t", 0): 70}
+        assert not replayed.has_pending_offset("g", "t", 0) and not replayed.has_pending_offset("g", "t", 1)

@@ -1,18 +1,21 @@
 """A group coordinator journaled on its __consumer_offsets partition replays what it wrote, from the
-newest record of each key: what the partition still holds once compacted by key."""
+newest record of each key: what the partition still holds once compacted by key; offsets of a
+transaction once its marker committed them."""
 
 from dataclasses import dataclass
 
 import pytest
 
+from gateway.group.classic import now_ms
 from gateway.group.committed_offsets import Committed
 from gateway.group.group_coordinator import GroupCoordinator
+from gateway.group.offsets_markers import OffsetsPartitionMarkers
 from gateway.group.offsets_records import keyed_slices
 from gateway.kafka_error import KafkaError
 from gateway.settings.table import Settings
 from gateway.storage.partition_journal import PartitionJournal
 from protocol.kafka.error_codes import ErrorCode
-from protocol.records import ControlType, RecordBatch, assign_offsets, build_control_batch
+from protocol.records import ControlType, RecordBatch, assign_offsets, build_control_batch, read_control_record
 
 
 @dataclass
@@ -49,13 +52,25 @@ class Partition:
         return [b for b in self.batches if b.last_offset >= offset and b.base_offset < limit][:2]
 
     def compacted(self) -> None:
-        """Drop every batch that holds the newest record of no key (the cleaner drops records one by one:
-        what is left here is a superset of what it leaves)."""
+        """Drop aborted transactions' batches and every batch that holds the newest record of no key;
+        markers stay (the cleaner drops records one by one, and a marker only after its transaction's
+        records: what is left here is a superset of what it leaves)."""
+        aborted, open_batches = set(), {}
+        for stored in self.batches:
+            batch = RecordBatch(memoryview(stored.data))
+            if batch.is_control:
+                ended = open_batches.pop(batch.producer_id, [])
+                if read_control_record(batch.records()[0]).type == ControlType.ABORT:
+                    aborted.update(map(id, ended))
+            elif batch.is_transactional:
+                open_batches.setdefault(batch.producer_id, []).append(stored)
         kept = {}
         for stored in self.batches:
             batch = RecordBatch(memoryview(stored.data))
-            for record in [] if batch.is_control else batch.records():
-                kept[record.key] = stored
+            if batch.is_control:
+                kept[id(stored)] = stored
+            elif id(stored) not in aborted:
+                kept.update((record.key, stored) for record in batch.records())
         self.batches = sorted({id(b): b for b in kept.values()}.values(), key=lambda b: b.base_offset)
 
 
@@ -98,3 +113,66 @@ async def test_a_deposed_coordinators_write_is_refused_with_not_coordinator(nurs
     with pytest.raises(KafkaError) as refused:
         await first.commit_offsets("g", "", None, -1, 8, commits(3))
     assert refused.value.code == ErrorCode.NOT_COORDINATOR
+
+
+def marker(partition: Partition, coordinator: GroupCoordinator, producer_id: int, commit: bool):
+    """The transaction coordinator's marker, into the partition and told to its coordinator."""
+    batch = build_control_batch(ControlType.COMMIT if commit else ControlType.ABORT, offset=0, timestamp=1,
+                                producer_id=producer_id, producer_epoch=0, coordinator_epoch=0)
+    return OffsetsPartitionMarkers(0, partition, lambda: coordinator).append(RecordBatch(memoryview(bytearray(batch))))
+
+
+def offsets_of(coordinator: GroupCoordinator, group: str) -> dict:
+    return {key: c.offset for key, c in coordinator.fetch_offsets(group).items()}
+
+
+async def test_transactional_offsets_wait_for_their_marker_also_in_a_replay(nursery):
+    """TxnOffsetCommit's offsets are pending until the marker: committed ones become the group's,
+    aborted ones never do, and a coordinator replaying the partition before the marker holds them
+    pending until it comes."""
+    partition = Partition()
+    first = await replayed(partition, nursery)
+    await first.commit_offsets("g", "", None, -1, 8, commits(1, 1))
+    await first.commit_transactional_offsets("g", (7, 0), commits(5))
+    await first.commit_transactional_offsets("g", (8, 0), commits(9, 9))
+    assert offsets_of(first, "g") == {("t", 0): 1, ("t", 1): 1}
+    assert first.has_pending_offset("g", "t", 0) and first.has_pending_offset("g", "t", 1)
+    await marker(partition, first, 8, commit=False)
+    assert offsets_of(first, "g") == {("t", 0): 1, ("t", 1): 1} and not first.has_pending_offset("g", "t", 1)
+    successor = await replayed(partition, nursery)  # the coordinator moves with 7's transaction open
+    assert successor.has_pending_offset("g", "t", 0) and not successor.has_pending_offset("g", "t", 1)
+    assert offsets_of(successor, "g") == {("t", 0): 1, ("t", 1): 1}
+    await marker(partition, successor, 7, commit=True)
+    assert offsets_of(successor, "g") == {("t", 0): 5, ("t", 1): 1} and not successor.has_pending_offset("g", "t", 0)
+    for compaction in (False, True):
+        if compaction:
+            partition.compacted()
+        again = await replayed(partition, nursery)
+        assert offsets_of(again, "g") == {("t", 0): 5, ("t", 1): 1}
+        assert not again.has_pending_offset("g", "t", 0)
+
+
+async def test_a_commit_made_after_a_transactions_offset_wins_over_it(nursery):
+    """As in Kafka, where the later record of the partition's offset wins: the transaction commits
+    after a plain commit of the same partition, which stays, live and replayed."""
+    partition = Partition()
+    first = await replayed(partition, nursery)
+    await first.commit_transactional_offsets("g", (7, 0), commits(5, 5))
+    await first.commit_offsets("g", "", None, -1, 8, commits(6))
+    await marker(partition, first, 7, commit=True)
+    assert offsets_of(first, "g") == {("t", 0): 6, ("t", 1): 5}
+    assert offsets_of(await replayed(partition, nursery), "g") == {("t", 0): 6, ("t", 1): 5}
+
+
+async def test_a_group_with_pending_offsets_outlives_the_expiry_of_its_committed_ones(nursery):
+    """Kafka removes an empty group only once it has no offsets, pending ones included: the
+    transaction's offsets then become the group's, live and replayed."""
+    partition = Partition()
+    first = await replayed(partition, nursery)
+    await first.commit_offsets("g", "", None, -1, 8, commits(1))  # committed at 1 ms: long expired
+    await first.commit_transactional_offsets("g", (7, 0), {("t", 1): Committed(5, -1, "", now_ms())})
+    await first.expire_offsets()
+    assert first.group("g") is not None and offsets_of(first, "g") == {}
+    await marker(partition, first, 7, commit=True)
+    assert offsets_of(first, "g") == {("t", 1): 5}
+    assert offsets_of(await replayed(partition, nursery), "g") == {("t", 1): 5}
