@@ -163,8 +163,12 @@ def unsupported() -> str | None:
     if shutil.which("ip") is None:
         return "no ip command (iproute2) to make network namespaces with"
     probe = f"dafka-probe-{secrets.token_hex(3)}"
-    made = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
-    if made.returncode != 0:
-        return f"ip netns add fails here: {made.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    try:
+        for step in (["netns", "add", probe], ["netns", "exec", probe, "true"],
+                     ["-n", probe, "link", "add", "bridge", "type", "bridge"]):
+            _ip(*step)
+    except subprocess.CalledProcessError as error:
+        return f"ip {' '.join(error.cmd[1:])} fails here: {error.stderr.strip()}"
+    finally:
+        subprocess.run(["ip", "netns", "del", probe], capture_output=True)
     return None

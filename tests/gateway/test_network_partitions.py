@@ -101,7 +101,7 @@ def test_a_leader_cut_off_is_deposed_and_acknowledges_no_write_after_that(tmp_pa
             more_acknowledged(acknowledged)
             victim, host = gateways[2], network.host("gateway-3")
             led = [p for p, leader in leaders(gateways[0], TOPIC).items() if leader == 3]
-            inside = Connection(victim.port, host.connect(victim.port, timeout=60))
+            inside = Connection(victim.port, sock=host.connect(victim.port, timeout=60))
             try:
                 cut_at = time.monotonic()
                 network.cut(host)
