@@ -6,6 +6,7 @@ clients nothing. Every acknowledged record is read back once, at the offset it w
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,7 +40,7 @@ TOPIC = "partitioned"
 # that a request is lost and sends it to the new leader (librdkafka waits socket.timeout.ms, 60 s
 # by default, for a request in flight).
 PRODUCER = {"enable.idempotence": True, "socket.timeout.ms": 5000, "request.timeout.ms": 5000}
-ACKNOWLEDGED_EACH_STEP = 300
+ACKNOWLEDGED_PER_PARTITION = 50  # at each step
 # The deposed leader's mesh peers do not expire while its tower is silent too: it waits for its
 # stores' ACKs until the request's timeout.
 PROBE_TIMEOUT_MS = 5000
@@ -73,8 +74,12 @@ def producing(gateways, acknowledged: list[Acknowledged]) -> Iterator[None]:
 def more_acknowledged(acknowledged: list[Acknowledged], partitions=range(PARTITIONS), after: float = 0.0) -> None:
     """Until each of `partitions` had records acknowledged that were answered after `after`."""
     def enough():
-        counts = [sum(a.partition == p and a.at > after for a in list(acknowledged)) for p in partitions]
-        return min(counts) >= ACKNOWLEDGED_EACH_STEP // PARTITIONS
+        counts = Counter()
+        for answered in reversed(acknowledged):  # in the order answered: the newest last
+            if answered.at <= after:
+                break
+            counts[answered.partition] += 1
+        return all(counts[p] >= ACKNOWLEDGED_PER_PARTITION for p in partitions)
     wait_until(enough, 60, f"records acknowledged on partitions {list(partitions)}")
 
 
