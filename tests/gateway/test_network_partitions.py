@@ -155,8 +155,9 @@ def test_a_store_cut_off_costs_acks_all_nothing_and_catches_up_when_healed(tmp_p
                 wait_until(lambda g=gateway: live_stores(g) == 3, 30, "the gateways saw the store return")
             more_acknowledged(acknowledged, after=time.monotonic())
         read_back(gateways, acknowledged)
+        log = (tmp_path / "store-c.log").read_text
         wait_until(lambda: stored_bytes(tmp_path / "store-c") == stored_bytes(tmp_path / "store-a"), 30,
-                   "the store that was cut off holds what the others hold")
+                   f"the store that was cut off holds what the others hold; its log before the wait:\n{log()[-3000:]}")
 
 
 def live_stores(gateway) -> int:
