@@ -7,7 +7,11 @@ injected one after another on a random gateway that leads partitions:
 
 * kill: SIGKILL, then started again on its data directory once its partitions moved;
 * pause: SIGSTOP until its partitions moved, then SIGCONT (a deposed leader waking up
-  with requests it had read still to answer).
+  with requests it had read still to answer);
+* partition: cut off the network until produce resumed on its partitions, then healed
+  (every process then runs on a host of its own, a network namespace: needs root; see
+  tests/gateway/hosts.py). A client learns that a request to a cut-off gateway is lost only
+  from its timeout (librdkafka's socket.timeout.ms, 60 s by default; --client-timeout-ms).
 
 Fail-over time is from the fault to the first record acknowledged, on every
 partition the victim led, with a send time after the fault; a partition's
@@ -20,7 +24,8 @@ records not counted as lost. Printed: operations (records still undelivered
 when the producer gave up flushing included), faults, fail-over p50 and max,
 the longest gaps, the checks.
 
-    python bench/cluster_faults.py [--seconds 120] [--faults kill,pause] [--interval 15]
+    python bench/cluster_faults.py [--seconds 120] [--faults kill,pause,partition] [--interval 15]
+                                   [--client-timeout-ms MS]
 """
 
 from __future__ import annotations
@@ -42,12 +47,12 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from gateway.settings.table import ChpSettings  # noqa: E402
+from tests.gateway.hosts import on_loopback, private_network, unsupported  # noqa: E402
 from tests.gateway.test_cluster import (  # noqa: E402
     PARTITIONS,
     create_topic_through,
     gateway_cluster,
     leaders,
-    spread_over,
 )
 
 TOPIC = "history"
@@ -85,8 +90,8 @@ class History:
         return None if None in firsts else max(firsts, default=fault_at) - fault_at
 
 
-def produce(bootstrap: str, history: History, stop: threading.Event) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
+def produce(bootstrap: str, history: History, stop: threading.Event, timeouts: dict) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, **timeouts})
     numbers = [0] * PARTITIONS
     while not stop.is_set():
         partition = random.randrange(PARTITIONS)
@@ -105,24 +110,30 @@ def produce(bootstrap: str, history: History, stop: threading.Event) -> None:
     producer.flush(120)
 
 
-def inject(kind: str, gateways, victim: int, history: History) -> tuple[float | None, float | None]:
+def inject(kind: str, gateways, victim: int, history: History, network) -> tuple[float | None, float | None]:
     """One fault on gateway `victim` (index): seconds until its partitions moved and until produce
     resumed on them (0 when it led none), None for what did not happen within a minute."""
     survivor = gateways[(victim + 1) % len(gateways)]
     led = {p for p, leader in leaders(survivor, TOPIC).items() if leader == victim + 1}
     live = {n + 1 for n in range(len(gateways))} - {victim + 1}
     process = gateways[victim].process
+    host = network and network.host(f"gateway-{victim + 1}")
     fault_at = time.monotonic()
     if kind == "kill":
         gateways[victim].kill()
-    else:
+    elif kind == "pause":
         os.killpg(process.pid, signal.SIGSTOP)
-    moved = wait_for(lambda: spread_over(survivor, TOPIC, live), 60)
+    else:
+        network.cut(host)
+    # every partition led by another: one that rejoined after an earlier fault may lead none
+    moved = wait_for(lambda: set(leaders(survivor, TOPIC).values()) <= live, 60)
     if kind == "pause":  # it wakes up deposed, with the requests it had read still to answer
         os.killpg(process.pid, signal.SIGCONT)
     resumed = wait_for(lambda: history.resumed_after(led, fault_at) is not None, 60)
     if kind == "kill":
         gateways[victim].start()
+    if kind == "partition":
+        network.heal(host)
     return (moved and moved - fault_at), (resumed and history.resumed_after(led, fault_at))
 
 
@@ -183,16 +194,24 @@ def main() -> None:
     parser.add_argument("--faults", default="kill,pause")
     parser.add_argument("--interval", type=float, default=15, help="seconds between faults")
     parser.add_argument("--dir", help="keep the nodes' data and logs here (default: a temporary directory)")
+    parser.add_argument("--client-timeout-ms", type=int,
+                        help="the producer's socket.timeout.ms and request.timeout.ms (default: librdkafka's)")
     args = parser.parse_args()
     kinds = args.faults.split(",")
+    timeouts = {} if args.client_timeout_ms is None else {
+        "socket.timeout.ms": args.client_timeout_ms, "request.timeout.ms": args.client_timeout_ms}
     session_timeout_ms = ChpSettings().chp_session_timeout_ms
+    if "partition" in kinds and (reason := unsupported()):
+        sys.exit(f"no partition faults here: {reason}")
     with ExitStack() as stack:
         directory = Path(args.dir or stack.enter_context(tempfile.TemporaryDirectory()))
-        gateways = stack.enter_context(gateway_cluster(directory, 3, session_timeout_ms=session_timeout_ms))
+        network = stack.enter_context(private_network()) if "partition" in kinds else None
+        gateways = stack.enter_context(gateway_cluster(directory, 3, session_timeout_ms=session_timeout_ms,
+                                                       hosts=network.host if network else on_loopback))
         create_topic_through(gateways[0], TOPIC)
         history, stop = History(), threading.Event()
         bootstrap = ",".join(g.bootstrap for g in gateways)
-        producing = threading.Thread(target=produce, args=(bootstrap, history, stop))
+        producing = threading.Thread(target=produce, args=(bootstrap, history, stop, timeouts))
         producing.start()
         times: dict[str, list[tuple[float, float | None]]] = defaultdict(list)
         started_at = time.monotonic()
@@ -202,7 +221,7 @@ def main() -> None:
                 time.sleep(args.interval)
                 kind = random.choice(kinds)
                 leading = sorted(set(leaders(gateways[0], TOPIC).values()) - {-1})
-                times[kind].append(inject(kind, gateways, random.choice(leading) - 1, history))
+                times[kind].append(inject(kind, gateways, random.choice(leading) - 1, history, network))
         finally:
             stopped_at = time.monotonic()
             stop.set()

@@ -9,6 +9,7 @@ import struct
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from gateway.testing.ports import free_port
@@ -19,13 +20,17 @@ API_VERSIONS_V0 = struct.pack(">ihhih", 10, 18, 0, 1, -1)  # size, api key, vers
 
 
 class BrokerProcess:
-    """`python -m gateway` on `data_dir` (made if missing), listening on 127.0.0.1 only;
-    restartable on the same data. Its log goes to `log_path` (beside the data by default)."""
+    """`python -m gateway` on `data_dir` (made if missing), listening on `host` (127.0.0.1 by
+    default) only, started under `prefix` if given (`ip netns exec NS`, say); restartable on the
+    same data. Its log goes to `log_path` (beside the data by default)."""
 
     mesh_options: tuple[str, ...] = ()  # before `options`, which may override them
 
-    def __init__(self, data_dir: Path, *options: str, stores: int = 1, log_path: Path | None = None):
+    def __init__(self, data_dir: Path, *options: str, stores: int = 1, log_path: Path | None = None,
+                 host: str = "127.0.0.1", prefix: Sequence[str] = ()):
         self.data_dir = data_dir
+        self.prefix = list(prefix)
+        self.host = self.tower_host = host
         self.port = free_port()
         self.tower_sub, self.tower_pub = free_port(), free_port()
         self.options = options
@@ -35,13 +40,14 @@ class BrokerProcess:
 
     @property
     def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
     def command(self) -> list[str]:
-        tower_sub, tower_pub = f"tcp://127.0.0.1:{self.tower_sub}", f"tcp://127.0.0.1:{self.tower_pub}"
+        tower_sub, tower_pub = (f"tcp://{self.tower_host}:{port}" for port in (self.tower_sub, self.tower_pub))
         return [
-            sys.executable, "-m", "gateway",
-            "--host-name", "127.0.0.1", "--port", str(self.port), "--log-dirs", str(self.data_dir),
+            *self.prefix, sys.executable, "-m", "gateway",
+            "--host-name", self.host, "--mesh-bind-host", self.host, "--port", str(self.port),
+            "--log-dirs", str(self.data_dir),
             "--embedded-stores", str(self.stores),
             "--tower-sub-address", tower_sub, "--tower-pub-address", tower_pub,
             "--beacon-sub-address", tower_sub, "--beacon-pub-address", tower_pub,
@@ -66,7 +72,7 @@ class BrokerProcess:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"gateway exited with {self.process.returncode}:\n{self.log_tail()}")
-            if answers_api_versions(self.port, timeout=min(1.0, deadline - time.monotonic())):
+            if answers_api_versions(self.host, self.port, timeout=min(1.0, deadline - time.monotonic())):
                 return
             time.sleep(0.01)
         raise RuntimeError(f"gateway did not serve within {START_TIMEOUT_S}s:\n{self.log_tail()}")
@@ -94,9 +100,9 @@ class BrokerProcess:
         return self.process.returncode
 
 
-def answers_api_versions(port: int, timeout: float) -> bool:
+def answers_api_versions(host: str, port: int, timeout: float) -> bool:
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as connection:
+        with socket.create_connection((host, port), timeout=timeout) as connection:
             connection.sendall(API_VERSIONS_V0)
             return len(connection.recv(8)) >= 8
     except OSError:

@@ -30,6 +30,7 @@ class Got:
     value: bytes | None
     headers: tuple[tuple[str, bytes], ...] = field(default=())
     timestamp_ms: int = -1
+    leader_epoch: int | None = None  # of the batch, where the client tells it
 
 
 def same_records(sent: list[Sent], got: list[Got]) -> bool:
@@ -124,7 +125,7 @@ def confluent_consume(bootstrap: str, topic: str, partitions: list[int], count: 
             for m in consumer.consume(num_messages=10000, timeout=0.5):
                 assert m.error() is None, m.error()
                 got.append(Got(m.partition(), m.offset(), m.key(), m.value(),
-                               tuple(m.headers() or ()), m.timestamp()[1]))
+                               tuple(m.headers() or ()), m.timestamp()[1], m.leader_epoch()))
         return got
     finally:
         consumer.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Sequence
 from contextlib import contextmanager
 
 import pytest
@@ -97,8 +98,8 @@ def external_mesh(tmp_path, server: GatewayProcess, stores: int):
             node.stop()
 
 
-def start_store(config, tmp_path, name: str) -> NodeProcess:
-    store = NodeProcess.store(config, tmp_path / f"store-{name}", tmp_path / f"store-{name}.log")
+def start_store(config, tmp_path, name: str, prefix: Sequence[str] = ()) -> NodeProcess:
+    store = NodeProcess.store(config, tmp_path / f"store-{name}", tmp_path / f"store-{name}.log", prefix)
     store.wait_for_log(STARTED, count=2)  # writer and reader
     return store
 

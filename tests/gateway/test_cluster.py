@@ -6,8 +6,10 @@ import socket
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -20,11 +22,13 @@ from confluent_kafka.admin import (
     NewTopic,
 )
 
+from gateway.testing.ports import free_port
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 from tests.chp.conftest import _free_base_port
 from tests.gateway.clients import CLIENTS, Got, Sent
 from tests.gateway.groups import wait_until
+from tests.gateway.hosts import on_loopback
 from tests.gateway.server import GatewayProcess
 from tests.gateway.test_acks import start_store
 from tests.gateway.test_validation import Connection
@@ -37,23 +41,32 @@ PARTITIONS = 6
 
 
 @contextmanager
-def chp_server(tmp_path):
-    port = _free_base_port()
-    with open(tmp_path / "chp.log", "ab") as log:
-        process = subprocess.Popen([sys.executable, "-m", "gateway.chp.chp_server", "--chp-host", "127.0.0.1",
-                                    "--chp-port", str(port), "--chp-hugz-interval-ms", "200",
-                                    "--chp-flush-interval-ms", "200"], stdout=log, stderr=log)
+def chp_servers(tmp_path, hosts=on_loopback, roles: Sequence[str] = ("standalone",)):
+    """A CHP server, or a Binary Star pair given roles ("primary", "backup"), each on the host
+    called after its log (chp, chp-primary, chp-backup); yields their host:port addresses."""
+    names = ["chp"] if len(roles) == 1 else [f"chp-{role}" for role in roles]
+    servers = [(hosts(name), _free_base_port()) for name in names]
+    processes = []
     try:
-        wait_until(lambda: accepts(port + 2), 30, "the CHP server listens")
-        yield port
+        for name, role, (host, port), (peer, peer_port) in zip(names, roles, servers, reversed(servers), strict=True):
+            pair = ["--chp-peer-host", peer.address, "--chp-peer-port", str(peer_port)] if len(roles) > 1 else []
+            with open(tmp_path / f"{name}.log", "ab") as log:
+                processes.append(subprocess.Popen([
+                    *host.prefix, sys.executable, "-m", "gateway.chp.chp_server", "--chp-host", host.address,
+                    "--chp-port", str(port), "--chp-hugz-interval-ms", "200", "--chp-flush-interval-ms", "200",
+                    "--chp-role", role, *pair], stdout=log, stderr=log))
+        for host, port in servers:
+            wait_until(lambda h=host, p=port: accepts(h.address, p + 2), 30, "the CHP server listens")
+        yield [f"{host.address}:{port}" for host, port in servers]
     finally:
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+        for process in processes:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
 
 
-def accepts(port: int) -> bool:
+def accepts(host: str, port: int) -> bool:
     try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        socket.create_connection((host, port), timeout=1).close()
         return True
     except OSError:
         return False
@@ -61,23 +74,32 @@ def accepts(port: int) -> bool:
 
 @contextmanager
 def gateway_cluster(tmp_path, count: int = 3, *options: str, prepare=lambda gateway: None,
-                    session_timeout_ms: int = SESSION_TIMEOUT_MS):
-    """`count` gateways (node ids 1..count, the first the controller) on one tower and store, each
-    given `options` and `prepare`d before it starts."""
-    config = fast_config()
-    tower = NodeProcess.tower(config, tmp_path / "tower.log")
-    gateways, store = [], None
+                    session_timeout_ms: int = SESSION_TIMEOUT_MS, hosts=on_loopback, stores: str = "a",
+                    chp_roles: Sequence[str] = ("standalone",)):
+    """`count` gateways (node ids 1..count, the first the controller) on one tower and `stores`
+    (named by a letter each), each given `options` and `prepare`d before it starts. Each process
+    runs on the host `hosts` returns for its log's name (tower, store-a, chp, gateway-1...)."""
+    tower_host = hosts("tower")
+    sub, pub = (f"tcp://{tower_host.address}:{free_port()}" for _ in range(2))
+    config = fast_config(beacon_sub_address=(sub,), beacon_pub_address=(pub,), tower_sub_address=sub, tower_pub_address=pub)
+    tower = NodeProcess.tower(config, tmp_path / "tower.log", tower_host.prefix)
+    gateways, started = [], []
     try:
         tower.wait_for_log("event='tower_started'")
-        store = start_store(config, tmp_path, "a")
-        with chp_server(tmp_path) as chp_port:
+        for name in stores:
+            host = hosts(f"store-{name}")
+            started.append(start_store(replace(config, mesh_bind_host=host.address), tmp_path, name, host.prefix))
+        with chp_servers(tmp_path, hosts, chp_roles) as chp:
             try:
                 for node in range(1, count + 1):
+                    host = hosts(f"gateway-{node}")
                     gateway = GatewayProcess(tmp_path / f"gateway-{node}", "--node-id", str(node),
-                                             "--chp-servers", f"127.0.0.1:{chp_port}",
+                                             "--chp-servers", ",".join(chp),
                                              "--chp-session-timeout-ms", str(session_timeout_ms),
-                                             "--broker-rack", f"rack-{node}", *options, stores=0)
+                                             "--broker-rack", f"rack-{node}", *options, stores=0,
+                                             host=host.address, prefix=host.prefix)
                     prepare(gateway)
+                    gateway.tower_host = tower_host.address
                     gateway.tower_sub, gateway.tower_pub = (int(a.rsplit(":", 1)[1]) for a in
                                                             (config.tower_sub_address, config.tower_pub_address))
                     gateways.append(gateway.start())
@@ -88,9 +110,8 @@ def gateway_cluster(tmp_path, count: int = 3, *options: str, prepare=lambda gate
     finally:
         for gateway in gateways:
             gateway.stop()
-        for node in [store, tower]:
-            if node is not None:
-                node.stop()
+        for node in [*started, tower]:
+            node.stop()
 
 
 def metadata(gateway: GatewayProcess, topic: str | None = None):
@@ -125,6 +146,7 @@ class Acknowledged:
     value: bytes
     partition: int
     offset: int
+    at: float = field(default=0.0, compare=False)  # time.monotonic() when the answer came
 
 
 def end_offsets(gateway: GatewayProcess, topic: str) -> list[int]:
@@ -302,13 +324,13 @@ def partition_errors(connection: Connection, number: int) -> list[int]:
 
 
 def produce_until(gateways: list[GatewayProcess], topic: str, acknowledged: list[Acknowledged],
-                  stop: threading.Event) -> None:
+                  stop: threading.Event, **config) -> None:
     producer = Producer({"bootstrap.servers": ",".join(g.bootstrap for g in gateways), "acks": "all", "linger.ms": 5,
-                         "message.timeout.ms": 60000})
+                         "message.timeout.ms": 60000, **config})
 
     def delivered(error, message):
         if error is None:
-            acknowledged.append(Acknowledged(message.value(), message.partition(), message.offset()))
+            acknowledged.append(Acknowledged(message.value(), message.partition(), message.offset(), time.monotonic()))
 
     number = 0
     while not stop.is_set():

@@ -45,13 +45,14 @@ def leader_and_epoch(gateway, number: int) -> tuple[int, int]:
     return partition.leader_id, partition.leader_epoch
 
 
-def send_produce(connection: Connection, number: int, value: bytes) -> None:
+def send_produce(connection: Connection, number: int, value: bytes, topic: str = TOPIC,
+                 timeout_ms: int = 20000) -> None:
     """An acks=all Produce of one record, sent without waiting for the answer."""
     Data = PRODUCE.Request.TopicData
     connection.correlation_id += 1
     request = encode_request(PRODUCE.key, PRODUCE_VERSION, connection.correlation_id, "paused", PRODUCE.Request(
-        acks=-1, timeout_ms=20000, topic_data=[
-            Data(name=TOPIC, partition_data=[Data.PartitionData(index=number, records=good([value]))])]))
+        acks=-1, timeout_ms=timeout_ms, topic_data=[
+            Data(name=topic, partition_data=[Data.PartitionData(index=number, records=good([value]))])]))
     connection.sock.sendall(struct.pack(">i", len(request)) + request)
 
 

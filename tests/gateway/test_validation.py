@@ -31,8 +31,8 @@ BAD = {**{name: (make, ErrorCode.CORRUPT_MESSAGE) for name, make in CORRUPT.item
 class Connection:
     """One client connection on which requests are answered in turn."""
 
-    def __init__(self, port: int):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT_S)
+    def __init__(self, port: int, sock: socket.socket | None = None):
+        self.sock = sock or socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT_S)
         self.correlation_id = 0
 
     def call(self, api, version: int, body):
