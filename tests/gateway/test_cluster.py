@@ -61,15 +61,16 @@ def accepts(port: int) -> bool:
 
 @contextmanager
 def gateway_cluster(tmp_path, count: int = 3, *options: str, prepare=lambda gateway: None,
-                    session_timeout_ms: int = SESSION_TIMEOUT_MS):
-    """`count` gateways (node ids 1..count, the first the controller) on one tower and store, each
-    given `options` and `prepare`d before it starts."""
+                    session_timeout_ms: int = SESSION_TIMEOUT_MS, stores: int = 1):
+    """`count` gateways (node ids 1..count, the first the controller) on one tower and `stores`
+    stores (named a, b, ...), each given `options` and `prepare`d before it starts."""
     config = fast_config()
     tower = NodeProcess.tower(config, tmp_path / "tower.log")
-    gateways, store = [], None
+    gateways, started = [], []
     try:
         tower.wait_for_log("event='tower_started'")
-        store = start_store(config, tmp_path, "a")
+        for name in "abcdefgh"[:stores]:
+            started.append(start_store(config, tmp_path, name))
         with chp_server(tmp_path) as chp_port:
             try:
                 for node in range(1, count + 1):
@@ -88,9 +89,8 @@ def gateway_cluster(tmp_path, count: int = 3, *options: str, prepare=lambda gate
     finally:
         for gateway in gateways:
             gateway.stop()
-        for node in [store, tower]:
-            if node is not None:
-                node.stop()
+        for node in [*started, tower]:
+            node.stop()
 
 
 def metadata(gateway: GatewayProcess, topic: str | None = None):
