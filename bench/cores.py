@@ -6,14 +6,14 @@ A topic of `--partitions` partitions is made; the controller spreads their leade
 gateways. Then acks=all produce of 1 KB and of 100 B records for `--seconds`, from `--clients`
 confluent-kafka producers, each in a process of its own so that one client's core does not cap
 the figure, and consume of what was produced, the partitions shared out between as many
-consumer processes (the 1 KB and 100 B records together). Configurations alternate round by round (1, 2, 1, 2, ...), as the machine
-is shared.
+consumer processes (the 1 KB and 100 B records together). Configurations alternate round by
+round (1, 2, 1, 2, ...), as the machine is shared.
 
 Printed per run: messages/s and MB/s, the cores each process used over the run (CPU seconds
 per second, from /proc): every gateway, store, the tower, the CHP server, and the clients
-together; then the CPU per record of the servers and of the clients. With two gateways the partitions' work is
-split between them, but every store still takes every record (each store is a replica of all
-partitions), so the CPU columns show where the second core goes.
+together; then the CPU per record of the servers and of the clients. With two gateways the
+partitions' work is split between them, but every store still takes every record (each store
+is a replica of all partitions), so the CPU columns show where the second core goes.
 
     python bench/cores.py [--gateways 1,2] [--rounds 2] [--seconds 5] [--partitions 4] [--clients 2] [--stores 1]
 """
@@ -27,7 +27,6 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import ExitStack
 from pathlib import Path
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -186,9 +185,9 @@ def main() -> None:
     with ProcessPoolExecutor(arguments.clients, mp_context=multiprocessing.get_context("spawn")) as pool:
         for _ in range(arguments.rounds):
             for count in map(int, arguments.gateways.split(",")):
-                with tempfile.TemporaryDirectory(prefix="bench-cores-") as directory, ExitStack() as stack:
-                    gateways = stack.enter_context(gateway_cluster(
-                        Path(directory), count, "--expected-stores", str(arguments.stores), stores=arguments.stores))
+                with tempfile.TemporaryDirectory(prefix="bench-cores-") as directory, gateway_cluster(
+                        Path(directory), count, "--expected-stores", str(arguments.stores),
+                        stores=arguments.stores) as gateways:
                     run(pool, gateways, arguments)
 
 
