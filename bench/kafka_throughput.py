@@ -31,7 +31,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gateway_stages import STAGES, mean_ms, snapshot  # noqa: E402 - beside this file
+from gateway_stages import FETCH_STAGES, STAGES, mean_ms, snapshot  # noqa: E402 - beside this file
 
 MB = 1e6
 START_TIMEOUT_S = 30.0
@@ -240,14 +240,19 @@ def run(targets: list[Target], seconds: float, partitions: int, kcat_records: in
         stages = {t.name: mean_ms(before[t.name], snapshot(t.metrics)) for t in targets if t.metrics}
         for stage in STAGES:
             row(f"  {stage} (mean)", {t.name: stages.get(t.name, {}).get(stage) for t in targets}, "ms")
-    consumed, by_kcat = {}, {}
+    consumed, by_kcat, fetches = {}, {}, {}
     for target in targets:
         topic, count = topics[(target.name, 1000)]
+        before = snapshot(target.metrics, FETCH_STAGES) if target.metrics else None
         size, elapsed = consume_confluent(target, topic, partitions, count)
         consumed[target.name] = size / elapsed / MB
+        if before:
+            fetches[target.name] = mean_ms(before, snapshot(target.metrics, FETCH_STAGES))
         if shutil.which("kcat"):
             by_kcat[target.name] = consume_kcat(target, topic, count)
     row("consume 1000 B records, confluent-kafka", consumed, "MB/s")
+    for stage in FETCH_STAGES:
+        row(f"  {stage} (mean)", {t.name: fetches.get(t.name, {}).get(stage) for t in targets}, "ms")
     if by_kcat:
         row("consume 1000 B records, kcat -C", by_kcat, "MB/s")
 

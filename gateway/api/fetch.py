@@ -194,9 +194,7 @@ async def _read_partition(request: Request, services: Services, entry: SessionPa
         answer.error_code = error
         return answer
     limit = min(entry.max_bytes, budget)
-    batches = await log_.read(entry.fetch_offset, max(limit, 0), limit=stable if committed else None)
-    if batches and not first and len(batches[0].data) > limit:
-        batches = []
+    batches = await log_.read(entry.fetch_offset, max(limit, 0), limit=stable if committed else None, min_one=first)
     if committed and batches:
         answer.aborted_transactions = _aborted(log_, entry.fetch_offset, batches[-1].last_offset + 1)
     try:

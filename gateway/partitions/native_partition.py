@@ -160,15 +160,17 @@ class NativePartition:
         raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION,
                          f"{self.topic} is published by native Dafka producers: it is read only")
 
-    async def read(self, offset: int, max_bytes: int, *, limit: int | None = None) -> list[StoredBatch]:
-        """Batches from `offset` up to `limit` (the watermark by default), at least one
-        batch if any, within `max_bytes` otherwise."""
+    async def read(self, offset: int, max_bytes: int, *, limit: int | None = None,
+                   min_one: bool = True) -> list[StoredBatch]:
+        """Batches from `offset` up to `limit` (the watermark by default) within
+        `max_bytes`, and with `min_one` (Kafka's minOneMessage) the first one if any
+        whatever its size."""
         limit = self.high_watermark if limit is None else limit
         found: list[StoredBatch] = []
         size = 0
         while offset < limit and (not found or size < max_bytes):
             batch = await self._batch(offset, limit, max_bytes - size)
-            if batch is None or (found and size + len(batch.data) > max_bytes):
+            if batch is None or ((found or not min_one) and size + len(batch.data) > max_bytes):
                 break
             found.append(batch)
             size += len(batch.data)

@@ -73,15 +73,24 @@ class OffsetIndex:
     def batches_within(self, sequence: int, max_bytes: int) -> int:
         """How many batches from `sequence` on fit in `max_bytes`; at least one."""
         position = sequence - self.first_sequence
-        start = self._byte_ends[position - 1] if position > 0 else 0
-        return max(bisect_right(self._byte_ends, start + max_bytes, position) - position, 1)
+        return max(bisect_right(self._byte_ends, self._start(position) + max_bytes, position) - position, 1)
+
+    def size_of(self, sequence: int) -> int:
+        """Bytes of the batch at `sequence` (which must be indexed) as it was added."""
+        position = sequence - self.first_sequence
+        return self._byte_ends[position] - self._start(position)
 
     def bytes_from(self, sequence: int) -> int:
         """Bytes of the batches from `sequence` (at most the next sequence) to the end."""
         position = sequence - self.first_sequence
         if not len(self) or position >= len(self):
             return 0
-        return self._byte_ends[-1] - (self._byte_ends[position - 1] if position > 0 else 0)
+        return self._byte_ends[-1] - self._start(position)
+
+    def _start(self, position: int) -> int:
+        """The running byte sum before the batch at `position`: the running sums go on from the
+        batches dropped."""
+        return self._byte_ends[position - 1] if position > 0 else self._dropped_bytes
 
     def first_reaching(self, timestamp: int) -> int | None:
         """The first sequence whose batch, or an earlier one, has a timestamp >= `timestamp`."""

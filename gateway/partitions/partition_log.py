@@ -349,11 +349,14 @@ class PartitionLog:
     def forget_waiter(self, waiter: trio.Event) -> None:
         self._fetch_waiters.discard(waiter)
 
-    async def read(self, offset: int, max_bytes: int, *, limit: int | None = None) -> list[StoredBatch]:
+    async def read(self, offset: int, max_bytes: int, *, limit: int | None = None,
+                   min_one: bool = True) -> list[StoredBatch]:
         """Batches from the one holding `offset` up to `limit` (the watermark by
-        default), at least one batch if any, within `max_bytes` otherwise; batches
-        that compaction left empty are skipped, and so are those of a transaction
-        whose marker was read emptied, from a store not cleaned yet.
+        default) within `max_bytes`, and with `min_one` (Kafka's minOneMessage) the
+        first one if any whatever its size; batches that compaction left empty are
+        skipped, and so are those of a transaction whose marker was read emptied,
+        from a store not cleaned yet. Without `min_one`, nothing is read when the
+        index tells that the first batch does not fit.
 
         An emptied ABORT marker read here makes the transaction index forget its
         transaction (a store empties it only after its records). A read during which
@@ -364,21 +367,24 @@ class PartitionLog:
         transactions = self.producers.transactions
         while True:
             forgotten = transactions.forgotten
-            found = await self._read_once(offset, max_bytes, self.high_watermark if limit is None else limit)
+            found = await self._read_once(offset, max_bytes, self.high_watermark if limit is None else limit,
+                                          min_one)
             if transactions.forgotten == forgotten:
                 return found
             self._stores.forget()
 
-    async def _read_once(self, offset: int, max_bytes: int, limit: int) -> list[StoredBatch]:
+    async def _read_once(self, offset: int, max_bytes: int, limit: int, min_one: bool) -> list[StoredBatch]:
         if offset >= limit:
             return []
         sequence = self.offsets.sequence_of(offset)
+        if not min_one and self._too_large(sequence, max_bytes):
+            return []  # not read: neither a store round trip nor a wait for the read-ahead
         found: list[StoredBatch] = []
         size = 0
         while not found:
             batches = await self._batches_from(sequence, max_bytes)
             for batch in batches:
-                if batch.base_offset >= limit or (found and size + len(batch.data) > max_bytes):
+                if batch.base_offset >= limit or ((found or not min_one) and size + len(batch.data) > max_bytes):
                     return found
                 if not is_empty_batch(batch.data):
                     if not self._of_cleaned_transaction(batch):
@@ -390,6 +396,12 @@ class PartitionLog:
             if sequence >= self.offsets.next_sequence:
                 break
         return found
+
+    def _too_large(self, sequence: int, max_bytes: int) -> bool:
+        """Whether the batch at `sequence` is read as it was added (compaction and a cleaned
+        transaction's dropping are below the cleaning point) and is larger than `max_bytes`."""
+        return (max_bytes <= 0 or sequence >= self.cleaning.clean_before
+                and not self.producers.transactions.has_cleaned) and self.offsets.size_of(sequence) > max_bytes
 
     def _of_cleaned_transaction(self, batch: StoredBatch) -> bool:
         """Whether `batch` is of a transaction whose marker a store emptied (see TransactionIndex),

@@ -29,3 +29,12 @@ def test_size_counts_the_batches_left(drop_before, size):
 
 def test_size_of_an_empty_index_is_zero():
     assert OffsetIndex().size_bytes == 0
+
+
+@pytest.mark.parametrize("drop_before", [3, 4])
+def test_batch_sizes_and_counts_within_bytes_hold_after_a_drop(drop_before):
+    index = indexed([5, 7, 11])
+    index.drop_before(drop_before)
+    assert [index.size_of(sequence) for sequence in range(drop_before, 6)] == [5, 7, 11][drop_before - 3:]
+    assert index.bytes_from(drop_before) == index.size_bytes
+    assert index.batches_within(4, 18) == 2 and index.batches_within(4, 17) == 1
