@@ -70,6 +70,7 @@ class Socket:
         self._drops = socket_type == zmq.PUB  # never waits to send: drops at its high-water mark
         self._soon: list[Sequence] = []  # messages of `send_soon`, sent ahead of any other
         self._soon_bytes = 0
+        self._held: list[list[zmq.Frame]] = []  # received by `disconnect`, returned before any other
 
     def __enter__(self) -> Socket:
         return self
@@ -154,7 +155,7 @@ class Socket:
         with zmq.Again, an exception built with its message text."""
         await trio.lowlevel.checkpoint_if_cancelled()
         waited = await self._until(POLLIN)
-        batch = [self._recv_now()]
+        batch, self._held = self._held or [self._recv_now()], []
         events = self.zsock.getsockopt(EVENTS)
         while events & POLLIN and len(batch) < max_messages:
             batch.append(self._recv_now())
@@ -170,6 +171,11 @@ class Socket:
         self._touched()
 
     def disconnect(self, endpoint: str) -> None:
+        """A SUB that said a message was ready holds its first frame already; were the connection
+        it came from cut now, the rest could never be read and libzmq aborts the process (fq.cpp
+        `!_more`, libzmq issue 2163). That message is received first, and kept for recv_batch."""
+        if self.zsock.getsockopt(EVENTS) & POLLIN:
+            self._held.append(self._recv_now())
         self.zsock.disconnect(endpoint)
         self._touched()
 
@@ -212,7 +218,12 @@ class Socket:
     def _touched(self) -> None:
         """After an operation that may have eaten the FD's edge: tell waiters what it hid."""
         if self._watcher is not None or self._waiters:
-            self._announce(self.zsock.getsockopt(EVENTS))
+            self._announce(self._events())
+
+    def _events(self) -> int:
+        """The socket's events, a held message counting as one ready to receive."""
+        events = self.zsock.getsockopt(EVENTS)
+        return events | POLLIN if self._held else events
 
     def _announce(self, events: int) -> None:
         for flag in [flag for flag in self._waiters if events & flag]:
@@ -224,7 +235,7 @@ class Socket:
         """Once `flag` shows in the socket's events; whether that took a wait."""
         waited = False
         while True:
-            events = self.zsock.getsockopt(EVENTS)
+            events = self._events()
             self._announce(events)
             if events & flag:
                 return waited

@@ -88,3 +88,22 @@ async def test_only_a_pub_queues():
     with zmq_context() as context, Socket(context, zmq.DEALER, linger_ms=0) as dealer:
         with pytest.raises(TypeError):
             dealer.send_soon([[b"x"]])
+
+
+async def test_a_message_ready_when_its_connection_is_cut_is_received_whole():
+    """A SUB asked for its events takes the first frame of the next message; cutting the
+    connection it came from must not leave the rest behind (libzmq would abort on it)."""
+    with zmq_context() as context:
+        publisher, subscriber = Socket(context, zmq.PUB, linger_ms=1000), Socket(context, zmq.SUB, linger_ms=0)
+        with publisher, subscriber:
+            port = publisher.zsock.bind_to_random_port("tcp://127.0.0.1")
+            endpoint = f"tcp://127.0.0.1:{port}"
+            subscriber.connect(endpoint)
+            subscriber.subscribe(b"")
+            while not subscriber.zsock.getsockopt(zmq.EVENTS) & POLLIN:  # the first frame taken
+                await publisher.send([b"first", b"second", b"third"])
+                await trio.sleep(0.01)
+            subscriber.disconnect(endpoint)
+            with trio.fail_after(5):
+                message = await subscriber.recv()
+            assert [bytes(frame) for frame in message] == [b"first", b"second", b"third"]
