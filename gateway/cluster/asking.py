@@ -15,12 +15,16 @@ ANSWER_TTL_S = 60.0  # an answer nobody waits for any more expires
 
 
 async def answered(client: ChpClient, key: str, request: dict, answer_key: str, timeout: float,
-                   accept: Callable[[dict], bool] = lambda _: True) -> dict | None:
+                   accept: Callable[[dict], bool] = lambda _: True,
+                   given_up: Callable[[], bool] = lambda: False) -> dict | None:
     """Set `key` to `request`, then the first value of `answer_key` that `accept`s (an answer to an
-    earlier request may still be there); None if none came within `timeout` seconds."""
+    earlier request may still be there); None if none came within `timeout` seconds, or once a
+    change in the cluster makes `given_up()` true (the gateway asked is no longer the one to ask)."""
     with client.watch() as changes, trio.move_on_after(timeout):
         await client.set(key, encoded(request))
         async for change in changes:
+            if given_up():
+                return None
             if isinstance(change, Update) and change.key == answer_key:
                 answer = decoded(change.value)
                 if answer is not None and accept(answer):

@@ -1,13 +1,14 @@
 """Transaction markers for partitions another gateway leads, written by that gateway.
 
 Kafka's transaction coordinator sends WriteTxnMarkers to each partition's
-leader; here the coordinator (the controller) leaves the marker batch under
+leader; here the coordinator leaves the marker batch under
 `cluster/marker-requests/<leader node id>/<request id>`, the leader appends
 it to its partition as it would its own marker, and answers under
 `cluster/marker-answers/<request id>` once the stores hold it (or with
 Kafka's error: NOT_LEADER_OR_FOLLOWER if it no longer leads the partition,
-a fencing error if the marker is refused). The coordinator retries a
-transaction's completion until every marker is written.
+a fencing error if the marker is refused). The coordinator stops waiting
+as soon as CHP names another leader (one killed never answers), and
+retries a transaction's completion until every marker is written.
 """
 
 from __future__ import annotations
@@ -33,19 +34,24 @@ PartitionOf = Callable[[str, int], object | None]  # (topic, index) -> the Parti
 
 
 class RemotePartition:
-    """A partition led by gateway `leader`, as the marker writer appends to it."""
+    """A partition led by gateway `leader`, as the marker writer appends to it. `leader_now()`
+    names its leader as CHP says now: a leader that died or handed it over is not waited for."""
 
-    def __init__(self, client: ChpClient, topic: str, index: int, leader: int):
+    def __init__(self, client: ChpClient, topic: str, index: int, leader: int, leader_now: Callable[[], int | None]):
         self.client = client
         self.topic, self.index, self.leader = topic, index, leader
+        self.leader_now = leader_now
 
     async def append(self, batch: RecordBatch) -> tuple[int, int]:
         request = uuid.uuid4().hex
         answer = await answered(self.client, f"{REQUESTS}{self.leader}/{request}",
                                 {"topic": self.topic, "index": self.index, "batch": bytes(batch.buffer).hex()},
-                                f"{ANSWERS}{request}", ANSWER_TIMEOUT_S)
+                                f"{ANSWERS}{request}", ANSWER_TIMEOUT_S,
+                                given_up=lambda: self.leader_now() != self.leader)
         if answer is None:
             await self.client.delete(f"{REQUESTS}{self.leader}/{request}")
+            if self.leader_now() != self.leader:
+                raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"gateway {self.leader} no longer leads the partition")
             raise KafkaError(ErrorCode.REQUEST_TIMED_OUT, f"gateway {self.leader} did not write the marker in time")
         await self.client.delete(f"{ANSWERS}{request}")
         if answer["error"]:
@@ -63,10 +69,14 @@ def remote_partitions(client: ChpClient, leaders: Leaders, node_id: int,
         topic_id = topic_id_of(topic)
         if topic_id is None:
             return None
-        leader = leaders.leader(topic_id, index)
-        if leader is None or leader[0] == node_id:  # unassigned, or not opened here yet: try again later
+        def leader_now() -> int | None:
+            leader = leaders.leader(topic_id, index)
+            return None if leader is None else leader[0]
+
+        leader = leader_now()
+        if leader is None or leader == node_id:  # unassigned, or not opened here yet: try again later
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{topic}-{index} has no leader to write to yet")
-        return RemotePartition(client, topic, index, leader[0])
+        return RemotePartition(client, topic, index, leader, leader_now)
 
     return remote
 

@@ -193,9 +193,12 @@ class TransactionCoordinator:
                 log.info("transaction_completed", id=txn.transactional_id, state=state.value,
                          producer_id=txn.producer_id, epoch=txn.producer_epoch)
                 return
-            except Exception:
+            except* KafkaError as refused:  # a partition moving to another leader, or short of stores
+                log.warning("transaction_completion_retried", id=txn.transactional_id,
+                            errors=[f"{exc.code.name}: {exc.message}" for exc in _leaves(refused)])
+            except* Exception:
                 log.exception("transaction_completion_failed", id=txn.transactional_id)
-                await trio.sleep(RETRY_DELAY_S)
+            await trio.sleep(RETRY_DELAY_S)
 
     async def _abort_timed_out(self) -> None:
         now = now_ms()
@@ -271,3 +274,9 @@ def _ongoing(txn: TransactionMetadata, *, partitions: set[tuple[str, int]]) -> T
     if txn.state == TxnState.ONGOING:
         return replace(txn, partitions=partitions, update_ms=now)
     return replace(txn, state=TxnState.ONGOING, partitions=partitions, start_ms=now, update_ms=now)
+
+
+def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
+    """The exceptions of `group` and of the groups in it (one per failed marker)."""
+    return [leaf for exc in group.exceptions
+            for leaf in (_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])]
