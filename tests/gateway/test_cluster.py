@@ -1,6 +1,8 @@
 """Several gateways on one mesh form one Kafka cluster (issue 16): a tower, a store, a CHP
 server and three gateways, each a process; the clients bootstrap from any gateway."""
 
+from __future__ import annotations
+
 import signal
 import socket
 import subprocess
@@ -10,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -36,19 +38,53 @@ SESSION_TIMEOUT_MS = 3000
 PARTITIONS = 6
 
 
-@contextmanager
-def chp_server(tmp_path):
-    port = _free_base_port()
-    with open(tmp_path / "chp.log", "ab") as log:
-        process = subprocess.Popen([sys.executable, "-m", "gateway.chp.chp_server", "--chp-host", "127.0.0.1",
-                                    "--chp-port", str(port), "--chp-hugz-interval-ms", "200",
-                                    "--chp-flush-interval-ms", "200"], stdout=log, stderr=log)
-    try:
-        wait_until(lambda: accepts(port + 2), 30, "the CHP server listens")
-        yield port
-    finally:
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+class ChpServers:
+    """CHP server processes on free ports of 127.0.0.1, one per role ("standalone", or "primary"
+    and "backup": a Binary Star pair); each logs to chp-<role>.log. Killed when the block ends."""
+
+    def __init__(self, tmp_path, roles: tuple[str, ...] = ("standalone",), *options: str):
+        self.tmp_path = tmp_path
+        self.roles = roles
+        self.options = options
+        self.ports = [_free_base_port() for _ in roles]
+        self.processes: list[subprocess.Popen] = []
+
+    @property
+    def endpoints(self) -> str:
+        """The servers as --chp-servers takes them."""
+        return ",".join(f"127.0.0.1:{port}" for port in self.ports)
+
+    def log_path(self, index: int):
+        return self.tmp_path / f"chp-{self.roles[index]}.log"
+
+    def command(self, index: int) -> list[str]:
+        command = [sys.executable, "-m", "gateway.chp.chp_server", "--chp-host", "127.0.0.1",
+                   "--chp-port", str(self.ports[index]), "--chp-role", self.roles[index], *self.options]
+        if len(self.ports) == 2:
+            command += ["--chp-peer-host", "127.0.0.1", "--chp-peer-port", str(self.ports[1 - index])]
+        return command
+
+    def __enter__(self) -> ChpServers:
+        for index, port in enumerate(self.ports):
+            with open(self.log_path(index), "ab") as log:
+                self.processes.append(subprocess.Popen(self.command(index), stdout=log, stderr=log))
+            wait_until(lambda port=port: accepts(port + 2), 30, "the CHP server listens")
+        if len(self.ports) == 2:
+            wait_until(lambda: "chp.passive_following" in self.log_path(0).read_text(), 30, "the backup follows")
+        return self
+
+    def kill(self, index: int) -> None:
+        self.processes[index].send_signal(signal.SIGKILL)
+        self.processes[index].wait()
+
+    def __exit__(self, *exc_info) -> None:
+        for index in range(len(self.processes)):
+            self.kill(index)
+
+
+def chp_server(tmp_path) -> ChpServers:
+    """One CHP server with short heartbeat and expiry intervals."""
+    return ChpServers(tmp_path, ("standalone",), "--chp-hugz-interval-ms", "200", "--chp-flush-interval-ms", "200")
 
 
 def accepts(port: int) -> bool:
@@ -61,20 +97,20 @@ def accepts(port: int) -> bool:
 
 @contextmanager
 def gateway_cluster(tmp_path, count: int = 3, *options: str, prepare=lambda gateway: None,
-                    session_timeout_ms: int = SESSION_TIMEOUT_MS):
-    """`count` gateways (node ids 1..count, the first the controller) on one tower and store, each
-    given `options` and `prepare`d before it starts."""
+                    session_timeout_ms: int = SESSION_TIMEOUT_MS, chp: ChpServers | None = None):
+    """`count` gateways (node ids 1..count, the first the controller) on one tower and store and
+    the `chp` servers (one by default), each given `options` and `prepare`d before it starts."""
     config = fast_config()
     tower = NodeProcess.tower(config, tmp_path / "tower.log")
     gateways, store = [], None
     try:
         tower.wait_for_log("event='tower_started'")
         store = start_store(config, tmp_path, "a")
-        with chp_server(tmp_path) as chp_port:
+        with chp or chp_server(tmp_path) as servers:
             try:
                 for node in range(1, count + 1):
                     gateway = GatewayProcess(tmp_path / f"gateway-{node}", "--node-id", str(node),
-                                             "--chp-servers", f"127.0.0.1:{chp_port}",
+                                             "--chp-servers", servers.endpoints,
                                              "--chp-session-timeout-ms", str(session_timeout_ms),
                                              "--broker-rack", f"rack-{node}", *options, stores=0)
                     prepare(gateway)
@@ -301,10 +337,9 @@ def partition_errors(connection: Connection, number: int) -> list[int]:
             epochs.topics[0].partitions[0].error_code]
 
 
-def produce_until(gateways: list[GatewayProcess], topic: str, acknowledged: list[Acknowledged],
-                  stop: threading.Event) -> None:
-    producer = Producer({"bootstrap.servers": ",".join(g.bootstrap for g in gateways), "acks": "all", "linger.ms": 5,
-                         "message.timeout.ms": 60000})
+def produce_until(bootstrap: str, topic: str, acknowledged: list[Acknowledged], stop: threading.Event) -> None:
+    """Produce to every partition in turn until `stop`; what was acknowledged goes to `acknowledged`."""
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "message.timeout.ms": 60000})
 
     def delivered(error, message):
         if error is None:
@@ -322,6 +357,19 @@ def produce_until(gateways: list[GatewayProcess], topic: str, acknowledged: list
     assert producer.flush(60) == 0
 
 
+def consume_until(bootstrap: str, topic: str, got: list[Got], stop: threading.Event) -> None:
+    """Read every partition from its start, by assignment, until `stop`; what was read goes to `got`."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False})
+    try:
+        consumer.assign([TopicPartition(topic, number, OFFSET_BEGINNING) for number in range(PARTITIONS)])
+        while not stop.is_set():
+            message = consumer.poll(0.1)
+            if message is not None and message.error() is None:
+                got.append(Got(message.partition(), message.offset(), message.key(), message.value()))
+    finally:
+        consumer.close()
+
+
 @pytest.mark.parametrize("victim", [1, 3], ids=["controller", "follower"])
 def test_sigkill_of_a_gateway_moves_its_partitions_and_loses_nothing(tmp_path, victim):
     """The controller's death also moves the controller: another gateway takes its journals over."""
@@ -332,7 +380,8 @@ def test_sigkill_of_a_gateway_moves_its_partitions_and_loses_nothing(tmp_path, v
         wait_until(lambda: spread_over(gateways[0], "failover", {1, 2, 3}), 30, "partitions led by all three")
         acknowledged: list[Acknowledged] = []
         stop = threading.Event()
-        producing = threading.Thread(target=produce_until, args=(gateways, "failover", acknowledged, stop))
+        bootstrap = ",".join(g.bootstrap for g in gateways)
+        producing = threading.Thread(target=produce_until, args=(bootstrap, "failover", acknowledged, stop))
         producing.start()
         try:
             wait_until(lambda: len(acknowledged) >= 2000, 60, "records acknowledged before the kill")
