@@ -120,7 +120,9 @@ class Membership:
         return await self.claims.claim(CONTROLLER, self._controller, sequence, self.ttl_s)
 
     async def claim_controller_when_free(self) -> None:
-        """Return once this gateway has won the controller key, claimed whenever it is absent."""
+        """Return once this gateway has won the controller key, claimed whenever it is absent, or
+        names this gateway: a claim the CHP server applied after the claimer stopped waiting (a
+        fail-over of the pair outlasts a claim's timeout), which no one would refresh."""
         while True:
             with self.client.watch() as changes:
                 if await self._claim_controller():
@@ -128,7 +130,8 @@ class Membership:
                     log.info("controller_won", node_id=self.node_id)
                     return
                 async for change in changes:
-                    if not isinstance(change, Update) or (change.key == CONTROLLER and change.value is None):
+                    if not isinstance(change, Update) or (
+                            change.key == CONTROLLER and change.value in (None, self._controller)):
                         break
 
     async def _announce(self) -> None:

@@ -82,6 +82,37 @@ async def test_a_restarted_controller_takes_its_own_key_back_at_once(chp_server,
         assert second_run.is_controller and second_run.controller_id == 1
 
 
+class LateClaims(ServerClaims):
+    """Claims whose first the server applies, but whose outcome the claimer counts as lost (timed out)."""
+
+    late = True
+
+    async def claim(self, key: str, value: bytes, expected_sequence: int, ttl: float | None = None) -> bool:
+        if not self.late:
+            return await super().claim(key, value, expected_sequence, ttl)
+        self.late = False
+        await self.client.set(key, value, ttl)
+        await until(self.client, lambda: self.client.get(key) == value)
+        return False
+
+
+async def test_a_controller_key_claim_applied_after_its_timeout_is_taken_up_at_once(chp_server, client_options):
+    """A claim sent while the CHP pair fails over may be applied after the claimer stopped
+    waiting: the key then names this gateway, which takes it up rather than leave the
+    cluster without a controller until the key expires."""
+    servers = [endpoint(chp_server)]
+    listeners = (Listener("PLAINTEXT", "127.0.0.1", 9092),)
+    async with open_chp_client(servers, "cluster/", **client_options) as first, \
+            open_chp_client(servers, "cluster/", **client_options) as second:
+        gone = Membership(first, ServerClaims(first), 1, None, ttl_s=1)  # never refreshed: its key expires
+        late = Membership(second, LateClaims(second), 2, None, ttl_s=60)
+        await gone.join(listeners)
+        await late.join(listeners)
+        with trio.fail_after(10):  # well within the late claim's 60 s ttl
+            await late.claim_controller_when_free()
+        assert late.is_controller and late.controller_id == 2
+
+
 async def until(client, condition, timeout: float = 15) -> None:
     """Until `condition()` holds, looked at again after every change `client` sees."""
     with trio.fail_after(timeout), client.watch() as changes:
