@@ -143,19 +143,28 @@ class Membership:
         """Keep the keys alive until this gateway leaves; the record at once when this gateway
         becomes able or unable to lead partitions."""
         with self._refreshing:
-            refreshed = trio.current_time()
-            while True:
-                await trio.sleep(ELIGIBILITY_CHECK_S)
-                eligible = self.can_lead()
-                if eligible == self.eligible and trio.current_time() - refreshed < self.ttl_s / REFRESHES_PER_TTL:
-                    continue
-                if eligible != self.eligible:
-                    self.eligible = eligible
-                    log.warning("leadership_eligibility_changed", node_id=self.node_id, eligible=eligible)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._renew_controller_key)
                 refreshed = trio.current_time()
-                await self._announce()
-                if self.is_controller:
-                    await self._refresh_controller()
+                while True:
+                    await trio.sleep(ELIGIBILITY_CHECK_S)
+                    eligible = self.can_lead()
+                    if eligible == self.eligible and trio.current_time() - refreshed < self.ttl_s / REFRESHES_PER_TTL:
+                        continue
+                    if eligible != self.eligible:
+                        self.eligible = eligible
+                        log.warning("leadership_eligibility_changed", node_id=self.node_id, eligible=eligible)
+                    refreshed = trio.current_time()
+                    await self._announce()
+
+    async def _renew_controller_key(self) -> None:
+        """The controller key's refreshes, apart from the membership's: a renewal is a claim,
+        which waits for its outcome (up to its timeout while the CHP pair fails over), and the
+        membership must not expire meanwhile."""
+        while True:
+            await trio.sleep(self.ttl_s / REFRESHES_PER_TTL)
+            if self.is_controller:
+                await self._refresh_controller()
 
     async def announce_shutdown(self) -> None:
         """Tell the controller that this gateway is stopping: it is to lead nothing more."""

@@ -6,7 +6,7 @@ from structlog.testing import capture_logs
 from gateway.chp.chp_client import open_chp_client
 from gateway.cluster.claims import ServerClaims
 from gateway.cluster.leadership import TOPICS, Leaders, assign_leaders
-from gateway.cluster.membership import CONTROLLER, ELIGIBILITY_CHECK_S, Membership, encoded
+from gateway.cluster.membership import CONTROLLER, ELIGIBILITY_CHECK_S, MEMBERS, Membership, encoded
 from gateway.settings.listeners import Listener
 from tests.chp.test_chp_client_server import endpoint, next_change
 
@@ -111,6 +111,34 @@ async def test_a_controller_key_claim_applied_after_its_timeout_is_taken_up_at_o
         with trio.fail_after(10):  # well within the late claim's 60 s ttl
             await late.claim_controller_when_free()
         assert late.is_controller and late.controller_id == 2
+
+
+class StuckClaims(ServerClaims):
+    """Claims whose outcome, once `stuck`, never shows (as while the CHP pair fails over)."""
+
+    stuck = False
+
+    async def claim(self, key: str, value: bytes, expected_sequence: int, ttl: float | None = None) -> bool:
+        if self.stuck:
+            await trio.sleep_forever()
+        return await super().claim(key, value, expected_sequence, ttl)
+
+
+async def test_the_membership_is_refreshed_while_a_renewal_of_the_controller_key_waits(chp_server, client_options):
+    listeners = (Listener("PLAINTEXT", "127.0.0.1", 9092),)
+    async with open_chp_client([endpoint(chp_server)], "cluster/", **client_options) as client, \
+            trio.open_nursery() as nursery:
+        claims = StuckClaims(client)
+        controller = Membership(client, claims, 1, None, ttl_s=1.5)
+        await controller.join(listeners)
+        assert controller.is_controller
+        claims.stuck = True
+        nursery.start_soon(controller.refresh)
+        member = f"{MEMBERS}1"
+        for _ in range(3):  # each a ttl/3 apart, the controller key's renewal waiting from the first on
+            refreshed = client.sequence(member)
+            await until(client, lambda refreshed=refreshed: client.sequence(member) > refreshed)
+        nursery.cancel_scope.cancel()
 
 
 async def until(client, condition, timeout: float = 15) -> None:
