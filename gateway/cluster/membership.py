@@ -160,9 +160,13 @@ class Membership:
     async def _renew_controller_key(self) -> None:
         """The controller key's refreshes, apart from the membership's: a renewal is a claim,
         which waits for its outcome (up to its timeout while the CHP pair fails over), and the
-        membership must not expire meanwhile."""
+        membership must not expire meanwhile. Each is due a third of the ttl after the one
+        before was sent, from when the server counts its ttl: one whose outcome showed late
+        is followed at once."""
+        renewed = trio.current_time()
         while True:
-            await trio.sleep(self.ttl_s / REFRESHES_PER_TTL)
+            await trio.sleep_until(renewed + self.ttl_s / REFRESHES_PER_TTL)
+            renewed = trio.current_time()
             if self.is_controller:
                 await self._refresh_controller()
 

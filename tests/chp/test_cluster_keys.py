@@ -141,6 +141,35 @@ async def test_the_membership_is_refreshed_while_a_renewal_of_the_controller_key
         nursery.cancel_scope.cancel()
 
 
+class SlowClaims(ServerClaims):
+    """Claims whose outcome the claimer learns `delay` seconds after the server applied them."""
+
+    delay = 0.0
+
+    async def claim(self, key: str, value: bytes, expected_sequence: int, ttl: float | None = None) -> bool:
+        won = await super().claim(key, value, expected_sequence, ttl)
+        await trio.sleep(self.delay)
+        return won
+
+
+async def test_the_controller_key_outlives_renewals_whose_outcome_shows_late(chp_server, client_options):
+    """Each renewal's outcome shows past the next one's due time (as across a CHP fail-over), but
+    within the ttl the server counts from the renewal: the next renewal goes out at once."""
+    listeners = (Listener("PLAINTEXT", "127.0.0.1", 9092),)
+    async with open_chp_client([endpoint(chp_server)], "cluster/", **client_options) as client, \
+            trio.open_nursery() as nursery:
+        claims = SlowClaims(client)
+        controller = Membership(client, claims, 1, None, ttl_s=4)
+        await controller.join(listeners)
+        claims.delay = 3  # past ttl/3, a second before the key would expire
+        with client.watch() as changes, trio.fail_after(30):
+            nursery.start_soon(controller.refresh)
+            for _ in range(3):
+                change = await next_change(changes, lambda change: getattr(change, "key", None) == CONTROLLER)
+                assert change.value is not None, "the controller key expired"
+        nursery.cancel_scope.cancel()
+
+
 async def until(client, condition, timeout: float = 15) -> None:
     """Until `condition()` holds, looked at again after every change `client` sees."""
     with trio.fail_after(timeout), client.watch() as changes:
