@@ -1,5 +1,7 @@
 """The cluster's keys in a real CHP server: claims, membership and the controller key."""
 
+import math
+
 import trio
 from structlog.testing import capture_logs
 
@@ -113,36 +115,9 @@ async def test_a_controller_key_claim_applied_after_its_timeout_is_taken_up_at_o
         assert late.is_controller and late.controller_id == 2
 
 
-class StuckClaims(ServerClaims):
-    """Claims whose outcome, once `stuck`, never shows (as while the CHP pair fails over)."""
-
-    stuck = False
-
-    async def claim(self, key: str, value: bytes, expected_sequence: int, ttl: float | None = None) -> bool:
-        if self.stuck:
-            await trio.sleep_forever()
-        return await super().claim(key, value, expected_sequence, ttl)
-
-
-async def test_the_membership_is_refreshed_while_a_renewal_of_the_controller_key_waits(chp_server, client_options):
-    listeners = (Listener("PLAINTEXT", "127.0.0.1", 9092),)
-    async with open_chp_client([endpoint(chp_server)], "cluster/", **client_options) as client, \
-            trio.open_nursery() as nursery:
-        claims = StuckClaims(client)
-        controller = Membership(client, claims, 1, None, ttl_s=1.5)
-        await controller.join(listeners)
-        assert controller.is_controller
-        claims.stuck = True
-        nursery.start_soon(controller.refresh)
-        member = f"{MEMBERS}1"
-        for _ in range(3):  # each a ttl/3 apart, the controller key's renewal waiting from the first on
-            refreshed = client.sequence(member)
-            await until(client, lambda refreshed=refreshed: client.sequence(member) > refreshed)
-        nursery.cancel_scope.cancel()
-
-
 class SlowClaims(ServerClaims):
-    """Claims whose outcome the claimer learns `delay` seconds after the server applied them."""
+    """Claims whose outcome the claimer learns `delay` seconds after the server decided them
+    (math.inf: never), as while the CHP pair fails over."""
 
     delay = 0.0
 
@@ -150,6 +125,23 @@ class SlowClaims(ServerClaims):
         won = await super().claim(key, value, expected_sequence, ttl)
         await trio.sleep(self.delay)
         return won
+
+
+async def test_the_membership_is_refreshed_while_a_renewal_of_the_controller_key_waits(chp_server, client_options):
+    listeners = (Listener("PLAINTEXT", "127.0.0.1", 9092),)
+    async with open_chp_client([endpoint(chp_server)], "cluster/", **client_options) as client, \
+            trio.open_nursery() as nursery:
+        claims = SlowClaims(client)
+        controller = Membership(client, claims, 1, None, ttl_s=1.5)
+        await controller.join(listeners)
+        assert controller.is_controller
+        claims.delay = math.inf
+        nursery.start_soon(controller.refresh)
+        member = f"{MEMBERS}1"
+        for _ in range(3):  # each a ttl/3 apart, the controller key's renewal waiting from the first on
+            refreshed = client.sequence(member)
+            await until(client, lambda refreshed=refreshed: client.sequence(member) > refreshed)
+        nursery.cancel_scope.cancel()
 
 
 async def test_the_controller_key_outlives_renewals_whose_outcome_shows_late(chp_server, client_options):
