@@ -140,22 +140,25 @@ class Membership:
                               encoded({**self._announced, "eligible": self.eligible, **stopping}), self.ttl_s)
 
     async def refresh(self) -> None:
-        """Keep the keys alive until this gateway leaves; the record at once when this gateway
-        becomes able or unable to lead partitions."""
+        """Keep the keys alive until this gateway leaves."""
         with self._refreshing:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._renew_controller_key)
-                refreshed = trio.current_time()
-                while True:
-                    await trio.sleep(ELIGIBILITY_CHECK_S)
-                    eligible = self.can_lead()
-                    if eligible == self.eligible and trio.current_time() - refreshed < self.ttl_s / REFRESHES_PER_TTL:
-                        continue
-                    if eligible != self.eligible:
-                        self.eligible = eligible
-                        log.warning("leadership_eligibility_changed", node_id=self.node_id, eligible=eligible)
-                    refreshed = trio.current_time()
-                    await self._announce()
+                await self._refresh_record()
+
+    async def _refresh_record(self) -> None:
+        """This gateway's record, and at once when the gateway becomes able or unable to lead partitions."""
+        refreshed = trio.current_time()
+        while True:
+            await trio.sleep(ELIGIBILITY_CHECK_S)
+            eligible = self.can_lead()
+            if eligible == self.eligible and trio.current_time() - refreshed < self.ttl_s / REFRESHES_PER_TTL:
+                continue
+            if eligible != self.eligible:
+                self.eligible = eligible
+                log.warning("leadership_eligibility_changed", node_id=self.node_id, eligible=eligible)
+            refreshed = trio.current_time()
+            await self._announce()
 
     async def _renew_controller_key(self) -> None:
         """The controller key's refreshes, apart from the membership's: a renewal is a claim,
