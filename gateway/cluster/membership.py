@@ -194,10 +194,13 @@ class Membership:
 
     async def _refresh_controller(self) -> None:
         """Renew the controller key only while it is still this gateway's: a successor that won it
-        after it expired (this gateway paused) is never overwritten (`hold_controller` steps down)."""
-        if self.client.get(CONTROLLER) != self._controller:
-            return
-        if not await self.claims.claim(CONTROLLER, self._controller, self.claims.sequence(CONTROLLER), self.ttl_s):
+        after it expired (this gateway paused) is never overwritten (`hold_controller` steps down).
+        A renewal lost while the key stays this gateway's is made again at the key's sequence: it
+        lost to this gateway's earlier one, which the CHP backup applied when it took over, with
+        a ttl counted from when that one was sent."""
+        while self.client.get(CONTROLLER) == self._controller:
+            if await self.claims.claim(CONTROLLER, self._controller, self.claims.sequence(CONTROLLER), self.ttl_s):
+                return
             log.warning("controller_key_not_renewed", node_id=self.node_id, holder=self.controller_id)
 
     async def hold_controller(self) -> None:

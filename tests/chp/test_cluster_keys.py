@@ -162,6 +162,23 @@ async def test_the_controller_key_outlives_renewals_whose_outcome_shows_late(chp
         nursery.cancel_scope.cancel()
 
 
+async def test_a_renewal_lost_to_the_controllers_own_earlier_one_is_made_again(chp_server, client_options):
+    """Across a CHP fail-over a renewal can lose to the one before it, applied by the backup when
+    it took over with a ttl counted from its sending: the controller renews again at once."""
+    listeners = (Listener("PLAINTEXT", "127.0.0.1", 9092),)
+    async with open_chp_client([endpoint(chp_server)], "cluster/", **client_options) as client:
+        claims = LateClaims(client)
+        claims.late = False
+        controller = Membership(client, claims, 1, None, ttl_s=60)
+        await controller.join(listeners)
+        claims.late = True
+        with client.watch() as changes, trio.fail_after(10):
+            await controller._refresh_controller()  # the late renewal, then one at its sequence
+            renewals = [await next_change(changes, lambda change: getattr(change, "key", None) == CONTROLLER)
+                        for _ in range(2)]
+        assert [renewal.value for renewal in renewals] == [encoded({"node": 1})] * 2
+
+
 async def until(client, condition, timeout: float = 15) -> None:
     """Until `condition()` holds, looked at again after every change `client` sees."""
     with trio.fail_after(timeout), client.watch() as changes:
