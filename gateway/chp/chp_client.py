@@ -148,8 +148,12 @@ class ChpClient:
             raise ValueError(f"{msg.key} is a CHP command, not a key")
         await self.wait_synced()
         frames = encode_kvmsg(msg)
+        # To every collector in one step: `run` closes these sockets when it gives the server up,
+        # which it may do at any scheduling point. An XPUB never makes a sender wait (it drops
+        # what a subscriber cannot take), so nothing is lost by not waiting.
         for updates in self._updates:
-            await updates.send(frames)
+            updates.send_nowait([frames])
+        await trio.lowlevel.checkpoint()
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Follow the servers in turn until cancelled; started after the first snapshot."""

@@ -120,7 +120,9 @@ class Membership:
         return await self.claims.claim(CONTROLLER, self._controller, sequence, self.ttl_s)
 
     async def claim_controller_when_free(self) -> None:
-        """Return once this gateway has won the controller key, claimed whenever it is absent."""
+        """Return once this gateway has won the controller key, claimed whenever it is absent, or
+        names this gateway: a claim the CHP server applied after the claimer stopped waiting (a
+        fail-over of the pair outlasts a claim's timeout), which no one would refresh."""
         while True:
             with self.client.watch() as changes:
                 if await self._claim_controller():
@@ -128,7 +130,8 @@ class Membership:
                     log.info("controller_won", node_id=self.node_id)
                     return
                 async for change in changes:
-                    if not isinstance(change, Update) or (change.key == CONTROLLER and change.value is None):
+                    if not isinstance(change, Update) or (
+                            change.key == CONTROLLER and change.value in (None, self._controller)):
                         break
 
     async def _announce(self) -> None:
@@ -137,22 +140,38 @@ class Membership:
                               encoded({**self._announced, "eligible": self.eligible, **stopping}), self.ttl_s)
 
     async def refresh(self) -> None:
-        """Keep the keys alive until this gateway leaves; the record at once when this gateway
-        becomes able or unable to lead partitions."""
+        """Keep the keys alive until this gateway leaves."""
         with self._refreshing:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._renew_controller_key)
+                await self._refresh_record()
+
+    async def _refresh_record(self) -> None:
+        """This gateway's record, and at once when the gateway becomes able or unable to lead partitions."""
+        refreshed = trio.current_time()
+        while True:
+            await trio.sleep(ELIGIBILITY_CHECK_S)
+            eligible = self.can_lead()
+            if eligible == self.eligible and trio.current_time() - refreshed < self.ttl_s / REFRESHES_PER_TTL:
+                continue
+            if eligible != self.eligible:
+                self.eligible = eligible
+                log.warning("leadership_eligibility_changed", node_id=self.node_id, eligible=eligible)
             refreshed = trio.current_time()
-            while True:
-                await trio.sleep(ELIGIBILITY_CHECK_S)
-                eligible = self.can_lead()
-                if eligible == self.eligible and trio.current_time() - refreshed < self.ttl_s / REFRESHES_PER_TTL:
-                    continue
-                if eligible != self.eligible:
-                    self.eligible = eligible
-                    log.warning("leadership_eligibility_changed", node_id=self.node_id, eligible=eligible)
-                refreshed = trio.current_time()
-                await self._announce()
-                if self.is_controller:
-                    await self._refresh_controller()
+            await self._announce()
+
+    async def _renew_controller_key(self) -> None:
+        """The controller key's refreshes, apart from the membership's: a renewal is a claim,
+        which waits for its outcome (up to its timeout while the CHP pair fails over), and the
+        membership must not expire meanwhile. Each is due a third of the ttl after the one
+        before was sent, from when the server counts its ttl: one whose outcome showed late
+        is followed at once."""
+        renewed = trio.current_time()
+        while True:
+            await trio.sleep_until(renewed + self.ttl_s / REFRESHES_PER_TTL)
+            renewed = trio.current_time()
+            if self.is_controller:
+                await self._refresh_controller()
 
     async def announce_shutdown(self) -> None:
         """Tell the controller that this gateway is stopping: it is to lead nothing more."""
@@ -175,10 +194,13 @@ class Membership:
 
     async def _refresh_controller(self) -> None:
         """Renew the controller key only while it is still this gateway's: a successor that won it
-        after it expired (this gateway paused) is never overwritten (`hold_controller` steps down)."""
-        if self.client.get(CONTROLLER) != self._controller:
-            return
-        if not await self.claims.claim(CONTROLLER, self._controller, self.claims.sequence(CONTROLLER), self.ttl_s):
+        after it expired (this gateway paused) is never overwritten (`hold_controller` steps down).
+        A renewal lost while the key stays this gateway's is made again at the key's sequence: it
+        lost to this gateway's earlier one, which the CHP backup applied when it took over, with
+        a ttl counted from when that one was sent."""
+        while self.client.get(CONTROLLER) == self._controller:
+            if await self.claims.claim(CONTROLLER, self._controller, self.claims.sequence(CONTROLLER), self.ttl_s):
+                return
             log.warning("controller_key_not_renewed", node_id=self.node_id, holder=self.controller_id)
 
     async def hold_controller(self) -> None:

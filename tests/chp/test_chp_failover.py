@@ -242,3 +242,21 @@ async def test_restarted_primary_follows_the_backup_and_takes_over_when_the_back
         await until(client, lambda: client.server == servers[0])
         await _set_and_see(client, "/fourth", b"4")
         assert client.items() == {"/first": b"1", "/second": b"2", "/third": b"3", "/fourth": b"4"}
+
+
+async def test_sets_under_way_when_the_client_gives_its_server_up_go_on_to_the_next(start_pair):
+    """The client closes the sockets of a server it gives up while other tasks are sending
+    through them: every set still returns, and the ones after the fail-over are applied."""
+    servers, primary, _ = await start_pair()
+    async with open_chp_client(servers, **FAST) as client, trio.open_nursery() as nursery:
+
+        async def keep_setting(key: str) -> None:
+            while True:
+                await client.set(key, b"busy")
+
+        for number in range(8):
+            nursery.start_soon(keep_setting, f"/busy/{number}")
+        primary.kill()
+        await until(client, lambda: client.server == servers[1])
+        await _set_and_see(client, "/after", b"fail-over")
+        nursery.cancel_scope.cancel()

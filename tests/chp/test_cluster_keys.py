@@ -1,12 +1,14 @@
 """The cluster's keys in a real CHP server: claims, membership and the controller key."""
 
+import math
+
 import trio
 from structlog.testing import capture_logs
 
 from gateway.chp.chp_client import open_chp_client
 from gateway.cluster.claims import ServerClaims
 from gateway.cluster.leadership import TOPICS, Leaders, assign_leaders
-from gateway.cluster.membership import CONTROLLER, ELIGIBILITY_CHECK_S, Membership, encoded
+from gateway.cluster.membership import CONTROLLER, ELIGIBILITY_CHECK_S, MEMBERS, Membership, encoded
 from gateway.settings.listeners import Listener
 from tests.chp.test_chp_client_server import endpoint, next_change
 
@@ -80,6 +82,101 @@ async def test_a_restarted_controller_takes_its_own_key_back_at_once(chp_server,
         with trio.fail_after(10):  # well within the key's 60 s ttl
             await second_run.join(listeners)
         assert second_run.is_controller and second_run.controller_id == 1
+
+
+class LateClaims(ServerClaims):
+    """Claims whose first the server applies, but whose outcome the claimer counts as lost (timed out)."""
+
+    late = True
+
+    async def claim(self, key: str, value: bytes, expected_sequence: int, ttl: float | None = None) -> bool:
+        if not self.late:
+            return await super().claim(key, value, expected_sequence, ttl)
+        self.late = False
+        await self.client.set(key, value, ttl)
+        await until(self.client, lambda: self.client.get(key) == value)
+        return False
+
+
+async def test_a_controller_key_claim_applied_after_its_timeout_is_taken_up_at_once(chp_server, client_options):
+    """A claim sent while the CHP pair fails over may be applied after the claimer stopped
+    waiting: the key then names this gateway, which takes it up rather than leave the
+    cluster without a controller until the key expires."""
+    servers = [endpoint(chp_server)]
+    listeners = (Listener("PLAINTEXT", "127.0.0.1", 9092),)
+    async with open_chp_client(servers, "cluster/", **client_options) as first, \
+            open_chp_client(servers, "cluster/", **client_options) as second:
+        gone = Membership(first, ServerClaims(first), 1, None, ttl_s=1)  # never refreshed: its key expires
+        late = Membership(second, LateClaims(second), 2, None, ttl_s=60)
+        await gone.join(listeners)
+        await late.join(listeners)
+        with trio.fail_after(10):  # well within the late claim's 60 s ttl
+            await late.claim_controller_when_free()
+        assert late.is_controller and late.controller_id == 2
+
+
+class SlowClaims(ServerClaims):
+    """Claims whose outcome the claimer learns `delay` seconds after the server decided them
+    (math.inf: never), as while the CHP pair fails over."""
+
+    delay = 0.0
+
+    async def claim(self, key: str, value: bytes, expected_sequence: int, ttl: float | None = None) -> bool:
+        won = await super().claim(key, value, expected_sequence, ttl)
+        await trio.sleep(self.delay)
+        return won
+
+
+async def test_the_membership_is_refreshed_while_a_renewal_of_the_controller_key_waits(chp_server, client_options):
+    listeners = (Listener("PLAINTEXT", "127.0.0.1", 9092),)
+    async with open_chp_client([endpoint(chp_server)], "cluster/", **client_options) as client, \
+            trio.open_nursery() as nursery:
+        claims = SlowClaims(client)
+        controller = Membership(client, claims, 1, None, ttl_s=1.5)
+        await controller.join(listeners)
+        assert controller.is_controller
+        claims.delay = math.inf
+        nursery.start_soon(controller.refresh)
+        member = f"{MEMBERS}1"
+        for _ in range(3):  # each a ttl/3 apart, the controller key's renewal waiting from the first on
+            refreshed = client.sequence(member)
+            await until(client, lambda refreshed=refreshed: client.sequence(member) > refreshed)
+        nursery.cancel_scope.cancel()
+
+
+async def test_the_controller_key_outlives_renewals_whose_outcome_shows_late(chp_server, client_options):
+    """Each renewal's outcome shows past the next one's due time (as across a CHP fail-over), but
+    within the ttl the server counts from the renewal: the next renewal goes out at once."""
+    listeners = (Listener("PLAINTEXT", "127.0.0.1", 9092),)
+    async with open_chp_client([endpoint(chp_server)], "cluster/", **client_options) as client, \
+            trio.open_nursery() as nursery:
+        claims = SlowClaims(client)
+        controller = Membership(client, claims, 1, None, ttl_s=4)
+        await controller.join(listeners)
+        claims.delay = 3  # past ttl/3, a second before the key would expire
+        with client.watch() as changes, trio.fail_after(30):
+            nursery.start_soon(controller.refresh)
+            for _ in range(3):
+                change = await next_change(changes, lambda change: getattr(change, "key", None) == CONTROLLER)
+                assert change.value is not None, "the controller key expired"
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_renewal_lost_to_the_controllers_own_earlier_one_is_made_again(chp_server, client_options):
+    """Across a CHP fail-over a renewal can lose to the one before it, applied by the backup when
+    it took over with a ttl counted from its sending: the controller renews again at once."""
+    listeners = (Listener("PLAINTEXT", "127.0.0.1", 9092),)
+    async with open_chp_client([endpoint(chp_server)], "cluster/", **client_options) as client:
+        claims = LateClaims(client)
+        claims.late = False
+        controller = Membership(client, claims, 1, None, ttl_s=60)
+        await controller.join(listeners)
+        claims.late = True
+        with client.watch() as changes, trio.fail_after(10):
+            await controller._refresh_controller()  # the late renewal, then one at its sequence
+            renewals = [await next_change(changes, lambda change: getattr(change, "key", None) == CONTROLLER)
+                        for _ in range(2)]
+        assert [renewal.value for renewal in renewals] == [encoded({"node": 1})] * 2
 
 
 async def until(client, condition, timeout: float = 15) -> None:

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SERVICES = ("tower", "tower-2", "store-1", "store-2", "store-3", "chp", "gateway", "gateway-2", "gateway-3")
+SERVICES = ("tower", "tower-2", "store-1", "store-2", "store-3", "chp", "chp-backup", "gateway", "gateway-2",
+            "gateway-3")
 STORES = ("store-1", "store-2", "store-3")
 COMMAND_TIMEOUT_S = 300.0  # the first `up` of a clean machine creates every container
 HEALTHY_TIMEOUT_S = 180.0
@@ -70,6 +71,7 @@ class Cluster:
                  files: tuple[str, ...] = ("compose.yaml",), env: dict[str, str] | None = None):
         self.project = "dafkatest" + uuid.uuid4().hex[:10]
         self.host_port = host_ports[0]
+        self.host_ports = host_ports
         self.image = image
         self.command = [*tool, *(f for name in files for f in ("-f", str(ROOT / name))), "-p", self.project]
         self.env = {**os.environ, "DAFKA_IMAGE": image, **{  # one host port per gateway
@@ -79,6 +81,11 @@ class Cluster:
     @property
     def bootstrap(self) -> str:
         return f"localhost:{self.host_port}"
+
+    @property
+    def bootstraps(self) -> str:
+        """Every gateway's host port."""
+        return ",".join(f"localhost:{port}" for port in self.host_ports)
 
     def compose(self, *arguments: str, check: bool = True) -> subprocess.CompletedProcess:
         return run([*self.command, *arguments], env=self.env, check=check)
@@ -117,6 +124,10 @@ class Cluster:
                                    self.container("gateway")]).stdout)
         (name,) = networks
         return name
+
+    def log(self, service: str) -> str:
+        """Everything `service` logged, its runs before a restart included."""
+        return self.compose("logs", "--no-color", service).stdout
 
     def logs(self, lines: int = 60) -> str:
         return self.compose("logs", "--no-color", "--tail", str(lines), check=False).stdout

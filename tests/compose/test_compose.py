@@ -1,6 +1,7 @@
-"""`docker compose up` (compose.yaml): two towers, three stores with a volume each, a CHP server and
-three gateways with min.insync.replicas=2, served to clients on the host and on the compose
-network, durable across store and tower kills and `down`/`up`, empty after `down -v`."""
+"""`docker compose up` (compose.yaml): two towers, three stores with a volume each, a CHP server
+pair and three gateways with min.insync.replicas=2, served to clients on the host and on the compose
+network, durable across store and tower kills and `down`/`up`, empty after `down -v`, serving on
+through the kill of the CHP primary and then of a gateway."""
 
 import shutil
 import subprocess
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import kafka
 import pytest
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, ElectionType, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.compose.cluster import STORES, run
@@ -23,11 +24,15 @@ from tests.gateway.clients import (
     kafka_python_produce,
     same_records,
 )
+from tests.gateway.test_cluster import PARTITIONS
+from tests.gateway.traffic import Traffic
 from tests.pipeline.windowed_checks import check_batch, create_topics
 
 # The first test also builds the image and starts the cluster: minutes on a clean machine.
 pytestmark = pytest.mark.timeout(900)
 HERE = Path(__file__).parent
+GATEWAYS = ("gateway", "gateway-2", "gateway-3")
+BETWEEN_FAULTS = 500  # records produced and read after each fault
 
 
 def unique(prefix: str) -> str:
@@ -131,6 +136,40 @@ def test_down_with_volumes_starts_empty(cluster):
     assert client.list_consumer_groups(request_timeout=TIMEOUT_S).result().valid == []
 
 
+def test_cluster_outlives_the_chp_primary_and_then_a_gateway(cluster):
+    """docker kill of the CHP primary: every gateway moves to the backup while a client goes on
+    producing and reading; then of gateway-3: its partitions move to the other two (Metadata's
+    leaders) and the client goes on. Both started again, the primary follows the backup, and
+    gateway-3 leads its preferred partitions again once ElectLeaders moves them back (the auto
+    rebalance would, after leader.imbalance.check.interval.seconds)."""
+    topic = unique("chp-pair")
+    create_topic(cluster.bootstrap, topic, partitions=PARTITIONS)
+    wait_until(lambda: set(leaders(cluster.bootstrap, topic)) == {1, 2, 3}, "partitions led by all three")
+    with Traffic(cluster.bootstraps, topic) as traffic:
+        traffic.carries_on(BETWEEN_FAULTS, TIMEOUT_S, "before the faults")
+        cluster.compose("kill", "chp")
+        for gateway in GATEWAYS:
+            wait_until(lambda gateway=gateway: "event='chp.synced' server=('chp-backup', 7000)" in cluster.log(gateway),
+                       f"{gateway} to follow the CHP backup")
+        traffic.carries_on(BETWEEN_FAULTS, TIMEOUT_S, "on the CHP backup")
+        cluster.compose("kill", "gateway-3")
+        wait_until(lambda: set(leaders(cluster.bootstrap, topic)) == {1, 2}, "gateway-3's partitions to move")
+        traffic.carries_on(BETWEEN_FAULTS, TIMEOUT_S, "without gateway-3")
+        cluster.compose("start", "chp", "gateway-3")
+        cluster.wait_healthy("chp", "gateway-3")
+        wait_until(lambda: "event='chp.synced_with_active'" in cluster.log("chp"), "the primary to follow the backup")
+        wait_until(lambda: 3 in admin(cluster.bootstrap).list_topics(timeout=TIMEOUT_S).brokers, "gateway-3 to rejoin")
+        partitions = [TopicPartition(topic, number) for number in range(PARTITIONS)]
+        client = admin(cluster.bootstrap)  # referenced until the answer
+        elected = client.elect_leaders(ElectionType.PREFERRED, partitions).result(TIMEOUT_S)
+        assert all(error is None or error.code() == KafkaError.ELECTION_NOT_NEEDED for error in elected.values())
+        wait_until(lambda: set(leaders(cluster.bootstrap, topic)) == {1, 2, 3}, "gateway-3 to lead partitions again")
+        traffic.carries_on(BETWEEN_FAULTS, TIMEOUT_S, "both started again")
+        traffic.read_back(TIMEOUT_S)
+    errors = traffic.errors()
+    assert not errors, errors
+
+
 def wait_until(condition, what: str, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -171,6 +210,12 @@ def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
     client = admin(bootstrap)  # referenced until the answer: a client collected cancels its requests
     (future,) = client.create_topics([NewTopic(topic, partitions)]).values()
     future.result(TIMEOUT_S)
+
+
+def leaders(bootstrap: str, topic: str) -> set[int]:
+    """The node ids leading the topic's partitions, as Metadata tells (-1: a partition without one)."""
+    described = admin(bootstrap).list_topics(topic, timeout=TIMEOUT_S).topics[topic]
+    return {partition.leader for partition in described.partitions.values()}
 
 
 def group_consumer(bootstrap: str, group: str) -> Consumer:

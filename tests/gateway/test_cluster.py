@@ -1,6 +1,8 @@
 """Several gateways on one mesh form one Kafka cluster (issue 16): a tower, a store, a CHP
 server and three gateways, each a process; the clients bootstrap from any gateway."""
 
+from __future__ import annotations
+
 import signal
 import socket
 import subprocess
@@ -12,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -40,28 +42,59 @@ SESSION_TIMEOUT_MS = 3000
 PARTITIONS = 6
 
 
-@contextmanager
-def chp_servers(tmp_path, hosts=on_loopback, roles: Sequence[str] = ("standalone",)):
-    """A CHP server, or a Binary Star pair given roles ("primary", "backup"), each on the host
-    called after its log (chp, chp-primary, chp-backup); yields their host:port addresses."""
-    names = ["chp"] if len(roles) == 1 else [f"chp-{role}" for role in roles]
-    servers = [(hosts(name), _free_base_port()) for name in names]
-    processes = []
-    try:
-        for name, role, (host, port), (peer, peer_port) in zip(names, roles, servers, reversed(servers), strict=True):
-            pair = ["--chp-peer-host", peer.address, "--chp-peer-port", str(peer_port)] if len(roles) > 1 else []
-            with open(tmp_path / f"{name}.log", "ab") as log:
-                processes.append(subprocess.Popen([
-                    *host.prefix, sys.executable, "-m", "gateway.chp.chp_server", "--chp-host", host.address,
-                    "--chp-port", str(port), "--chp-hugz-interval-ms", "200", "--chp-flush-interval-ms", "200",
-                    "--chp-role", role, *pair], stdout=log, stderr=log))
-        for host, port in servers:
+class ChpServers:
+    """CHP server processes, one per role ("standalone", or "primary" and "backup": a Binary Star
+    pair), each on the host `hosts` gives for its log's name (chp, or chp-primary and chp-backup)
+    and a free port there. Killed when the block ends."""
+
+    def __init__(self, tmp_path, roles: Sequence[str] = ("standalone",), *options: str, hosts=on_loopback):
+        self.tmp_path = tmp_path
+        self.roles = roles
+        self.options = options
+        self.names = ["chp"] if len(roles) == 1 else [f"chp-{role}" for role in roles]
+        self.hosts = [hosts(name) for name in self.names]
+        self.ports = [_free_base_port() for _ in roles]
+        self.processes: list[subprocess.Popen] = []
+
+    @property
+    def endpoints(self) -> str:
+        """The servers as --chp-servers takes them."""
+        return ",".join(f"{host.address}:{port}" for host, port in zip(self.hosts, self.ports, strict=True))
+
+    def log_path(self, index: int):
+        return self.tmp_path / f"{self.names[index]}.log"
+
+    def command(self, index: int) -> list[str]:
+        host = self.hosts[index]
+        command = [*host.prefix, sys.executable, "-m", "gateway.chp.chp_server", "--chp-host", host.address,
+                   "--chp-port", str(self.ports[index]), "--chp-role", self.roles[index], *self.options]
+        if len(self.ports) == 2:
+            peer = 1 - index
+            command += ["--chp-peer-host", self.hosts[peer].address, "--chp-peer-port", str(self.ports[peer])]
+        return command
+
+    def __enter__(self) -> ChpServers:
+        for index, (host, port) in enumerate(zip(self.hosts, self.ports, strict=True)):
+            with open(self.log_path(index), "ab") as log:
+                self.processes.append(subprocess.Popen(self.command(index), stdout=log, stderr=log))
             wait_until(lambda h=host, p=port: accepts(h.address, p + 2), 30, "the CHP server listens")
-        yield [f"{host.address}:{port}" for host, port in servers]
-    finally:
-        for process in processes:
-            process.send_signal(signal.SIGKILL)
-            process.wait()
+        if len(self.ports) == 2:
+            wait_until(lambda: "chp.passive_following" in self.log_path(0).read_text(), 30, "the backup follows")
+        return self
+
+    def kill(self, index: int) -> None:
+        self.processes[index].send_signal(signal.SIGKILL)
+        self.processes[index].wait()
+
+    def __exit__(self, *exc_info) -> None:
+        for index in range(len(self.processes)):
+            self.kill(index)
+
+
+def chp_server(tmp_path, hosts=on_loopback) -> ChpServers:
+    """One CHP server with short heartbeat and expiry intervals."""
+    return ChpServers(tmp_path, ("standalone",), "--chp-hugz-interval-ms", "200", "--chp-flush-interval-ms", "200",
+                      hosts=hosts)
 
 
 def accepts(host: str, port: int) -> bool:
@@ -75,10 +108,11 @@ def accepts(host: str, port: int) -> bool:
 @contextmanager
 def gateway_cluster(tmp_path, count: int = 3, *options: str, prepare=lambda gateway: None,
                     session_timeout_ms: int = SESSION_TIMEOUT_MS, hosts=on_loopback, stores: str = "a",
-                    chp_roles: Sequence[str] = ("standalone",)):
-    """`count` gateways (node ids 1..count, the first the controller) on one tower and `stores`
-    (named by a letter each), each given `options` and `prepare`d before it starts. Each process
-    runs on the host `hosts` returns for its log's name (tower, store-a, chp, gateway-1...)."""
+                    chp: ChpServers | None = None):
+    """`count` gateways (node ids 1..count, the first the controller) on one tower, `stores`
+    (named by a letter each) and the `chp` servers (one by default), each given `options` and
+    `prepare`d before it starts. Each process runs on the host `hosts` returns for its log's name
+    (tower, store-a, chp, gateway-1...)."""
     tower_host = hosts("tower")
     sub, pub = (f"tcp://{tower_host.address}:{free_port()}" for _ in range(2))
     config = fast_config(beacon_sub_address=(sub,), beacon_pub_address=(pub,), tower_sub_address=sub, tower_pub_address=pub)
@@ -89,12 +123,12 @@ def gateway_cluster(tmp_path, count: int = 3, *options: str, prepare=lambda gate
         for name in stores:
             host = hosts(f"store-{name}")
             started.append(start_store(replace(config, mesh_bind_host=host.address), tmp_path, name, host.prefix))
-        with chp_servers(tmp_path, hosts, chp_roles) as chp:
+        with chp or chp_server(tmp_path, hosts) as servers:
             try:
                 for node in range(1, count + 1):
                     host = hosts(f"gateway-{node}")
                     gateway = GatewayProcess(tmp_path / f"gateway-{node}", "--node-id", str(node),
-                                             "--chp-servers", ",".join(chp),
+                                             "--chp-servers", servers.endpoints,
                                              "--chp-session-timeout-ms", str(session_timeout_ms),
                                              "--broker-rack", f"rack-{node}", *options, stores=0,
                                              host=host.address, prefix=host.prefix)
@@ -323,10 +357,11 @@ def partition_errors(connection: Connection, number: int) -> list[int]:
             epochs.topics[0].partitions[0].error_code]
 
 
-def produce_until(gateways: list[GatewayProcess], topic: str, acknowledged: list[Acknowledged],
-                  stop: threading.Event, **config) -> None:
-    producer = Producer({"bootstrap.servers": ",".join(g.bootstrap for g in gateways), "acks": "all", "linger.ms": 5,
-                         "message.timeout.ms": 60000, **config})
+def produce_until(bootstrap: str, topic: str, acknowledged: list[Acknowledged], stop: threading.Event,
+                  **config) -> None:
+    """Produce to every partition in turn until `stop`; what was acknowledged goes to `acknowledged`."""
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "message.timeout.ms": 60000,
+                         **config})
 
     def delivered(error, message):
         if error is None:
@@ -344,6 +379,19 @@ def produce_until(gateways: list[GatewayProcess], topic: str, acknowledged: list
     assert producer.flush(60) == 0
 
 
+def consume_until(bootstrap: str, topic: str, got: list[Got], stop: threading.Event) -> None:
+    """Read every partition from its start, by assignment, until `stop`; what was read goes to `got`."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False})
+    try:
+        consumer.assign([TopicPartition(topic, number, OFFSET_BEGINNING) for number in range(PARTITIONS)])
+        while not stop.is_set():
+            message = consumer.poll(0.1)
+            if message is not None and message.error() is None:
+                got.append(Got(message.partition(), message.offset(), message.key(), message.value()))
+    finally:
+        consumer.close()
+
+
 @pytest.mark.parametrize("victim", [1, 3], ids=["controller", "follower"])
 def test_sigkill_of_a_gateway_moves_its_partitions_and_loses_nothing(tmp_path, victim):
     """The controller's death also moves the controller: another gateway takes its journals over."""
@@ -354,7 +402,8 @@ def test_sigkill_of_a_gateway_moves_its_partitions_and_loses_nothing(tmp_path, v
         wait_until(lambda: spread_over(gateways[0], "failover", {1, 2, 3}), 30, "partitions led by all three")
         acknowledged: list[Acknowledged] = []
         stop = threading.Event()
-        producing = threading.Thread(target=produce_until, args=(gateways, "failover", acknowledged, stop))
+        bootstrap = ",".join(g.bootstrap for g in gateways)
+        producing = threading.Thread(target=produce_until, args=(bootstrap, "failover", acknowledged, stop))
         producing.start()
         try:
             wait_until(lambda: len(acknowledged) >= 2000, 60, "records acknowledged before the kill")

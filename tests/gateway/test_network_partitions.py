@@ -22,6 +22,7 @@ from tests.gateway.hosts import private_network, unsupported
 from tests.gateway.test_cluster import (
     PARTITIONS,
     Acknowledged,
+    ChpServers,
     create_topic_through,
     end_offsets,
     gateway_cluster,
@@ -63,7 +64,8 @@ def producing(gateways, acknowledged: list[Acknowledged]) -> Iterator[None]:
     create_topic_through(gateways[0], TOPIC)
     wait_until(lambda: spread_over(gateways[0], TOPIC, {1, 2, 3}), 30, "partitions led by all three")
     stop = threading.Event()
-    thread = threading.Thread(target=produce_until, args=(gateways, TOPIC, acknowledged, stop), kwargs=PRODUCER)
+    bootstrap = ",".join(gateway.bootstrap for gateway in gateways)
+    thread = threading.Thread(target=produce_until, args=(bootstrap, TOPIC, acknowledged, stop), kwargs=PRODUCER)
     thread.start()
     try:
         yield
@@ -181,7 +183,9 @@ def test_the_active_chp_server_cut_off_leaves_the_cluster_serving(tmp_path, netw
     their move to the backup (after 5 s without HUGZ): with the 3 s of the other tests the
     controller key may expire at the backup before it takes over, and the controller steps down."""
     acknowledged: list[Acknowledged] = []
-    with gateway_cluster(tmp_path, hosts=network.host, chp_roles=("primary", "backup"),
+    pair = ChpServers(tmp_path, ("primary", "backup"), "--chp-hugz-interval-ms", "200", "--chp-flush-interval-ms", "200",
+                      hosts=network.host)
+    with gateway_cluster(tmp_path, hosts=network.host, chp=pair,
                          session_timeout_ms=CHP_FAIL_OVER_SESSION_MS) as gateways:
         with producing(gateways, acknowledged):
             more_acknowledged(acknowledged)
