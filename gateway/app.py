@@ -23,6 +23,7 @@ import zmq
 from gateway.api.handlers import load_handlers
 from gateway.api.registry import ROUTES
 from gateway.broker import start_broker
+from gateway.collector import settle_after_imports
 from gateway.data_directory import StartupError, claim_data_directory
 from gateway.embedded_mesh import EmbeddedStoreFailed, StoreFailed, run_embedded_mesh
 from gateway.lifecycle import first_failure
@@ -47,6 +48,7 @@ log = structlog.get_logger()
 
 def run_until_stopped(settings: Settings) -> None:
     """Run the gateway; a failure ends the process with one log line and exit code 1."""
+    settle_after_imports()
     try:
         trio.run(run_gateway, settings)
     except* (StartupError, EmbeddedStoreFailed, MeshBindError, CurveKeyError) as failures:

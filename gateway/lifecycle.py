@@ -11,6 +11,7 @@ from functools import partial
 import structlog
 import trio
 
+from gateway.collector import settle_after_imports
 from gateway.logging_setup import configure_logging
 from gateway.observability.http_endpoint import Readiness, start_http
 from gateway.settings.declaration import Command
@@ -48,6 +49,7 @@ def run_node(main: Callable[..., Awaitable[None]], *args, lifeline: bool = False
     except CurveKeyError as exc:
         log.error("node_failed", reason=str(exc))
         sys.exit(1)
+    settle_after_imports()
     trio.run(_until_stopped, main, args, lifeline, keys)
 
 

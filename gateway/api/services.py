@@ -31,8 +31,8 @@ from gateway.group.consumer_membership import HeartbeatResult
 from gateway.group.consumer_requests import HeartbeatRequest
 from gateway.group.timer import Reply
 from gateway.partitions.fetch_sessions import FetchSession
-from gateway.partitions.partition_log import StoredBatch
 from gateway.partitions.producer_state import ActiveProducer
+from gateway.partitions.recent_batches import StoredBatch
 from gateway.partitions.transaction_index import AbortedTransaction
 from gateway.quotas.entities import Entity
 from gateway.topics.topic import Topic

@@ -34,7 +34,8 @@ from bisect import bisect_left, bisect_right
 import trio
 
 from gateway.kafka_error import KafkaError
-from gateway.partitions.partition_log import MeshRead, PartitionLog, StoredBatch
+from gateway.partitions.partition_log import MeshRead, PartitionLog
+from gateway.partitions.recent_batches import StoredBatch
 from gateway.partitions.watermark_waiters import WatermarkWaiters
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import Record, build_batch

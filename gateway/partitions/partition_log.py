@@ -27,7 +27,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections import deque
-from dataclasses import dataclass
 from typing import Awaitable, Callable, Protocol, Sequence
 
 import structlog
@@ -38,6 +37,7 @@ from gateway.partitions.cleaning_points import CleaningPoints, CompactionConfig
 from gateway.partitions.offset_index import OffsetIndex
 from gateway.partitions.producer_state import ActiveProducer, ProducerStates
 from gateway.partitions.read_ahead import ReadAhead
+from gateway.partitions.recent_batches import RecentBatches, StoredBatch
 from gateway.partitions.transaction_index import AbortedTransaction
 from gateway.partitions.watermark_waiters import WatermarkWaiters
 from protocol.journal.discard_directive import Compaction
@@ -79,14 +79,6 @@ class MeshPartition(Protocol):
 MeshRead = Callable[[str, str, int, int], Awaitable[list[tuple[int, bytes]]]]
 
 
-@dataclass(frozen=True)
-class StoredBatch:
-    base_offset: int
-    last_offset: int
-    sequence: int
-    data: bytes | memoryview
-
-
 class PartitionLog:
     """Offsets, watermarks and batches of one partition."""
 
@@ -113,9 +105,7 @@ class PartitionLog:
         # opened at, older ones as far as known (the stores' epochs of a won fence).
         self.epochs = epochs_in_offsets(offsets, sequence_epochs, leader_epoch)
         self.high_watermark = offsets.next_offset
-        self._tail: deque[StoredBatch] = deque()
-        self._tail_bytes = 0
-        self._tail_limit = tail_bytes
+        self._tail = RecentBatches(tail_bytes)
         self._fetch_waiters = WatermarkWaiters()
         self._store_waits: dict[trio.CancelScope, int] = {}  # produce waits -> the stores each needs
         self._store_calls: dict[Callable[[], None], int] = {}  # call_when_stored's -> the stores each needs
@@ -209,7 +199,7 @@ class PartitionLog:
         if now - self._marks[-1][0] >= MARK_INTERVAL_S:
             self._marks.append((now, sequence))
         self._index(sequence, batch, log_append_time)
-        self._keep(StoredBatch(first, first + batch.last_offset_delta, sequence, batch.buffer))
+        self._tail.append(sequence, first, first + batch.last_offset_delta, batch.buffer)
         return first, sequence
 
     def _check_leading(self) -> None:
@@ -299,19 +289,9 @@ class PartitionLog:
     def active_producers(self) -> list[ActiveProducer]:
         return self.producers.active()
 
-    def _keep(self, batch: StoredBatch) -> None:
-        self._tail.append(batch)
-        self._tail_bytes += len(batch.data)
-        self._trim_tail()
-
     def limit_tail(self, limit: int) -> None:
         """Keep at most `limit` bytes of recent batches in memory (always the last one)."""
-        self._tail_limit = limit
-        self._trim_tail()
-
-    def _trim_tail(self) -> None:
-        while self._tail_bytes > self._tail_limit and len(self._tail) > 1:
-            self._tail_bytes -= len(self._tail.popleft().data)
+        self._tail.keep_within(limit)
 
     def close(self) -> None:
         """Stop following acknowledgements (the topic was deleted, or its leadership moved);
@@ -414,11 +394,12 @@ class PartitionLog:
                                                                                batch.base_offset)
 
     async def _batches_from(self, sequence: int, max_bytes: int) -> list[StoredBatch]:
-        if self._tail and sequence >= self._tail[0].sequence:
-            start = sequence - self._tail[0].sequence
-            return [self._tail[i] for i in range(start, len(self._tail))]
+        tail_start = self._tail.first_sequence
+        if tail_start is not None and sequence >= tail_start:
+            return self._tail.since(sequence, max_bytes)
         # Older than the tail: ask the stores for what fits in max_bytes, a bounded number at a time.
-        tail_start = self._tail[0].sequence if self._tail else self.mesh.next_sequence
+        if tail_start is None:
+            tail_start = self.mesh.next_sequence
         count = min(self.offsets.batches_within(sequence, max_bytes), STORE_READ_BATCHES)
         records = await self._stores.read(sequence, max(min(count, tail_start - sequence), 1), tail_start)
         # Retention or DeleteRecords may have moved the log start past some meanwhile.
@@ -429,8 +410,7 @@ class PartitionLog:
         cleaned_before = self.cleaning.clean_before
         compaction = self.cleaning.advance(self.offsets, self._stable_sequence(), config, now_ms)
         if compaction.clean_before > cleaned_before:
-            while self._tail and self._tail[0].sequence < compaction.clean_before:
-                self._tail_bytes -= len(self._tail.popleft().data)
+            self._tail.drop_below(compaction.clean_before)
             self._stores.forget()
         return compaction
 
