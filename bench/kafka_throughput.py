@@ -279,10 +279,11 @@ def main() -> None:
         run(targets, arguments.seconds, arguments.partitions, arguments.kcat_records)
 
 
-def start_gateway(stack: ExitStack, directory: Path) -> Target:
+def start_gateway(stack: ExitStack, directory: Path, *options: str) -> Target:
+    """The gateway with its embedded store, given further command-line `options`."""
     port, http_port = free_port(), free_port()
     (directory / "gateway").mkdir()
-    process = stack.enter_context(child(gateway_command(port, directory / "gateway", http_port), port,
+    process = stack.enter_context(child([*gateway_command(port, directory / "gateway", http_port), *options], port,
                                         directory / "gateway.log"))
     return Target("gateway", f"127.0.0.1:{port}", f"http://127.0.0.1:{http_port}/metrics", process.pid)
 

@@ -10,7 +10,11 @@ store's spent per Produce request (utime + stime from /proc).
 A broker that keeps up delivers the offered rate at a flat latency; one that does
 not falls behind and its latency grows with the queue.
 
-    python bench/offered_rate.py [--rates 10000,50000] [--seconds 10] [--rounds 3]
+With `--fsync interval` the store ACKs once a batch is written and syncs once a second
+(`store.fsync=interval`: page cache, as Kafka's default flush policy), to compare with
+Tansu in memory; by default it syncs every batch before its ACK.
+
+    python bench/offered_rate.py [--rates 10000,50000] [--seconds 10] [--rounds 3] [--fsync batch|interval]
 """
 
 from __future__ import annotations
@@ -71,17 +75,19 @@ def main() -> None:
     parser.add_argument("--rates", default="10000,50000", help="offered records per second, comma-separated")
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--rounds", type=int, default=3, help="runs per rate and broker, interleaved")
+    parser.add_argument("--fsync", choices=("batch", "interval"), default="batch", help="the store's store.fsync")
     parser.add_argument("--max-in-flight", type=int, help="max.in.flight.requests.per.connection (client default if unset)")
     arguments = parser.parse_args()
     settings = {} if arguments.max_in_flight is None else {
         "max.in.flight.requests.per.connection": arguments.max_in_flight}
     with ExitStack() as stack:
         directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-offered-")))
-        targets = [start_gateway(stack, directory)]
+        targets = [start_gateway(stack, directory, "--store-fsync", arguments.fsync)]
         tansu = start_tansu(stack, directory)
         if tansu:
             targets.append(Target("tansu", tansu))
-        print(f"{SIZE} B records, acks=all, linger.ms=0, one partition, {settings or 'client defaults'}; {load()}")
+        print(f"{SIZE} B records, acks=all, linger.ms=0, one partition, {settings or 'client defaults'}, "
+              f"store.fsync={arguments.fsync}; {load()}")
         for rate in (int(r) for r in arguments.rates.split(",")):
             for round_ in range(arguments.rounds):
                 for target in targets:
