@@ -62,6 +62,9 @@ class _Field:
 
 
 _CHECKED_FIELDS = struct.Struct(">8xi4xb4xh")  # batch_length, magic, attributes
+# By index rather than by calling the enum, which costs a microsecond: read on every produce.
+_CODECS = tuple(Codec(value) for value in range(len(Codec)))
+_V2_TIMESTAMP_TYPES = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
 
 
 class RecordBatch:
@@ -97,11 +100,11 @@ class RecordBatch:
 
     @property
     def compression(self) -> Codec:
-        return Codec(self.attributes & CODEC_MASK)
+        return _CODECS[self.attributes & CODEC_MASK]  # checked on construction
 
     @property
     def timestamp_type(self) -> TimestampType:
-        return TimestampType(bool(self.attributes & TIMESTAMP_TYPE_FLAG))
+        return _V2_TIMESTAMP_TYPES[bool(self.attributes & TIMESTAMP_TYPE_FLAG)]
 
     @property
     def is_transactional(self) -> bool:
