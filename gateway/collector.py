@@ -4,7 +4,7 @@ Nearly all a request allocates is freed by reference counting; the collector fin
 almost nothing (none in ten seconds of 10,000 small produce requests a second). With
 its defaults, a young collection every 700 allocations promoted objects that live for
 one request's round trip, and full collections then scanned every module, class and
-function imported: 15-20% of the gateway's CPU at that rate, in pauses of up to 90 ms.
+function imported: about a fifth of the gateway's CPU at that rate, in pauses of 45-90 ms.
 What the imports built is moved out of the collector's sight for good, and a young
 collection comes after YOUNG_ALLOCATIONS.
 """
