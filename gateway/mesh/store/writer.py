@@ -50,6 +50,9 @@ from protocol.journal.discard_directive import DISCARD_SUBJECT, Compaction, deco
 RECV_BATCH = 512
 MAX_QUEUED_BYTES = 64 << 20  # content waiting for the next commit; beyond it, stop receiving
 INLINE_COMMIT_S = 0.002  # a commit that took longer sends the next one to a worker thread
+# Smaller contents are held as bytes, copied out of their zmq.Frame: the log reads each one
+# several times (length, CRC, buffer), and each read of a Frame's buffer costs more than the copy.
+COPIED_BELOW = 64 << 10
 
 
 class _Commit(NamedTuple):
@@ -153,7 +156,7 @@ class StoreWriter:
             return
         fence = self.fences.get(key)
         if fence is None:
-            self._queue(key, sequencer.offer(message.sequence, message.content))
+            self._queue(key, sequencer.offer(message.sequence, held(message.content)))
         else:
             self._take_fenced(key, sequencer, fence, message)
 
@@ -166,7 +169,7 @@ class StoreWriter:
                 return  # a duplicate
             self._truncate(key, message.sequence)
         taken = []
-        for sequence, content in sequencer.offer(message.sequence, message.content):
+        for sequence, content in sequencer.offer(message.sequence, held(message.content)):
             epoch = batch_epoch(content)
             if not fence.admits(sequence, epoch):
                 self._refused(key, fence, epoch)
@@ -385,3 +388,8 @@ class StoreWriter:
             messages.append(encode(Fenced(requester, self.node.uuid, key[1], key[0], fence.epoch, int(accepted),
                                           head + 1, head_epoch, epochs)))
         self.node.publisher.send_nowait(messages)
+
+
+def held(content):
+    """`content` as the store holds it until the commit: small ones as bytes (COPIED_BELOW)."""
+    return content.bytes if isinstance(content, zmq.Frame) and len(content) < COPIED_BELOW else content
