@@ -108,8 +108,8 @@ class StoreLog:
         contents = [content if isinstance(content, bytes) else memoryview(content).cast("B") for content in contents]
         with self._lock, self._writing(), WRITE_SECONDS.time():
             partition = self._partitions.get((subject, address)) or self._new_partition(subject, address)
-            for sequence, content in enumerate(contents, first):
-                self._unsynced.add(partition.append(self._files, sequence, content, timestamp_ms, self._segment_bytes))
+            self._unsynced.update(partition.append_many(self._files, first, contents, timestamp_ms,
+                                                        self._segment_bytes))
         RECORDS_WRITTEN.inc(len(contents))
         BYTES_WRITTEN.inc(sum(map(len, contents)))
 
