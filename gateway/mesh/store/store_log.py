@@ -117,8 +117,11 @@ class StoreLog:
         """Policy "batch": all appended so far is durable on return.
         Policy "interval": buffered appends reach the OS; fsync at most once per interval."""
         with self._lock, self._writing():
-            due = self._fsync_every_batch or time.monotonic() - self._last_fsync >= self._fsync_interval
-            self._sync(fsync=due)
+            self._sync(fsync=self.fsync_due())
+
+    def fsync_due(self) -> bool:
+        """Whether sync() would fsync now: always under policy "batch"."""
+        return self._fsync_every_batch or time.monotonic() - self._last_fsync >= self._fsync_interval
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
