@@ -346,8 +346,27 @@ def decode(frames: Sequence[Buffer]) -> Message:
 
 
 def _decode_content(cls, frames: Sequence[Buffer], frame: bytes, end: int) -> Record | DirectRecord | None:
-    """The hot path, unrolled: a well-formed RECORD or DIRECT-RECORD, else None (the
-    generic decoder then finds what is wrong)."""
+    """The hot path: a well-formed RECORD or DIRECT-RECORD, else None (the generic decoder
+    then finds what is wrong). Frame 0 differs from the partition's previous one only in its
+    sequence, so the fields before it are decoded once per prefix (_PREFIXES)."""
+    prefix = frame[: -_U64.size]
+    known = _PREFIXES.get(prefix)
+    if known is None:
+        known = _fields_before_sequence(cls, frame, end)
+        if known is None:
+            return None
+        if len(_PREFIXES) >= _PREFIXES_HELD:
+            _PREFIXES.clear()
+        _PREFIXES[prefix] = known
+    return cls(*known, _U64.unpack_from(frame, len(prefix))[0], frames[1])
+
+
+_PREFIXES: dict[bytes, tuple[str, ...]] = {}  # frame 0 but its sequence -> the fields before it
+_PREFIXES_HELD = 4096  # prefixes, one per partition (and requester) lately received; then it starts over
+
+
+def _fields_before_sequence(cls, frame: bytes, end: int) -> tuple[str, ...] | None:
+    """(requester of a DIRECT-RECORD,) partition, subject; None if malformed."""
     fields = _CONTENT_FIELDS.match(frame, end + 1)
     if fields is None:
         return None
@@ -359,14 +378,13 @@ def _decode_content(cls, frames: Sequence[Buffer], frame: bytes, end: int) -> Re
         subject = frame[start:stop].decode()
     except UnicodeDecodeError:
         return None
-    sequence = _U64.unpack_from(frame, stop)[0]
     partition = fields[1].decode("ascii")
     if cls is Record:
-        return Record(partition, subject, sequence, frames[1])
+        return partition, subject
     requester = frame[1:end]
     if not ADDRESS_PATTERN.match(requester):
         return None
-    return DirectRecord(requester.decode("ascii"), partition, subject, sequence, frames[1])
+    return requester.decode("ascii"), partition, subject
 
 
 def _encode_topic(topic: str) -> bytes:

@@ -33,6 +33,9 @@ class MemoryLog:
     def sync(self):
         self.syncs += 1
 
+    def fsync_due(self):
+        return True
+
     def read(self, subject, address, sequence, max_count, max_bytes):
         entries = self.entries.get((subject, address), [])
         if not entries or sequence < entries[0].sequence:

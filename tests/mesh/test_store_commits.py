@@ -1,4 +1,5 @@
-"""Store commits: on the store's own loop while they are quick, in a worker thread after a slow one."""
+"""Store commits: on the store's own loop while they are quick, in a worker thread after a slow one
+that fsynced; always on the loop while they do not fsync."""
 
 import threading
 import time
@@ -18,12 +19,17 @@ from tests.mesh.memory_log import MemoryLog
 
 
 class TimedLog(MemoryLog):
-    """Records on which thread each sync ran; the first sync takes `first_sync_s`."""
+    """Records on which thread each sync ran; the first sync takes `first_sync_s` and fsyncs, the
+    later ones fsync too, or not (store.fsync interval between fsyncs)."""
 
-    def __init__(self, first_sync_s: float):
+    def __init__(self, first_sync_s: float, later_fsync: bool = True):
         super().__init__()
         self.first_sync_s = first_sync_s
+        self.later_fsync = later_fsync
         self.sync_threads: list[int] = []
+
+    def fsync_due(self):
+        return self.later_fsync or not self.sync_threads
 
     def sync(self):
         super().sync()
@@ -68,3 +74,8 @@ async def test_only_the_commit_after_a_slow_one_runs_in_a_worker_thread(tmp_path
     loop = threading.get_ident()
     assert threads[0] == loop and threads[1] != loop  # the first was slow
     assert set(threads[2:]) == {loop}  # the second was quick again
+
+
+async def test_commits_that_do_not_fsync_stay_on_the_loop_after_a_slow_one(tmp_path, quick_below):
+    threads = await commit_threads(tmp_path, TimedLog(first_sync_s=quick_below * 2, later_fsync=False))
+    assert set(threads) == {threading.get_ident()}

@@ -132,6 +132,17 @@ class Segment:
         if timestamp_ms > self.max_timestamp_ms:
             self.max_timestamp_ms = timestamp_ms
 
+    def append_many(self, files: Files, first: int, contents: list, timestamp_ms: int, limit_bytes: int) -> int:
+        """Append entries from `first` on while they keep the segment within `limit_bytes`
+        (the first always); how many were appended."""
+        taken = 0
+        for content in contents:
+            if taken and self.size + HEADER_SIZE + len(content) > limit_bytes:
+                break
+            self.append(files, first + taken, content, timestamp_ms)
+            taken += 1
+        return taken
+
     def append(self, files: Files, sequence: int, content, timestamp_ms: int) -> None:
         size = len(content)
         header = encode_header(sequence, content, timestamp_ms, size)

@@ -108,8 +108,8 @@ class StoreLog:
         contents = [content if isinstance(content, bytes) else memoryview(content).cast("B") for content in contents]
         with self._lock, self._writing(), WRITE_SECONDS.time():
             partition = self._partitions.get((subject, address)) or self._new_partition(subject, address)
-            for sequence, content in enumerate(contents, first):
-                self._unsynced.add(partition.append(self._files, sequence, content, timestamp_ms, self._segment_bytes))
+            self._unsynced.update(partition.append_many(self._files, first, contents, timestamp_ms,
+                                                        self._segment_bytes))
         RECORDS_WRITTEN.inc(len(contents))
         BYTES_WRITTEN.inc(sum(map(len, contents)))
 
@@ -117,8 +117,11 @@ class StoreLog:
         """Policy "batch": all appended so far is durable on return.
         Policy "interval": buffered appends reach the OS; fsync at most once per interval."""
         with self._lock, self._writing():
-            due = self._fsync_every_batch or time.monotonic() - self._last_fsync >= self._fsync_interval
-            self._sync(fsync=due)
+            self._sync(fsync=self.fsync_due())
+
+    def fsync_due(self) -> bool:
+        """Whether sync() would fsync now: always under policy "batch"."""
+        return self._fsync_every_batch or time.monotonic() - self._last_fsync >= self._fsync_interval
 
     @contextmanager
     def _writing(self) -> Iterator[None]:

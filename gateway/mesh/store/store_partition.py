@@ -55,19 +55,31 @@ class Partition:
         partition.segments = segments
         return partition, bool(scanned and scanned[-1])
 
-    def append(self, files: Files, sequence: int, content, timestamp_ms: int, segment_bytes: int) -> Segment:
-        """Append one entry; return the segment written to."""
+    def append_many(self, files: Files, first: int, contents: list, timestamp_ms: int,
+                    segment_bytes: int) -> list[Segment]:
+        """Append entries of consecutive sequences from `first` on; return the segments written to."""
+        written = []
+        while contents:
+            active = self._active_for(files, first, len(contents[0]), segment_bytes)
+            taken = active.append_many(files, first, contents, timestamp_ms, segment_bytes)
+            written.append(active)
+            first += taken
+            contents = contents[taken:]
+        return written
+
+    def _active_for(self, files: Files, sequence: int, size: int, segment_bytes: int) -> Segment:
+        """The segment the entry of `sequence`, `size` bytes of content, goes to: a new one when
+        there is none, the active one is sealed, or the entry would take it past segment_bytes."""
         active = self.segments[-1] if self.segments else None
         if active is not None and sequence != active.next_sequence:
             raise ValueError(f"sequence {sequence} does not follow head {active.next_sequence - 1}")
         if active is None and not 0 <= sequence < 2**64:
             raise ValueError(f"sequence {sequence} is not an unsigned 64-bit number")
-        if active is None or active.sealed or (active.size and active.size + HEADER_SIZE + len(content) > segment_bytes):
+        if active is None or active.sealed or (active.size and active.size + HEADER_SIZE + size > segment_bytes):
             if active is not None and not active.sealed:
                 active.seal(files)
             active = Segment.create(self.directory, sequence, files)
             self.segments.append(active)
-        active.append(files, sequence, content, timestamp_ms)
         return active
 
     def read(self, files: Files, sequence: int, budget: ReadBudget) -> None:

@@ -6,9 +6,12 @@ makes it durable with one sync, then sends each partition that grew one
 cumulative ACK. While commits are quick, the receiving task commits itself,
 on the store's own loop, right after a receipt (handing a commit to a thread
 or to another task costs more CPU than a write and an fdatasync of a small
-batch); after one slower than INLINE_COMMIT_S, the committing task runs the
-next in a worker thread, so that a slow disk (a sync can take a second) does
-not stall the loop: the next batch is then received and grows meanwhile.
+batch); after a commit that fsynced slower than INLINE_COMMIT_S, the
+committing task runs the next one that fsyncs in a worker thread, so that a
+slow disk (a sync can take a second) does not stall the loop: the next batch
+is then received and grows meanwhile. A commit that only hands its writes to
+the OS (store.fsync interval, between fsyncs) runs inline: in a worker thread
+it cost a third more CPU per record, both threads contending for the GIL.
 While an inline commit runs, arriving records wait in ZeroMQ's queues and
 the next commit takes them together.
 
@@ -49,7 +52,10 @@ from protocol.journal.discard_directive import DISCARD_SUBJECT, Compaction, deco
 
 RECV_BATCH = 512
 MAX_QUEUED_BYTES = 64 << 20  # content waiting for the next commit; beyond it, stop receiving
-INLINE_COMMIT_S = 0.002  # a commit that took longer sends the next one to a worker thread
+INLINE_COMMIT_S = 0.002  # a commit that fsynced slower sends the next that fsyncs to a worker thread
+# Smaller contents are held as bytes, copied out of their zmq.Frame: the log reads each one
+# several times (length, CRC, buffer), and each read of a Frame's buffer costs more than the copy.
+COPIED_BELOW = 64 << 10
 
 
 class _Commit(NamedTuple):
@@ -85,7 +91,7 @@ class StoreWriter:
         self._work = trio.Event()  # set when something waits for the committer
         self._committed = trio.Event()  # set after each commit
         self._in_thread = False  # a commit runs in a worker thread: the next waits for it
-        self.last_commit_s = 0.0  # how long the last commit's writes and sync took
+        self.last_commit_s = 0.0  # how long the last commit that fsynced took, its writes and sync
         for prefix in (subscription(Record), subscription(Head), subscription(DirectRecord, uuid),
                        subscription(Fence)):
             self.node.subscribe(prefix)
@@ -131,7 +137,7 @@ class StoreWriter:
                 key = (message.subject, message.partition)
                 touched.add(key)
                 self._take(key, message)
-            if self._in_thread or self.last_commit_s >= INLINE_COMMIT_S:
+            if self._in_thread or not self._commits_inline():
                 self._work.set()
             else:  # here, not in the committing task: a task step less per commit
                 self._commit_inline()
@@ -153,7 +159,7 @@ class StoreWriter:
             return
         fence = self.fences.get(key)
         if fence is None:
-            self._queue(key, sequencer.offer(message.sequence, message.content))
+            self._queue(key, sequencer.offer(message.sequence, held(message.content)))
         else:
             self._take_fenced(key, sequencer, fence, message)
 
@@ -166,7 +172,7 @@ class StoreWriter:
                 return  # a duplicate
             self._truncate(key, message.sequence)
         taken = []
-        for sequence, content in sequencer.offer(message.sequence, message.content):
+        for sequence, content in sequencer.offer(message.sequence, held(message.content)):
             epoch = batch_epoch(content)
             if not fence.admits(sequence, epoch):
                 self._refused(key, fence, epoch)
@@ -302,7 +308,7 @@ class StoreWriter:
         while True:
             await self._work.wait()
             self._work = trio.Event()
-            if self.last_commit_s < INLINE_COMMIT_S:
+            if self._commits_inline():
                 self._commit_inline()
                 continue
             commit = self._take_commit()
@@ -313,6 +319,9 @@ class StoreWriter:
                 finally:
                     self._in_thread = False
             self._committed_all(commit)
+
+    def _commits_inline(self) -> bool:
+        return self.last_commit_s < INLINE_COMMIT_S or not self.log.fsync_due()
 
     def _commit_inline(self) -> None:
         commit = self._take_commit()
@@ -344,6 +353,7 @@ class StoreWriter:
         records from there on are appended. The fence book before the truncations and
         appends it describes (fences.py trims it to the log on load)."""
         started = time.perf_counter()
+        fsyncs = self.log.fsync_due()
         now_ms = int(time.time() * 1000)
         for key, before in discards.items():
             self.log.discard_before(*key, before)
@@ -356,7 +366,8 @@ class StoreWriter:
             if subject == DISCARD_SUBJECT:  # directives below were applied, and later ones supersede them
                 self.log.discard_before(DISCARD_SUBJECT, partition, first)
         self.log.sync()
-        self.last_commit_s = time.perf_counter() - started
+        if fsyncs:
+            self.last_commit_s = time.perf_counter() - started
 
     def _ack(self, keys) -> None:
         """One cumulative ACK per partition, for what is synced; HEADs are answered too, so
@@ -385,3 +396,8 @@ class StoreWriter:
             messages.append(encode(Fenced(requester, self.node.uuid, key[1], key[0], fence.epoch, int(accepted),
                                           head + 1, head_epoch, epochs)))
         self.node.publisher.send_nowait(messages)
+
+
+def held(content):
+    """`content` as the store holds it until the commit: small ones as bytes (COPIED_BELOW)."""
+    return content.bytes if isinstance(content, zmq.Frame) and len(content) < COPIED_BELOW else content

@@ -189,6 +189,15 @@ def test_round_trip(message):
     assert decode(encode(message)) == message
 
 
+def test_records_of_a_partition_decode_each_with_its_own_sequence():
+    """The fields before the sequence are decoded once per frame-0 prefix, then taken as known."""
+    for message in [Record(P, "orders", sequence, b"r") for sequence in (0, 1, 2**64 - 1)] + [
+            DirectRecord(C, P, "orders", sequence, b"d") for sequence in (5, 6)]:
+        assert decode(encode(message)) == message
+    with pytest.raises(DecodeError):  # a byte past the sequence of a partition decoded before
+        decode([encode(Record(P, "orders", 3, b""))[0] + b"\x00", b""])
+
+
 @given(messages, st.data())
 def test_mutated_frames_raise_only_decode_error(message, data):
     frames = [bytes(f) for f in encode(message)]
