@@ -81,6 +81,11 @@ class Files:
     def fd(self, path: str) -> int:
         return self.handles.fd(path)
 
+    def fdatasync(self, path: str) -> None:
+        """Through the descriptor kept open for its writes (fsync acts on the file): no open
+        and close of its own, for the caller's thread only (another may evict it meanwhile)."""
+        with naming(path):
+            os.fdatasync(self.fd(path))
 
 
 def fsync_directory(path: str) -> None:

@@ -149,8 +149,11 @@ class StoreLog:
             return
         dirty = [segment for segment in self._unsynced if segment.needs_sync()]
         with FSYNC_SECONDS.time():
-            self._run_all([(fdatasync_file, segment.log_path) for segment in dirty]
-                          + [(fsync_directory, path) for path in self._files.dirty_directories])
+            if len(dirty) == 1 and not self._files.dirty_directories:  # as a commit of one partition
+                self._files.fdatasync(dirty[0].log_path)
+            else:
+                self._run_all([(fdatasync_file, segment.log_path) for segment in dirty]
+                              + [(fsync_directory, path) for path in self._files.dirty_directories])
         for segment in dirty:
             segment.record_durable(self._files)
         self._files.dirty_directories.clear()
