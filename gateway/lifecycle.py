@@ -33,10 +33,15 @@ def start_command(command: Command, prog: str, description: str, extend=None) ->
     return loaded
 
 
+def failures(group: BaseExceptionGroup) -> list[BaseException]:
+    """The exceptions a (nested) exception group holds, in order: what `except*` caught."""
+    return [leaf for exc in group.exceptions
+            for leaf in (failures(exc) if isinstance(exc, BaseExceptionGroup) else [exc])]
+
+
 def first_failure(group: BaseExceptionGroup) -> BaseException:
-    """The first exception a (nested) exception group holds: what `except*` caught."""
-    failure = group.exceptions[0]
-    return first_failure(failure) if isinstance(failure, BaseExceptionGroup) else failure
+    """The first of the group's `failures`."""
+    return failures(group)[0]
 
 
 def run_node(main: Callable[..., Awaitable[None]], *args, lifeline: bool = False,

@@ -24,6 +24,7 @@ import structlog
 import trio
 
 from gateway.kafka_error import KafkaError
+from gateway.lifecycle import failures
 from gateway.settings.table import BrokerSettings
 from gateway.storage.journal import Journal
 from gateway.txn.marker_writer import PartitionOf, write_markers
@@ -195,7 +196,7 @@ class TransactionCoordinator:
                 return
             except* KafkaError as refused:  # a partition moving to another leader, or short of stores
                 log.warning("transaction_completion_retried", id=txn.transactional_id,
-                            errors=[f"{exc.code.name}: {exc.message}" for exc in _leaves(refused)])
+                            errors=[f"{exc.code.name}: {exc.message}" for exc in failures(refused)])
             except* Exception:
                 log.exception("transaction_completion_failed", id=txn.transactional_id)
             await trio.sleep(RETRY_DELAY_S)
@@ -274,9 +275,3 @@ def _ongoing(txn: TransactionMetadata, *, partitions: set[tuple[str, int]]) -> T
     if txn.state == TxnState.ONGOING:
         return replace(txn, partitions=partitions, update_ms=now)
     return replace(txn, state=TxnState.ONGOING, partitions=partitions, start_ms=now, update_ms=now)
-
-
-def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
-    """The exceptions of `group` and of the groups in it (one per failed marker)."""
-    return [leaf for exc in group.exceptions
-            for leaf in (_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])]
