@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from protocol.kafka.coordinator_records import OFFSETS_TOPIC
-from protocol.records import ControlType, RecordBatch, read_control_record
+from protocol.records import ControlType, RecordBatch, read_batch_marker
 
 PartitionOf = Callable[[str, int], object | None]  # (topic, index) -> where its markers go
 
@@ -46,7 +46,7 @@ class OffsetsPartitionMarkers:
         if self.partition is not None:
             offset, sequence = await self.partition.append(batch)
             await self.partition.wait_durable(sequence)
-        commit = read_control_record(batch.records()[0]).type == ControlType.COMMIT
+        commit = read_batch_marker(batch).type == ControlType.COMMIT
         await coordinator.end_transaction(batch.producer_id, commit)
         return offset, sequence
 

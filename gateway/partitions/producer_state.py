@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from gateway.kafka_error import KafkaError
 from gateway.partitions.transaction_index import TransactionIndex
 from protocol.kafka.error_codes import ErrorCode
-from protocol.records import ControlType, read_control_record
+from protocol.records import ControlType, read_batch_marker
 
 KEPT_BATCHES = 5
 MAX_SEQUENCE = 0x7FFFFFFF
@@ -104,7 +104,7 @@ class ProducerStates:
             raise KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH,
                              f"producer {producer_id} epoch {epoch} is older than {entry.epoch}")
         if batch.is_control:
-            coordinator_epoch = read_control_record(batch.records()[0]).coordinator_epoch
+            coordinator_epoch = read_batch_marker(batch).coordinator_epoch
             if coordinator_epoch < entry.coordinator_epoch:
                 raise KafkaError(ErrorCode.TRANSACTION_COORDINATOR_FENCED,
                                  f"marker of coordinator epoch {coordinator_epoch} for producer {producer_id}, "
@@ -143,7 +143,7 @@ class ProducerStates:
             if batch.record_count == 0:  # a marker compaction removed with all its transaction's records
                 self.transactions.end(producer_id, base_offset, aborted=None)
                 return
-            marker = read_control_record(batch.records()[0])
+            marker = read_batch_marker(batch)
             entry.coordinator_epoch = marker.coordinator_epoch
             self.transactions.end(producer_id, base_offset, aborted=marker.type == ControlType.ABORT)
             return

@@ -35,7 +35,7 @@ import trio
 
 from gateway.kafka_error import KafkaError
 from protocol.kafka.error_codes import ErrorCode
-from protocol.records import ControlType, Record, RecordBatch, build_batch, read_control_record
+from protocol.records import ControlType, Record, RecordBatch, build_batch, read_batch_marker
 
 ENTRY_HEADER = "dafka.gateway.entry"
 READ_BYTES = 1 << 20  # how much of the partition one read of the replay asks for
@@ -105,7 +105,7 @@ class PartitionJournal:
 def _replay_batch(batch: RecordBatch, newest: dict[bytes, dict], open_parts: dict[int, list]) -> None:
     if batch.is_control:
         parts = open_parts.pop(batch.producer_id, [])
-        if batch.record_count and read_control_record(batch.records()[0]).type == ControlType.COMMIT:
+        if batch.record_count and read_batch_marker(batch).type == ControlType.COMMIT:
             for key, part in parts:
                 _keep_newest(newest, key, {name: value for name, value in part.items() if name != "producer"})
         return

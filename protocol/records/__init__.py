@@ -6,7 +6,14 @@ are decoded only when something asks for them.
 """
 
 from protocol.records.batch import RecordBatch, TimestampType
-from protocol.records.builder import ControlMarker, ControlType, build_batch, build_control_batch, read_control_record
+from protocol.records.builder import (
+    ControlMarker,
+    ControlType,
+    build_batch,
+    build_control_batch,
+    read_batch_marker,
+    read_control_record,
+)
 from protocol.records.compression import DEFAULT_LIMIT, Codec, compress, decompress
 from protocol.records.convert import batch_to_legacy, legacy_to_batch
 from protocol.records.legacy import LegacyMessage, build_message_set
@@ -32,6 +39,7 @@ __all__ = [
     "compress",
     "decompress",
     "legacy_to_batch",
+    "read_batch_marker",
     "read_control_record",
     "split_records",
 ]

@@ -160,6 +160,11 @@ def read_control_record(record: Record) -> ControlMarker:
     return ControlMarker(ControlType(kind), coordinator_epoch)
 
 
+def read_batch_marker(batch: RecordBatch) -> ControlMarker:
+    """The marker of a control batch, which carries it in its one record."""
+    return read_control_record(batch.records()[0])
+
+
 def _versioned(layout: struct.Struct, data: bytes | None, what: str) -> int:
     """The field after the leading int16 version; later versions only append."""
     if data is None or len(data) < layout.size:

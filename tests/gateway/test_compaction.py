@@ -6,7 +6,7 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
 
 from protocol.kafka.apis import by_name
-from protocol.records import ControlType, RecordBatch, read_control_record
+from protocol.records import ControlType, RecordBatch, read_batch_marker
 from protocol.records.split import split_records
 from tests.gateway.admin import create_topic
 from tests.gateway.clients import CLIENTS, Sent, confluent_consume, confluent_produce
@@ -171,7 +171,7 @@ def test_aborted_transactions_and_their_markers_go_after_delete_retention_ms(cle
 
     def markers_gone() -> bool:  # the ABORT markers wait for their horizon, after the aborted records went
         aborted, batches = raw_read_committed(cleaning_gateway, topic, committed[-1][0])
-        markers = [read_control_record(batch.records()[0]).type for batch in batches if batch.is_control]
+        markers = [read_batch_marker(batch).type for batch in batches if batch.is_control]
         return not aborted and ControlType.ABORT not in markers and len(markers) == 4  # COMMITs stay
 
     wait_cleaned(cleaning_gateway.bootstrap, topic, committed, markers_gone)

@@ -15,7 +15,7 @@ from gateway.kafka_error import KafkaError
 from gateway.settings.table import Settings
 from gateway.storage.partition_journal import PartitionJournal
 from protocol.kafka.error_codes import ErrorCode
-from protocol.records import ControlType, RecordBatch, assign_offsets, build_control_batch, read_control_record
+from protocol.records import ControlType, RecordBatch, assign_offsets, build_control_batch, read_batch_marker
 
 
 @dataclass
@@ -60,7 +60,7 @@ class Partition:
             batch = RecordBatch(memoryview(stored.data))
             if batch.is_control:
                 ended = open_batches.pop(batch.producer_id, [])
-                if read_control_record(batch.records()[0]).type == ControlType.ABORT:
+                if read_batch_marker(batch).type == ControlType.ABORT:
                     aborted.update(map(id, ended))
             elif batch.is_transactional:
                 open_batches.setdefault(batch.producer_id, []).append(stored)
