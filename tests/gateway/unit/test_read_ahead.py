@@ -1,6 +1,7 @@
 """ReadAhead: old batches come from memory when a consumer reads on in order."""
 
 import trio
+import trio.testing
 
 from gateway.partitions.read_ahead import ReadAhead
 
@@ -43,7 +44,7 @@ async def read_while_reading_ahead(*, forget: bool) -> tuple[list, list[tuple[in
     async with trio.open_nursery() as nursery:
         nursery.start_soon(ahead.run)
         await ahead.read(0, 5, 100)
-        await trio.sleep(0)  # the read ahead of 5..9 is now on its way, with what the stores hold now
+        await trio.testing.wait_all_tasks_blocked()  # the read ahead of 5..9 is on its way
         if forget:  # the stores cleaned meanwhile
             ahead.forget()
         records = await ahead.read(5, 5, 100)
@@ -74,3 +75,28 @@ async def test_a_jump_elsewhere_reads_from_the_stores():
         nursery.cancel_scope.cancel()
     assert (50, 2) in stores.asked
 
+
+
+async def test_two_runs_are_kept_ahead_of_a_reader_that_takes_its_time():
+    stores = Stores(100)
+    ahead = ReadAhead(stores.read)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ahead.run)
+        await ahead.read(0, 10, 100)
+        await trio.sleep(0.05)  # the consumer takes in its answer: both runs ahead land meanwhile
+        assert stores.asked == [(0, 10), (10, 10), (20, 10)]
+        assert await ahead.read(10, 10, 100) == [(n, str(n).encode()) for n in range(10, 20)]
+        await trio.sleep(0.05)
+        nursery.cancel_scope.cancel()
+    assert stores.asked == [(0, 10), (10, 10), (20, 10), (30, 10)]  # the run after those read once
+
+
+async def test_nothing_is_read_ahead_past_the_end():
+    stores = Stores(100)
+    ahead = ReadAhead(stores.read)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ahead.run)
+        await ahead.read(0, 10, 15)
+        await trio.sleep(0.05)
+        nursery.cancel_scope.cancel()
+    assert stores.asked == [(0, 10), (10, 5)]
