@@ -1,5 +1,7 @@
 """ReadAhead: old batches come from memory when a consumer reads on in order."""
 
+from contextlib import asynccontextmanager
+
 import trio
 import trio.testing
 
@@ -19,11 +21,19 @@ class Stores:
         return [(n, str(n).encode()) for n in range(first, min(first + count, self.length))]
 
 
-async def test_sequential_reads_find_the_next_run_in_memory():
-    stores = Stores(100)
+@asynccontextmanager
+async def reading_ahead(stores: Stores):
+    """A ReadAhead over `stores`, running until the block ends."""
     ahead = ReadAhead(stores.read)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(ahead.run)
+        yield ahead
+        nursery.cancel_scope.cancel()
+
+
+async def test_sequential_reads_find_the_next_run_in_memory():
+    stores = Stores(100)
+    async with reading_ahead(stores) as ahead:
         got = []
         first = 0
         while first < 40:
@@ -31,7 +41,6 @@ async def test_sequential_reads_find_the_next_run_in_memory():
             got += records
             first = records[-1][0] + 1
             await trio.sleep(0.05)  # the consumer takes in its answer
-        nursery.cancel_scope.cancel()
     assert got == [(n, str(n).encode()) for n in range(40)]
     assert stores.asked == [(0, 10), (10, 10), (20, 10), (30, 10)]  # each once, none past `end`
 
@@ -40,15 +49,12 @@ async def read_while_reading_ahead(*, forget: bool) -> tuple[list, list[tuple[in
     """Read 5..9 while they are being read ahead (forgotten meanwhile if `forget`): what the
     read returns, and the reads the stores were asked."""
     stores = Stores(100)
-    ahead = ReadAhead(stores.read)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(ahead.run)
+    async with reading_ahead(stores) as ahead:
         await ahead.read(0, 5, 100)
         await trio.testing.wait_all_tasks_blocked()  # the read ahead of 5..9 is on its way
         if forget:  # the stores cleaned meanwhile
             ahead.forget()
         records = await ahead.read(5, 5, 100)
-        nursery.cancel_scope.cancel()
     return records, stores.asked
 
 
@@ -66,37 +72,28 @@ async def test_a_run_in_flight_when_the_stores_cleaned_is_not_served():
 
 async def test_a_jump_elsewhere_reads_from_the_stores():
     stores = Stores(100)
-    ahead = ReadAhead(stores.read)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(ahead.run)
+    async with reading_ahead(stores) as ahead:
         await ahead.read(0, 5, 100)
         await trio.sleep(0.05)
         assert await ahead.read(50, 2, 100) == [(50, b"50"), (51, b"51")]
-        nursery.cancel_scope.cancel()
     assert (50, 2) in stores.asked
 
 
 
 async def test_two_runs_are_kept_ahead_of_a_reader_that_takes_its_time():
     stores = Stores(100)
-    ahead = ReadAhead(stores.read)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(ahead.run)
+    async with reading_ahead(stores) as ahead:
         await ahead.read(0, 10, 100)
         await trio.sleep(0.05)  # the consumer takes in its answer: both runs ahead land meanwhile
         assert stores.asked == [(0, 10), (10, 10), (20, 10)]
         assert await ahead.read(10, 10, 100) == [(n, str(n).encode()) for n in range(10, 20)]
         await trio.sleep(0.05)
-        nursery.cancel_scope.cancel()
     assert stores.asked == [(0, 10), (10, 10), (20, 10), (30, 10)]  # the run after those read once
 
 
 async def test_nothing_is_read_ahead_past_the_end():
     stores = Stores(100)
-    ahead = ReadAhead(stores.read)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(ahead.run)
+    async with reading_ahead(stores) as ahead:
         await ahead.read(0, 10, 15)
         await trio.sleep(0.05)
-        nursery.cancel_scope.cancel()
     assert stores.asked == [(0, 10), (10, 5)]
