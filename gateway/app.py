@@ -20,6 +20,7 @@ import structlog
 import trio
 import zmq
 
+from gateway.allocator import keep_freed_memory
 from gateway.api.handlers import load_handlers
 from gateway.api.registry import ROUTES
 from gateway.broker import start_broker
@@ -49,6 +50,7 @@ log = structlog.get_logger()
 def run_until_stopped(settings: Settings) -> None:
     """Run the gateway; a failure ends the process with one log line and exit code 1."""
     settle_after_imports()
+    keep_freed_memory()
     try:
         trio.run(run_gateway, settings)
     except* (StartupError, EmbeddedStoreFailed, MeshBindError, CurveKeyError) as failures:

@@ -11,6 +11,7 @@ from functools import partial
 import structlog
 import trio
 
+from gateway.allocator import keep_freed_memory
 from gateway.collector import settle_after_imports
 from gateway.logging_setup import configure_logging
 from gateway.observability.http_endpoint import Readiness, start_http
@@ -55,6 +56,7 @@ def run_node(main: Callable[..., Awaitable[None]], *args, lifeline: bool = False
         log.error("node_failed", reason=str(exc))
         sys.exit(1)
     settle_after_imports()
+    keep_freed_memory()
     trio.run(_until_stopped, main, args, lifeline, keys)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 BASE = ("gateway.kafka_error", "gateway.zmq_trio", "gateway.zmq_curve", "gateway.directory_lock", "gateway.logging_setup", "gateway.lifecycle",
-        "gateway.collector", "gateway.observability")
+        "gateway.collector", "gateway.allocator", "gateway.observability")
 LAYERS = {  # layer: the module prefixes it holds
     "protocol": ("protocol",),
     "settings": ("gateway.settings",),
