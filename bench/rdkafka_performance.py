@@ -29,6 +29,14 @@ from kafka_throughput import Target, create_topic, load, start_gateway, start_ta
 
 PRODUCER = ("-a", "-1", "-X", "linger.ms=5", "-X", "batch.size=1000000", "-X", "queue.buffering.max.kbytes=1048576",
             "-X", "queue.buffering.max.messages=1000000")
+# kafka_throughput.py's consumer limits. With librdkafka's (1 MB a partition) a broker that keeps
+# to them answers one batch of about 1 MB a fetch; Tansu answered about 5.8 MB a fetch of one
+# partition (librdkafka's statistics: 74 Fetch requests for 431 MB), past the partition's limit.
+# And its pause of fetch.queue.backoff.ms (1 s) whenever 100,000 records wait unread: the tool's
+# group mode takes about 2.5 M records/s, so a broker that answers faster gets one such pause in
+# a run of 4 M (kafka_throughput.py's UNPAUSED_FETCHES).
+CONSUMER = ("-X", "fetch.max.bytes=67108864", "-X", "max.partition.fetch.bytes=16777216",
+            "-X", "fetch.queue.backoff.ms=10")
 # Its summary lines: "% 2000000 messages produced (200000000 bytes), 1234 ms, 1620000 msgs/s, 162.07 MB/s"
 # and "% 2000000 messages (200000000 bytes) consumed in 1234ms: 1620000 msgs/s (162.07 MB/s)"
 RATE = re.compile(r"(\d+) msgs/s")
@@ -53,7 +61,7 @@ def consume(binary: str, target: Target, topic: str, records: int) -> float:
     first record, so the group's join is not counted. (Its -C mode with several -p partitions
     received nothing from either broker here.)"""
     return run_tool(binary, "-G", f"group-{topic}", "-t", topic, "-b", target.bootstrap,
-                    "-X", "auto.offset.reset=earliest", "-c", str(records))
+                    "-X", "auto.offset.reset=earliest", *CONSUMER, "-c", str(records))
 
 
 def main() -> None:
