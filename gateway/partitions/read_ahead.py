@@ -66,7 +66,7 @@ class ReadAhead:
         are read ahead up to DEPTH of them, not past `end`."""
         for sequence in list(takewhile(after.__gt__, self._window)):
             del self._window[sequence]
-        if not self._window and not self._in_flight:
+        if not self._window and self._next <= after:  # all read ahead was taken, or forgotten
             self._next = after
         self._goal, self._run = min(after + DEPTH * count, end), count
         if self._next < self._goal:

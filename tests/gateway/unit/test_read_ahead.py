@@ -11,13 +11,14 @@ from gateway.partitions.read_ahead import ReadAhead
 class Stores:
     """A stand-in for the mesh: batch n is b"n"; records the reads asked of it."""
 
-    def __init__(self, length: int):
+    def __init__(self, length: int, slow: frozenset = frozenset()):
         self.length = length
+        self.slow = slow  # reads from these take 0.1 s, the others 0.01 s
         self.asked: list[tuple[int, int]] = []
 
     async def read(self, first: int, count: int):
         self.asked.append((first, count))
-        await trio.sleep(0.01)
+        await trio.sleep(0.1 if first in self.slow else 0.01)
         return [(n, str(n).encode()) for n in range(first, min(first + count, self.length))]
 
 
@@ -97,3 +98,13 @@ async def test_nothing_is_read_ahead_past_the_end():
         await ahead.read(0, 10, 15)
         await trio.sleep(0.05)
     assert stores.asked == [(0, 10), (10, 5)]
+
+
+async def test_a_jump_while_a_run_is_in_flight_reads_ahead_from_where_the_reader_went():
+    stores = Stores(100, slow=frozenset({5}))
+    async with reading_ahead(stores) as ahead:
+        await ahead.read(0, 5, 100)
+        await trio.testing.wait_all_tasks_blocked()  # 5..9 on its way, slowly
+        assert await ahead.read(50, 5, 100) == [(n, str(n).encode()) for n in range(50, 55)]
+        await trio.sleep(0.2)  # the run in flight lands, dropped; then the reader's next runs
+    assert stores.asked == [(0, 5), (5, 5), (50, 5), (55, 5), (60, 5)]
