@@ -36,7 +36,7 @@ from gateway.kafka_error import KafkaError
 from gateway.partitions.cleaning_points import CleaningPoints, CompactionConfig
 from gateway.partitions.offset_index import OffsetIndex
 from gateway.partitions.producer_state import ActiveProducer, ProducerStates
-from gateway.partitions.read_ahead import ReadAhead
+from gateway.partitions.read_ahead import ReadAhead, ReadAheadMemory
 from gateway.partitions.recent_batches import RecentBatches, StoredBatch
 from gateway.partitions.transaction_index import AbortedTransaction
 from gateway.partitions.watermark_waiters import WatermarkWaiters
@@ -84,13 +84,13 @@ class PartitionLog:
 
     def __init__(self, topic: str, index: int, mesh: MeshPartition, read: MeshRead,
                  offsets: OffsetIndex, producers: ProducerStates, *, min_insync: int, tail_bytes: int,
-                 live_stores: Callable[[], int], lag_s: float, log_start_offset: int = 0,
-                 leader_epoch: int = 0, sequence_epochs: Sequence[tuple[int, int]] = ()):
+                 live_stores: Callable[[], int], lag_s: float, read_ahead: ReadAheadMemory,
+                 log_start_offset: int = 0, leader_epoch: int = 0, sequence_epochs: Sequence[tuple[int, int]] = ()):
         self.topic = topic
         self.index = index
         self.mesh = mesh
         self._read_stores = lambda first, count: read(topic, mesh.uuid, first, count)
-        self._stores = ReadAhead(self._read_stores)
+        self._stores = ReadAhead(self._read_stores, read_ahead)
         self.cleaning = CleaningPoints()
         self.offsets = offsets
         self.producers = producers

@@ -5,7 +5,10 @@ another. Two runs of the same length are kept ahead of it: one waiting in
 memory while the next is on its way from the stores, so that its next fetch
 finds its batches in memory and the stores' reading overlaps the consumer's
 taking in of its answers (with one run ahead, each fetch waited for the
-rest of a read begun only when the previous one was answered).
+rest of a read begun only when the previous one was answered). The first
+run ahead of each partition is always read, as before; the second only while
+the batches all partitions hold beyond their first run stay within
+read.ahead.bytes.total (`ReadAheadMemory`).
 """
 
 from __future__ import annotations
@@ -21,9 +24,20 @@ StoreRead = Callable[[int, int], Awaitable[list[tuple[int, object]]]]
 DEPTH = 2  # runs kept ahead of the reader, at most: memory held is DEPTH times its run
 
 
+class ReadAheadMemory:
+    """Bytes that the partitions' read-ahead windows hold, all together, and the bound beyond
+    which none reads further than its first run."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.held = 0
+
+
 class ReadAhead:
-    def __init__(self, read: StoreRead):
+    def __init__(self, read: StoreRead, memory: ReadAheadMemory):
         self._read = read
+        self._memory = memory
+        self._held = 0  # bytes of the window, counted in `memory`
         self._window: dict[int, object] = {}  # batches read ahead, contiguous, in order
         self._in_flight = range(0)  # the run on its way, right after the window
         self._next = 0  # the first sequence neither in the window nor in flight
@@ -50,6 +64,7 @@ class ReadAhead:
     def forget(self) -> None:
         """Drop what was read ahead, and what is being read (the stores may have cleaned it since)."""
         self._window = {}
+        self._hold(-self._held)
         self._next = self._goal = 0
         self._forgotten += 1
 
@@ -65,7 +80,7 @@ class ReadAhead:
         """The reader goes on at `after`: what is before it is dropped, and runs of `count`
         are read ahead up to DEPTH of them, not past `end`."""
         for sequence in list(takewhile(after.__gt__, self._window)):
-            del self._window[sequence]
+            self._hold(-len(self._window.pop(sequence)))
         if not self._window and self._next <= after:  # all read ahead was taken, or forgotten
             self._next = after
         self._goal, self._run = min(after + DEPTH * count, end), count
@@ -76,7 +91,7 @@ class ReadAhead:
         while True:
             await self._wake.wait()
             self._wake = trio.Event()
-            while self._next < self._goal:
+            while self._next < self._goal and (not self._window or self._memory.held < self._memory.limit):
                 await self._read_next_run()
 
     async def _read_next_run(self) -> None:
@@ -94,4 +109,9 @@ class ReadAhead:
             self._goal = self._next  # the stores have nothing more now: the reader's next read asks again
             return
         self._window.update(records)
+        self._hold(sum(len(content) for _, content in records))
         self._next = records[-1][0] + 1
+
+    def _hold(self, change: int) -> None:
+        self._held += change
+        self._memory.held += change

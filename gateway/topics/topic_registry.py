@@ -20,6 +20,7 @@ from gateway.kafka_error import KafkaError
 from gateway.partitions.offset_index import OffsetIndex
 from gateway.partitions.partition_log import PartitionLog, recovered_state
 from gateway.partitions.producer_state import ProducerStates
+from gateway.partitions.read_ahead import ReadAheadMemory
 from gateway.settings.table import BrokerSettings
 from gateway.storage.discard_directives import DiscardDirectives
 from gateway.storage.journal import Journal
@@ -62,6 +63,7 @@ class TopicRegistry(ClusterTopics):
         self.own_addresses: set[str] = set()  # every partition address a gateway topic ever had
         self.deleted_partitions: dict[str, Discard] = {}  # by address: re-sent at start-up
         self._tail_share = settings.tail_bytes_per_partition  # in-memory tail bytes of each partition
+        self._read_ahead = ReadAheadMemory(settings.read_ahead_bytes_total)  # shared by all partitions
         self.native = NativeTopics(self)
         self._derived: dict[str, dict] = {}  # topic name -> {compute: (topic, its overrides, value)}
         self.checkpoints = PartitionCheckpoints(settings.log_dirs / CHECKPOINTS_DIRECTORY, storage.read)
@@ -181,6 +183,7 @@ class TopicRegistry(ClusterTopics):
             tail_bytes=self._tail_share,
             live_stores=self.storage.live_stores,
             lag_s=self.settings.replica_lag_time_max_ms / 1000,
+            read_ahead=self._read_ahead,
             log_start_offset=offsets.first_offset,
             leader_epoch=0 if epoch is None else epoch,
             sequence_epochs=epochs,

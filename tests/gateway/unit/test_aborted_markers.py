@@ -6,6 +6,7 @@ import itertools
 from pickle import PickleBuffer
 
 from gateway.partitions.partition_log import PartitionLog, recovered_state
+from gateway.partitions.read_ahead import ReadAheadMemory
 from gateway.partitions.transaction_index import AbortedTransaction, TransactionIndex
 from protocol.records import ControlType, Record, RecordBatch, build_batch, build_control_batch
 from protocol.records.compaction import rebuilt_batch
@@ -62,7 +63,7 @@ async def partition(stores: Stores, replayed=PRODUCED) -> PartitionLog:
     """The partition as a gateway that replayed `replayed` (no checkpoint) starts it."""
     offsets, producers, _ = await recovered_state(_contents(replayed))
     return PartitionLog("t", 0, Mesh(), stores.read, offsets, producers, min_insync=1, tail_bytes=0,
-                        live_stores=lambda: 1, lag_s=10)
+                        live_stores=lambda: 1, lag_s=10, read_ahead=ReadAheadMemory(1 << 20))
 
 
 async def _contents(batches):

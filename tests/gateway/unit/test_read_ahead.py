@@ -5,7 +5,7 @@ from contextlib import asynccontextmanager
 import trio
 import trio.testing
 
-from gateway.partitions.read_ahead import ReadAhead
+from gateway.partitions.read_ahead import ReadAhead, ReadAheadMemory
 
 
 class Stores:
@@ -23,9 +23,9 @@ class Stores:
 
 
 @asynccontextmanager
-async def reading_ahead(stores: Stores):
-    """A ReadAhead over `stores`, running until the block ends."""
-    ahead = ReadAhead(stores.read)
+async def reading_ahead(stores: Stores, memory: ReadAheadMemory | None = None):
+    """A ReadAhead over `stores` (by default with room for all it reads ahead), running until the block ends."""
+    ahead = ReadAhead(stores.read, memory or ReadAheadMemory(1 << 20))
     async with trio.open_nursery() as nursery:
         nursery.start_soon(ahead.run)
         yield ahead
@@ -108,3 +108,19 @@ async def test_a_jump_while_a_run_is_in_flight_reads_ahead_from_where_the_reader
         assert await ahead.read(50, 5, 100) == [(n, str(n).encode()) for n in range(50, 55)]
         await trio.sleep(0.2)  # the run in flight lands, dropped; then the reader's next runs
     assert stores.asked == [(0, 5), (5, 5), (50, 5), (55, 5), (60, 5)]
+
+
+async def test_beyond_the_shared_bound_a_partition_reads_one_run_ahead():
+    memory = ReadAheadMemory(limit=15)  # bytes: 10..19 are 20 bytes, 50..59 too
+    first, second = Stores(100), Stores(100)
+    async with reading_ahead(first, memory) as one, reading_ahead(second, memory) as other:
+        await one.read(0, 10, 100)
+        await other.read(40, 10, 100)
+        await trio.sleep(0.05)
+        held = memory.held
+        assert await one.read(10, 10, 100) == [(n, str(n).encode()) for n in range(10, 20)]
+        await trio.sleep(0.05)
+    assert first.asked[:2] == [(0, 10), (10, 10)] and second.asked[:2] == [(40, 10), (50, 10)]
+    assert (first.asked + second.asked).count((20, 10)) == 1 and (60, 10) not in second.asked
+    assert held == 40  # each partition's first run ahead, none beyond
+    assert memory.held == 40  # 10..19 taken: 20..29 in its place
