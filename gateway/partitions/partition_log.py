@@ -295,9 +295,10 @@ class PartitionLog:
 
     def close(self) -> None:
         """Stop following acknowledgements (the topic was deleted, or its leadership moved);
-        produce still waiting for stores is answered at once."""
+        produce still waiting for stores is answered at once; what was read ahead is given up."""
         self.mesh.watch_acks(None)
         self._scope.cancel()
+        self._stores.forget()
         for waiting in self._store_waits:
             waiting.cancel()
         for call in list(self._store_calls):

@@ -120,7 +120,10 @@ async def test_beyond_the_shared_bound_a_partition_reads_one_run_ahead():
         held = memory.held
         assert await one.read(10, 10, 100) == [(n, str(n).encode()) for n in range(10, 20)]
         await trio.sleep(0.05)
+        after_reading = memory.held
+        one.forget()  # e.g. its partition closed
+    assert memory.held == 20  # the other's 50..59 alone
     assert first.asked[:2] == [(0, 10), (10, 10)] and second.asked[:2] == [(40, 10), (50, 10)]
     assert (first.asked + second.asked).count((20, 10)) == 1 and (60, 10) not in second.asked
     assert held == 40  # each partition's first run ahead, none beyond
-    assert memory.held == 40  # 10..19 taken: 20..29 in its place
+    assert after_reading == 40  # 10..19 taken: 20..29 in its place
