@@ -32,6 +32,7 @@ class MemoryLog:
 
     def sync(self):
         self.syncs += 1
+        return True
 
     def fsync_due(self):
         return True

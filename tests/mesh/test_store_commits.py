@@ -32,10 +32,12 @@ class TimedLog(MemoryLog):
         return self.later_fsync or not self.sync_threads
 
     def sync(self):
+        fsyncs = self.fsync_due()
         super().sync()
         self.sync_threads.append(threading.get_ident())
         if len(self.sync_threads) == 1:
             time.sleep(self.first_sync_s)
+        return fsyncs
 
 
 async def commit_threads(tmp_path, log: TimedLog) -> list[int]:

@@ -113,11 +113,14 @@ class StoreLog:
         RECORDS_WRITTEN.inc(len(contents))
         BYTES_WRITTEN.inc(sum(map(len, contents)))
 
-    def sync(self) -> None:
+    def sync(self) -> bool:
         """Policy "batch": all appended so far is durable on return.
-        Policy "interval": buffered appends reach the OS; fsync at most once per interval."""
+        Policy "interval": buffered appends reach the OS; fsync at most once per interval.
+        Whether it fsynced."""
         with self._lock, self._writing():
-            self._sync(fsync=self.fsync_due())
+            due = self.fsync_due()
+            self._sync(fsync=due)
+        return due
 
     def fsync_due(self) -> bool:
         """Whether sync() would fsync now: always under policy "batch"."""

@@ -353,7 +353,6 @@ class StoreWriter:
         records from there on are appended. The fence book before the truncations and
         appends it describes (fences.py trims it to the log on load)."""
         started = time.perf_counter()
-        fsyncs = self.log.fsync_due()
         now_ms = int(time.time() * 1000)
         for key, before in discards.items():
             self.log.discard_before(*key, before)
@@ -365,8 +364,7 @@ class StoreWriter:
             self.log.append_many(subject, partition, first, contents, now_ms)
             if subject == DISCARD_SUBJECT:  # directives below were applied, and later ones supersede them
                 self.log.discard_before(DISCARD_SUBJECT, partition, first)
-        self.log.sync()
-        if fsyncs:
+        if self.log.sync():
             self.last_commit_s = time.perf_counter() - started
 
     def _ack(self, keys) -> None:
