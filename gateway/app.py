@@ -20,14 +20,12 @@ import structlog
 import trio
 import zmq
 
-from gateway.allocator import keep_freed_memory
 from gateway.api.handlers import load_handlers
 from gateway.api.registry import ROUTES
 from gateway.broker import start_broker
-from gateway.collector import settle_after_imports
 from gateway.data_directory import StartupError, claim_data_directory
 from gateway.embedded_mesh import EmbeddedStoreFailed, StoreFailed, run_embedded_mesh
-from gateway.lifecycle import first_failure
+from gateway.lifecycle import first_failure, settle_process
 from gateway.mesh.mesh_node import MeshBindError
 from gateway.observability.http_endpoint import Readiness, start_http
 from gateway.quotas.connection_rates import ConnectionRates
@@ -49,8 +47,7 @@ log = structlog.get_logger()
 
 def run_until_stopped(settings: Settings) -> None:
     """Run the gateway; a failure ends the process with one log line and exit code 1."""
-    settle_after_imports()
-    keep_freed_memory()
+    settle_process()
     try:
         trio.run(run_gateway, settings)
     except* (StartupError, EmbeddedStoreFailed, MeshBindError, CurveKeyError) as failures:

@@ -45,6 +45,13 @@ def first_failure(group: BaseExceptionGroup) -> BaseException:
     return failures(group)[0]
 
 
+def settle_process() -> None:
+    """Called by a server process's entry point once its modules are imported, before it starts:
+    the garbage collector (collector.py) and glibc's allocator (allocator.py) set for serving."""
+    settle_after_imports()
+    keep_freed_memory()
+
+
 def run_node(main: Callable[..., Awaitable[None]], *args, lifeline: bool = False,
              mesh: MeshSettings | None = None) -> None:
     """Run `main(context, *args)` with a ZeroMQ context until it returns or SIGINT/SIGTERM
@@ -55,8 +62,7 @@ def run_node(main: Callable[..., Awaitable[None]], *args, lifeline: bool = False
     except CurveKeyError as exc:
         log.error("node_failed", reason=str(exc))
         sys.exit(1)
-    settle_after_imports()
-    keep_freed_memory()
+    settle_process()
     trio.run(_until_stopped, main, args, lifeline, keys)
 
 
