@@ -73,7 +73,10 @@ def main() -> None:
     arguments = parser.parse_args()
     with ExitStack() as stack:
         directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-rdkafka-")))
-        targets = [start_gateway(stack, directory), Target("tansu", start_tansu(stack, directory))]
+        tansu = start_tansu(stack, directory)
+        if tansu is None:
+            sys.exit("nothing to compare with")
+        targets = [start_gateway(stack, directory), Target("tansu", tansu)]
         figures: dict[tuple, list[float]] = {}
         for _ in range(arguments.rounds):
             for partitions in (int(p) for p in arguments.partitions.split(",")):
