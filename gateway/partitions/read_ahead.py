@@ -5,10 +5,11 @@ another. Two runs of the same length are kept ahead of it: one waiting in
 memory while the next is on its way from the stores, so that its next fetch
 finds its batches in memory and the stores' reading overlaps the consumer's
 taking in of its answers (with one run ahead, each fetch waited for the
-rest of a read begun only when the previous one was answered). The first
-run ahead of each partition is always read, as before; the second only while
-the batches all partitions hold beyond their first run stay within
-read.ahead.bytes.total (`ReadAheadMemory`).
+rest of a read begun only when the previous one was answered). What all
+partitions hold ahead, and the runs on their way (counted at the size of the
+reader's last run until they land), stay within read.ahead.bytes.total
+(`ReadAheadMemory`): a run that would not fit is not read ahead, and the
+reader's next fetch reads its batches from the stores when it asks.
 """
 
 from __future__ import annotations
@@ -25,12 +26,15 @@ DEPTH = 2  # runs kept ahead of the reader, at most: memory held is DEPTH times 
 
 
 class ReadAheadMemory:
-    """Bytes that the partitions' read-ahead windows hold, all together, and the bound beyond
-    which none reads further than its first run."""
+    """Bytes that the partitions' read-ahead windows hold and their runs in flight take, all
+    together, and the bound they stay within."""
 
     def __init__(self, limit: int):
         self.limit = limit
         self.held = 0
+
+    def fits(self, size: int) -> bool:
+        return self.held + size <= self.limit
 
 
 class ReadAhead:
@@ -43,6 +47,7 @@ class ReadAhead:
         self._next = 0  # the first sequence neither in the window nor in flight
         self._goal = 0  # read ahead up to here (exclusive)
         self._run = 1  # the length of the reader's runs
+        self._run_bytes = 0  # the size of the reader's last run: what a run in flight is counted at
         self._wake = trio.Event()
         self._landed = trio.Event()
         self._forgotten = 0  # how often `forget` ran: a run in flight across one is dropped when it lands
@@ -58,6 +63,7 @@ class ReadAhead:
             self.forget()  # a jump elsewhere: what is read ahead is of no use
             records = await self._read(first, count)
         if records:
+            self._run_bytes = _size(records)
             self._ask_ahead(records[-1][0] + 1, count, end)
         return records
 
@@ -80,7 +86,7 @@ class ReadAhead:
         """The reader goes on at `after`: what is before it is dropped, and runs of `count`
         are read ahead up to DEPTH of them, not past `end`."""
         for sequence in list(takewhile(after.__gt__, self._window)):
-            self._hold(-len(self._window.pop(sequence)))
+            self._hold(-memoryview(self._window.pop(sequence)).nbytes)
         if not self._window and self._next <= after:  # all read ahead was taken, or forgotten
             self._next = after
         self._goal, self._run = min(after + DEPTH * count, end), count
@@ -91,16 +97,18 @@ class ReadAhead:
         while True:
             await self._wake.wait()
             self._wake = trio.Event()
-            while self._next < self._goal and (not self._window or self._memory.held < self._memory.limit):
+            while self._next < self._goal and self._memory.fits(self._run_bytes):
                 await self._read_next_run()
 
     async def _read_next_run(self) -> None:
         self._in_flight = range(self._next, min(self._next + self._run, self._goal))
         self._landed = trio.Event()
-        forgotten = self._forgotten
+        forgotten, reserved = self._forgotten, self._run_bytes
+        self._memory.held += reserved
         try:
             records = await self._read(self._in_flight.start, len(self._in_flight))
         finally:
+            self._memory.held -= reserved
             self._in_flight = range(0)
             self._landed.set()
         if forgotten != self._forgotten:
@@ -109,9 +117,14 @@ class ReadAhead:
             self._goal = self._next  # the stores have nothing more now: the reader's next read asks again
             return
         self._window.update(records)
-        self._hold(sum(len(content) for _, content in records))
+        self._hold(_size(records))
         self._next = records[-1][0] + 1
 
     def _hold(self, change: int) -> None:
         self._held += change
         self._memory.held += change
+
+
+def _size(records: list[tuple[int, object]]) -> int:
+    """Bytes of the batches' contents (zmq frames or any buffer)."""
+    return sum(memoryview(content).nbytes for _, content in records)

@@ -204,8 +204,9 @@ class BrokerSettings:
     tail_bytes_total: int = setting(BYTES, 1073741824, "recent bytes kept in memory for all partitions "
                                                        "together; each gets an equal share", G)
     read_ahead_bytes_total: int = setting(BYTES, 268435456, "batches read ahead from the stores for consumers "
-                                                            "catching up, all partitions together: beyond it "
-                                                            "each partition reads one run ahead, not two", G)
+                                                            "catching up, all partitions together (runs on their "
+                                                            "way included): beyond it fetches read from the "
+                                                            "stores when they ask", G)
     max_unacked_bytes: int = setting(BYTES, 536870912, "batches no store has taken yet kept in memory; beyond "
                                                        "them produce waits, then REQUEST_TIMED_OUT", G)
     unsent_response_max_bytes: int = setting(BYTES, 4194304, "bytes of responses a connection may hold built "

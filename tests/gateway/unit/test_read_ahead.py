@@ -110,20 +110,36 @@ async def test_a_jump_while_a_run_is_in_flight_reads_ahead_from_where_the_reader
     assert stores.asked == [(0, 5), (5, 5), (50, 5), (55, 5), (60, 5)]
 
 
-async def test_beyond_the_shared_bound_a_partition_reads_one_run_ahead():
-    memory = ReadAheadMemory(limit=15)  # bytes: 10..19 are 20 bytes, 50..59 too
+async def test_partitions_read_ahead_only_within_the_shared_bound():
+    memory = ReadAheadMemory(limit=45)  # bytes: a run of 10 batches from 10 on is 20 bytes
     first, second = Stores(100), Stores(100)
+    peak = 0
     async with reading_ahead(first, memory) as one, reading_ahead(second, memory) as other:
-        await one.read(0, 10, 100)
-        await other.read(40, 10, 100)
+        await one.read(0, 10, 100)  # runs of 10 (10 bytes): both ahead of it fit
         await trio.sleep(0.05)
-        held = memory.held
-        assert await one.read(10, 10, 100) == [(n, str(n).encode()) for n in range(10, 20)]
+        assert memory.held == 40  # 10..19 and 20..29
+        assert await other.read(40, 10, 100) == [(n, str(n).encode()) for n in range(40, 50)]
+        for _ in range(10):  # its 20 bytes a run would not fit: nothing ahead, each read asked when it comes
+            peak = max(peak, memory.held)
+            await trio.sleep(0.01)
+        assert await other.read(50, 10, 100) == [(n, str(n).encode()) for n in range(50, 60)]
+        one.forget()  # e.g. its partition closed: its memory goes to the other's runs
+        assert await other.read(60, 10, 100) == [(n, str(n).encode()) for n in range(60, 70)]
         await trio.sleep(0.05)
-        after_reading = memory.held
-        one.forget()  # e.g. its partition closed
-    assert memory.held == 20  # the other's 50..59 alone
-    assert first.asked[:2] == [(0, 10), (10, 10)] and second.asked[:2] == [(40, 10), (50, 10)]
-    assert (first.asked + second.asked).count((20, 10)) == 1 and (60, 10) not in second.asked
-    assert held == 40  # each partition's first run ahead, none beyond
-    assert after_reading == 40  # 10..19 taken: 20..29 in its place
+        assert memory.held == 40  # 70..79 and 80..89
+    assert peak <= memory.limit
+    assert second.asked == [(40, 10), (50, 10), (60, 10), (70, 10), (80, 10)]
+
+
+async def test_a_run_on_its_way_counts_against_the_bound():
+    memory = ReadAheadMemory(limit=30)  # a run of 10 from 10 on is 20 bytes: one fits, not two
+    stores = Stores(100, slow=frozenset({20}))
+    async with reading_ahead(stores, memory) as ahead:
+        await ahead.read(10, 10, 100)
+        await trio.testing.wait_all_tasks_blocked()  # 20..29 on its way, counted at 20 bytes
+        assert memory.held == 20
+        other = Stores(100)
+        async with reading_ahead(other, memory) as second:
+            await second.read(40, 10, 100)
+            await trio.sleep(0.05)
+        assert other.asked == [(40, 10)]  # nothing ahead while the first's run took the room
