@@ -12,7 +12,6 @@ partitions handed over first; cluster/handover.py), leaving the cluster last.
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import sys
 
@@ -23,7 +22,8 @@ import zmq
 from gateway.api.handlers import load_handlers
 from gateway.api.registry import ROUTES
 from gateway.broker import start_broker
-from gateway.data_directory import StartupError, claim_data_directory
+from gateway.data_directory import StartupError
+from gateway.early_start import EarlyStart
 from gateway.embedded_mesh import EmbeddedStoreFailed, StoreFailed, run_embedded_mesh
 from gateway.lifecycle import first_failure, settle_process
 from gateway.mesh.mesh_node import MeshBindError
@@ -45,11 +45,11 @@ from gateway.zmq_trio import zmq_context
 log = structlog.get_logger()
 
 
-def run_until_stopped(settings: Settings) -> None:
+def run_until_stopped(settings: Settings, early: EarlyStart) -> None:
     """Run the gateway; a failure ends the process with one log line and exit code 1."""
     settle_process()
     try:
-        trio.run(run_gateway, settings)
+        trio.run(run_gateway, settings, early)
     except* (StartupError, EmbeddedStoreFailed, MeshBindError, CurveKeyError) as failures:
         log.error("gateway_failed", reason=str(first_failure(failures)))
         sys.exit(1)
@@ -58,14 +58,12 @@ def run_until_stopped(settings: Settings) -> None:
         sys.exit(1)
 
 
-async def run_gateway(settings: Settings, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+async def run_gateway(settings: Settings, early: EarlyStart, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
     """Serve until SIGINT/SIGTERM, then finish in-flight requests and stop."""
     load_handlers()
     broker = settings.broker
     protocols = {listener.name: broker.security_protocol(listener.name) for listener in broker.bound_listeners()}
     tls = _tls_acceptor(settings) if TLS_PROTOCOLS & set(protocols.values()) else None
-    lock = claim_data_directory(broker)
-    _raise_open_files_limit()
     listener = KafkaListener(
         None, broker.bound_listeners(),
         ListenerLimits(broker.max_connections, broker.max_connections_per_ip,
@@ -79,12 +77,12 @@ async def run_gateway(settings: Settings, *, task_status=trio.TASK_STATUS_IGNORE
     readiness = Readiness()
     # Signals are taken from before the port is bound: a client or supervisor that sees the port may stop us.
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        await _serve_until_stopped(settings, listener, readiness, signals, lock, task_status)
+        await _serve_until_stopped(settings, early, listener, readiness, signals, task_status)
     log.info("gateway_stopped")
 
 
-async def _serve_until_stopped(settings: Settings, listener: KafkaListener, readiness: Readiness, signals, lock: int,
-                               task_status) -> None:
+async def _serve_until_stopped(settings: Settings, early: EarlyStart, listener: KafkaListener, readiness: Readiness,
+                               signals, task_status) -> None:
     broker = settings.broker
     try:
         ports = await _bind(listener)
@@ -96,7 +94,7 @@ async def _serve_until_stopped(settings: Settings, listener: KafkaListener, read
                     nursery.start_soon(_stop_on_signal, signals, nursery.cancel_scope, stopping, readiness)
                     await start_http(nursery, settings.http, readiness)
                     if broker.embedded_stores:
-                        await _start_embedded_mesh(nursery, context, settings, storage.store_failed)
+                        await _start_embedded_mesh(nursery, context, settings, storage.store_failed, early.stores)
                     await nursery.start(storage.run)
                     listener.dispatcher = Dispatcher(ROUTES, None)
                     member = await start_broker(nursery, settings, storage, ports, listener.dispatcher)
@@ -124,7 +122,7 @@ async def _serve_until_stopped(settings: Settings, listener: KafkaListener, read
                 storage.close()
     finally:
         listener.close()
-        os.close(lock)
+        os.close(early.lock)
 
 
 def _tls_acceptor(settings: Settings) -> TlsAcceptor:
@@ -137,17 +135,6 @@ def _tls_acceptor(settings: Settings) -> TlsAcceptor:
     return TlsAcceptor(context, ssl_settings.ssl_handshake_timeout_ms / 1000, ssl_settings.ssl_principal_mapping_rules)
 
 
-def _raise_open_files_limit() -> None:
-    """Every client connection takes a file descriptor: allow as many as the hard limit does."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    try:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    except (ValueError, OSError) as exc:  # e.g. an unlimited hard limit above what the kernel allows
-        log.warning("open_files_limit_kept", soft=soft, hard=hard, error=str(exc))
-        return
-    log.info("open_files_limit", soft=soft, raised_to=hard, hard=hard)
-
-
 async def _bind(listener: KafkaListener) -> dict[str, int]:
     try:
         return await listener.bind()
@@ -158,9 +145,9 @@ async def _bind(listener: KafkaListener) -> dict[str, int]:
 
 
 async def _start_embedded_mesh(nursery: trio.Nursery, context: zmq.Context, settings: Settings,
-                               store_failed: StoreFailed) -> None:
+                               store_failed: StoreFailed, started: list) -> None:
     try:
-        await nursery.start(run_embedded_mesh, context, settings, store_failed)
+        await nursery.start(run_embedded_mesh, context, settings, store_failed, started)
     except* zmq.ZMQError as failures:
         mesh = settings.mesh
         raise StartupError(f"cannot bind the embedded tower on {mesh.tower_sub_address} and "

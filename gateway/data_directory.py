@@ -14,9 +14,9 @@ from pathlib import Path
 from gateway.directory_lock import LOCK_FILE, DirectoryInUse, lock_directory
 from gateway.settings.properties import read_properties
 from gateway.settings.table import BrokerSettings
-from gateway.topics.partition_checkpoints import CHECKPOINTS_DIRECTORY
 
 META = "meta.properties"
+CHECKPOINTS_DIRECTORY = "checkpoints"  # the partitions' checkpoints (topics/partition_checkpoints.py)
 OURS = (META, LOCK_FILE, CHECKPOINTS_DIRECTORY)  # besides the embedded stores' directories, store-N
 
 

@@ -8,12 +8,9 @@ handling use both cores.
 from __future__ import annotations
 
 import contextlib
-import os
 import subprocess
-import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
-from pathlib import Path
 
 import structlog
 import trio
@@ -22,9 +19,8 @@ import zmq
 from gateway.mesh.store.storage_failure import STORAGE_FAILED
 from gateway.mesh.store.store_node import DIRECTORY_UNUSABLE, existing_store_uuid
 from gateway.mesh.tower import run_tower
-from gateway.settings.declaration import ENV_PREFIX, Command
-from gateway.settings.sources import flags_for
 from gateway.settings.table import Settings
+from gateway.store_processes import store_command, store_directory, store_environment
 
 log = structlog.get_logger()
 
@@ -32,30 +28,30 @@ STORE_RESTART_DELAY_S = 0.1  # doubled after each quick exit, up to the maximum
 STORE_MAX_RESTART_DELAY_S = 5.0  # a store whose disk failed is restarted this often at least
 STORE_STABLE_S = 30.0  # a store that ran this long before exiting starts the count anew
 STORE_FAILURES_TO_GIVE_UP = 5
+STORE_STOP_S = 5.0  # a store asked to stop (SIGTERM) is killed after this, as trio.run_process does
 
 
 StoreFailed = Callable[[str], None]  # told the writer UUID of a store whose disk failed
 
 
-async def run_embedded_mesh(context: zmq.Context, settings: Settings, store_failed: StoreFailed, *,
+async def run_embedded_mesh(context: zmq.Context, settings: Settings, store_failed: StoreFailed,
+                            started: Sequence[subprocess.Popen] = (), *,
                             task_status=trio.TASK_STATUS_IGNORED) -> None:
-    """The tower, then `embedded.stores` stores, until cancelled."""
+    """The tower, then `embedded.stores` stores (those `started` already taken over), until cancelled."""
     async with trio.open_nursery() as nursery:
         await nursery.start(run_tower, context, settings.mesh)
         for number in range(settings.broker.embedded_stores):
-            nursery.start_soon(run_store, settings, number, store_failed)
+            nursery.start_soon(run_store, settings, number, store_failed,
+                               started[number] if number < len(started) else None)
         task_status.started()
-
-
-def store_directory(settings: Settings, number: int) -> Path:
-    return settings.broker.log_dirs / f"store-{number}"
 
 
 class EmbeddedStoreFailed(Exception):
     """An embedded store that keeps exiting soon after it starts."""
 
 
-async def run_store(settings: Settings, number: int, store_failed: StoreFailed) -> None:
+async def run_store(settings: Settings, number: int, store_failed: StoreFailed,
+                    started_early: subprocess.Popen | None = None) -> None:
     """One embedded store as a child process, stopped with the gateway; restarted with
     a growing delay if it dies, and given up (EmbeddedStoreFailed) after
     STORE_FAILURES_TO_GIVE_UP exits in a row each soon after its start, unless its
@@ -69,38 +65,52 @@ async def run_store(settings: Settings, number: int, store_failed: StoreFailed) 
     only the gateway holds: when the gateway dies, even by SIGKILL, the store
     sees end of file and stops. It has no retention of its own: the gateway
     applies Kafka's and tells the stores what they may discard. It serves no
-    HTTP endpoint.
+    HTTP endpoint. Its first process may have been started before the loop ran
+    (`started_early`, store_processes.py).
     """
     directory = store_directory(settings, number)
-    command = [sys.executable, "-m", "gateway.mesh.store", "--exit-on-stdin-eof",
-               *flags_for(Command.STORE, settings, store_db=directory, http_port=None)]
     failures = 0
     while True:
-        log.info("store_starting", number=number, directory=str(directory))
+        log.info("store_starting", number=number, directory=str(directory), early=started_early is not None)
         started = trio.current_time()
-        async with trio.open_nursery() as nursery:
-            process = await nursery.start(partial(
-                trio.run_process, command, stdin=subprocess.PIPE, check=False, start_new_session=True,
-                env=_without_settings(os.environ)))
-        if process.returncode == DIRECTORY_UNUSABLE:
+        if started_early is not None:
+            returncode, started_early = await exit_code(started_early), None
+        else:
+            async with trio.open_nursery() as nursery:
+                process = await nursery.start(partial(
+                    trio.run_process, store_command(settings, number), stdin=subprocess.PIPE, check=False,
+                    start_new_session=True, env=store_environment()))
+            returncode = process.returncode
+        if returncode == DIRECTORY_UNUSABLE:
             raise EmbeddedStoreFailed(f"embedded store {number} cannot use its data directory {directory} (see "
                                       f"its store_directory_unusable line): fix or move it, or give another log.dirs")
         failures = failures + 1 if trio.current_time() - started < STORE_STABLE_S else 1
-        storage_failed = process.returncode == STORAGE_FAILED
+        storage_failed = returncode == STORAGE_FAILED
         if storage_failed:
             with contextlib.suppress(OSError):  # none: it failed before it had an identity, or ACKed anything
                 store_failed(existing_store_uuid(directory))
         if failures >= STORE_FAILURES_TO_GIVE_UP and not storage_failed:
             raise EmbeddedStoreFailed(
                 f"embedded store {number} ({directory}) exited {failures} times in a row soon after starting "
-                f"(last exit code {process.returncode}); its log lines above say why")
+                f"(last exit code {returncode}); its log lines above say why")
         delay = min(STORE_RESTART_DELAY_S * 2 ** min(failures - 1, 16), STORE_MAX_RESTART_DELAY_S)
         log.warning("store_storage_failed" if storage_failed else "store_exited", number=number,
-                    returncode=process.returncode, restart_in_s=delay)
+                    returncode=returncode, restart_in_s=delay)
         await trio.sleep(delay)
 
 
-def _without_settings(environ) -> dict[str, str]:
-    """The environment for an embedded store: the gateway passes it its settings itself, so
-    that none meant for the gateway (or for standalone stores) reaches it."""
-    return {name: value for name, value in environ.items() if not name.startswith(ENV_PREFIX)}
+async def exit_code(process: subprocess.Popen) -> int:
+    """The exit code of a store process started before the loop ran. Cancelled, it stops the
+    store as trio.run_process stops its own: SIGTERM, and SIGKILL if it still runs STORE_STOP_S later."""
+    try:
+        return await trio.to_thread.run_sync(process.wait, abandon_on_cancel=True)
+    finally:
+        if process.returncode is None:
+            process.terminate()
+            with trio.CancelScope(shield=True):
+                with trio.move_on_after(STORE_STOP_S):
+                    await trio.to_thread.run_sync(process.wait, abandon_on_cancel=True)
+                if process.returncode is None:
+                    process.kill()
+                    await trio.to_thread.run_sync(process.wait)
+        process.stdin.close()

@@ -28,7 +28,6 @@ from protocol.records import RecordBatch
 
 log = structlog.get_logger()
 
-CHECKPOINTS_DIRECTORY = "checkpoints"  # in log.dirs
 DURABLE_WAIT_S = 10.0  # how long a checkpoint waits for its last batch to be acknowledged
 
 

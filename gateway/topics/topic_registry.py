@@ -16,6 +16,7 @@ from typing import Callable, TypeVar
 import structlog
 import trio
 
+from gateway.data_directory import CHECKPOINTS_DIRECTORY
 from gateway.kafka_error import KafkaError
 from gateway.partitions.offset_index import OffsetIndex
 from gateway.partitions.partition_log import PartitionLog, recovered_state
@@ -28,7 +29,7 @@ from gateway.storage.mesh_storage import MeshStorage
 from gateway.topics.internal_topic_specs import INTERNAL_CONFIGS, INTERNAL_PARTITIONS, internal_topic_id
 from gateway.topics.native_topics import ENTRY as NATIVE_ENTRY
 from gateway.topics.native_topics import NativeTopics
-from gateway.topics.partition_checkpoints import CHECKPOINTS_DIRECTORY, PartitionCheckpoints, Recovery
+from gateway.topics.partition_checkpoints import PartitionCheckpoints, Recovery
 from gateway.topics.producer_ids import ProducerIds
 from gateway.topics.shared_topics import ClusterTopics, TopicSharing, led
 from gateway.topics.takeover_retries import TakeoverRetries

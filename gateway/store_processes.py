@@ -1,0 +1,40 @@
+"""The embedded stores' processes: how one is started.
+
+Light to import: the gateway's command starts the stores before it imports
+the rest of itself (early_start.py). embedded_mesh.py watches them, and
+starts them again if they exit.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from gateway.settings.declaration import ENV_PREFIX, Command
+from gateway.settings.sources import flags_for
+from gateway.settings.table import Settings
+
+
+def store_directory(settings: Settings, number: int) -> Path:
+    return settings.broker.log_dirs / f"store-{number}"
+
+
+def store_command(settings: Settings, number: int) -> list[str]:
+    return [sys.executable, "-m", "gateway.mesh.store", "--exit-on-stdin-eof",
+            *flags_for(Command.STORE, settings, store_db=store_directory(settings, number), http_port=None)]
+
+
+def store_environment() -> dict[str, str]:
+    """The environment for an embedded store: the gateway passes it its settings itself, so
+    that none meant for the gateway (or for standalone stores) reaches it."""
+    return {name: value for name, value in os.environ.items() if not name.startswith(ENV_PREFIX)}
+
+
+def start_stores(settings: Settings) -> list[subprocess.Popen]:
+    """Every embedded store, started as embedded_mesh.run_store starts one again: in a session
+    of its own, its standard input a pipe only the gateway holds."""
+    return [subprocess.Popen(store_command(settings, number), stdin=subprocess.PIPE, start_new_session=True,
+                             env=store_environment())
+            for number in range(settings.broker.embedded_stores)]
