@@ -39,6 +39,7 @@ from gateway.server.tls import TlsAcceptor, TlsSettingsError, server_context
 from gateway.settings.listeners import TLS_PROTOCOLS
 from gateway.settings.table import Settings
 from gateway.storage.mesh_storage import MeshStorage
+from gateway.store_processes import stop_store
 from gateway.zmq_curve import CurveKeyError, CurveKeys, curve_authenticator
 from gateway.zmq_trio import zmq_context
 
@@ -51,11 +52,20 @@ def run_until_stopped(settings: Settings, early: EarlyStart) -> None:
     try:
         trio.run(run_gateway, settings, early)
     except* (StartupError, EmbeddedStoreFailed, MeshBindError, CurveKeyError) as failures:
+        _stop_stores(early)
         log.error("gateway_failed", reason=str(first_failure(failures)))
         sys.exit(1)
     except* Exception:
+        _stop_stores(early)
         log.exception("gateway_crashed")
         sys.exit(1)
+
+
+def _stop_stores(early: EarlyStart) -> None:
+    """Stores started early that the gateway never took over (it failed first) end before its
+    last line: none writes to its output after it."""
+    for process in early.stores:
+        stop_store(process)
 
 
 async def run_gateway(settings: Settings, early: EarlyStart, *, task_status=trio.TASK_STATUS_IGNORED) -> None:

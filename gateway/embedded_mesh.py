@@ -20,7 +20,7 @@ from gateway.mesh.store.storage_failure import STORAGE_FAILED
 from gateway.mesh.store.store_node import DIRECTORY_UNUSABLE, existing_store_uuid
 from gateway.mesh.tower import run_tower
 from gateway.settings.table import Settings
-from gateway.store_processes import store_command, store_directory, store_environment
+from gateway.store_processes import stop_store, store_command, store_directory, store_environment
 
 log = structlog.get_logger()
 
@@ -28,7 +28,6 @@ STORE_RESTART_DELAY_S = 0.1  # doubled after each quick exit, up to the maximum
 STORE_MAX_RESTART_DELAY_S = 5.0  # a store whose disk failed is restarted this often at least
 STORE_STABLE_S = 30.0  # a store that ran this long before exiting starts the count anew
 STORE_FAILURES_TO_GIVE_UP = 5
-STORE_STOP_S = 5.0  # a store asked to stop (SIGTERM) is killed after this, as trio.run_process does
 
 
 StoreFailed = Callable[[str], None]  # told the writer UUID of a store whose disk failed
@@ -100,17 +99,10 @@ async def run_store(settings: Settings, number: int, store_failed: StoreFailed,
 
 
 async def exit_code(process: subprocess.Popen) -> int:
-    """The exit code of a store process started before the loop ran. Cancelled, it stops the
-    store as trio.run_process stops its own: SIGTERM, and SIGKILL if it still runs STORE_STOP_S later."""
+    """The exit code of a store process started before the loop ran; cancelled, the store is
+    stopped as trio.run_process stops its own (`stop_store`)."""
     try:
         return await trio.to_thread.run_sync(process.wait, abandon_on_cancel=True)
     finally:
-        if process.returncode is None:
-            process.terminate()
-            with trio.CancelScope(shield=True):
-                with trio.move_on_after(STORE_STOP_S):
-                    await trio.to_thread.run_sync(process.wait, abandon_on_cancel=True)
-                if process.returncode is None:
-                    process.kill()
-                    await trio.to_thread.run_sync(process.wait)
-        process.stdin.close()
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(stop_store, process)

@@ -16,6 +16,8 @@ from gateway.settings.declaration import ENV_PREFIX, Command
 from gateway.settings.sources import flags_for
 from gateway.settings.table import Settings
 
+STORE_STOP_S = 5.0  # a store asked to stop (SIGTERM) is killed after this, as trio.run_process does
+
 
 def store_directory(settings: Settings, number: int) -> Path:
     return settings.broker.log_dirs / f"store-{number}"
@@ -38,3 +40,16 @@ def start_stores(settings: Settings) -> list[subprocess.Popen]:
     return [subprocess.Popen(store_command(settings, number), stdin=subprocess.PIPE, start_new_session=True,
                              env=store_environment())
             for number in range(settings.broker.embedded_stores)]
+
+
+def stop_store(process: subprocess.Popen) -> None:
+    """Stop a store (unless it ended): SIGTERM, and SIGKILL if it still runs STORE_STOP_S later;
+    then reaped, and its pipe closed."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(STORE_STOP_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    process.stdin.close()

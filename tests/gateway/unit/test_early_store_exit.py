@@ -7,7 +7,7 @@ import sys
 
 import trio
 
-from gateway import embedded_mesh
+from gateway import store_processes
 from gateway.embedded_mesh import exit_code
 
 
@@ -32,7 +32,7 @@ async def test_cancelled_it_is_asked_to_stop():
 
 
 async def test_cancelled_one_that_will_not_stop_is_killed(monkeypatch):
-    monkeypatch.setattr(embedded_mesh, "STORE_STOP_S", 0.3)
+    monkeypatch.setattr(store_processes, "STORE_STOP_S", 0.3)
     with started("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
                  "print('up', flush=True); time.sleep(60)") as process:
         process.stdout.readline()  # its SIGTERM handler is in place
