@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 
 import structlog
@@ -155,7 +156,7 @@ async def _bind(listener: KafkaListener) -> dict[str, int]:
 
 
 async def _start_embedded_mesh(nursery: trio.Nursery, context: zmq.Context, settings: Settings,
-                               store_failed: StoreFailed, started: list) -> None:
+                               store_failed: StoreFailed, started: list[subprocess.Popen]) -> None:
     try:
         await nursery.start(run_embedded_mesh, context, settings, store_failed, started)
     except* zmq.ZMQError as failures:

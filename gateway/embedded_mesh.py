@@ -75,11 +75,7 @@ async def run_store(settings: Settings, number: int, store_failed: StoreFailed,
         if started_early is not None:
             returncode, started_early = await exit_code(started_early), None
         else:
-            async with trio.open_nursery() as nursery:
-                process = await nursery.start(partial(
-                    trio.run_process, store_command(settings, number), stdin=subprocess.PIPE, check=False,
-                    start_new_session=True, env=store_environment()))
-            returncode = process.returncode
+            returncode = await _run_once(settings, number)
         if returncode == DIRECTORY_UNUSABLE:
             raise EmbeddedStoreFailed(f"embedded store {number} cannot use its data directory {directory} (see "
                                       f"its store_directory_unusable line): fix or move it, or give another log.dirs")
@@ -96,6 +92,15 @@ async def run_store(settings: Settings, number: int, store_failed: StoreFailed,
         log.warning("store_storage_failed" if storage_failed else "store_exited", number=number,
                     returncode=returncode, restart_in_s=delay)
         await trio.sleep(delay)
+
+
+async def _run_once(settings: Settings, number: int) -> int:
+    """A new process of store `number`, until it exits: its exit code."""
+    async with trio.open_nursery() as nursery:
+        process = await nursery.start(partial(
+            trio.run_process, store_command(settings, number), stdin=subprocess.PIPE, check=False,
+            start_new_session=True, env=store_environment()))
+    return process.returncode
 
 
 async def exit_code(process: subprocess.Popen) -> int:
