@@ -80,10 +80,15 @@ def test_static_member_restarts_without_rebalance(groups_gateway, client):
         produce(bootstrap, topic, [f"s{n}" for n in range(12)], PARTITIONS)
         wait_until(lambda: consumed_once([first, second], 12), 30, "both members consume")
         # The gateway took it for the static member it was, and started no rebalance for it: each rebalance
-        # logs its cause, and one its rejoin caused names its new member id. One another member caused
-        # (its own rejoin, its session lapsing on a loaded machine) names that member and is not counted.
+        # logs its cause, and one its return caused names its new member id. One another member caused
+        # (its own rejoin, its session lapsing on a loaded machine) names that member and is not counted,
+        # nor one the restarted member asked for later by joining again under its new id ("rejoins"): it
+        # led the group, and a leader's JoinGroup rebalances in Kafka too (kafka-python sent one 0.14 s
+        # after its return in a loaded suite, for a reason of its own).
         restarted = restarted_static_member(groups_gateway, group, "instance-1")
-        assert log_lines(groups_gateway, "event='group_rebalance_preparing'", f"group='{group}'", restarted) == []
+        caused = [line for line in log_lines(groups_gateway, "event='group_rebalance_preparing'", f"group='{group}'",
+                                             restarted) if f"member {restarted} rejoins" not in line]
+        assert caused == []
     finally:
         first.close()
         second.close()
