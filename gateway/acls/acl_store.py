@@ -35,7 +35,10 @@ class Acls:
         self.sharing = sharing
         self.enabled = bool(settings.authorizer_class_name)
         self.policy = policy_of(settings)
-        self.bindings = AclSet()
+        self.bindings = AclSet()  # what decisions see: a change's bindings all at once
+        # What the journal holds, each binding as soon as its entry is acknowledged: a compaction
+        # between two entries of one change snapshots these, or it would drop the first ones.
+        self._journaled: set[AclBinding] = set()
         self._lock = trio.Lock()
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
@@ -49,10 +52,12 @@ class Acls:
     def _replay(self, entries: list[dict]) -> None:
         for entry in entries:
             if entry["type"] == ENTRY:
-                self._apply(AclBinding.from_list(entry["binding"]), entry["present"])
+                binding = AclBinding.from_list(entry["binding"])
+                self._journal(binding, entry["present"])
+                self._apply(binding, entry["present"])
 
     def _snapshot(self) -> list[dict]:
-        return [_entry(b, True) for b in self.bindings]
+        return [_entry(b, True) for b in sorted(self._journaled)]
 
     async def _share(self) -> None:
         if self.sharing is not None:
@@ -60,7 +65,7 @@ class Acls:
 
     def replace(self, entries: list[dict]) -> None:
         """Mirror the bindings the controller shared (a gateway that follows it)."""
-        self.bindings = AclSet()
+        self.bindings, self._journaled = AclSet(), set()
         self._replay(entries)
 
     async def _forwarded(self, change: dict) -> dict:
@@ -68,6 +73,12 @@ class Acls:
         result = await self.sharing.forward(change)
         self.replace(self.sharing.shared())
         return result
+
+    def _journal(self, binding: AclBinding, present: bool) -> None:
+        if present:
+            self._journaled.add(binding)
+        else:
+            self._journaled.discard(binding)
 
     def _apply(self, binding: AclBinding, present: bool) -> None:
         if present:
@@ -112,6 +123,7 @@ class Acls:
         DESCRIBE beside it would hide the topic)."""
         for binding in bindings:
             await self.journal.write(_entry(binding, present))
+            self._journal(binding, present)
         for binding in bindings:
             self._apply(binding, present)
             log.info("acl_created" if present else "acl_deleted", binding=binding.as_list())

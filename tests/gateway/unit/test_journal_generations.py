@@ -2,10 +2,13 @@
 
 import json
 import uuid
+from dataclasses import replace
 
 import trio
 import trio.testing
 
+from gateway.acls.acl_store import Acls
+from gateway.acls.model import AclBinding, Operation, PatternType, Permission, ResourceType
 from gateway.group.committed_offsets import Committed
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.settings.table import BrokerSettings
@@ -21,6 +24,7 @@ from protocol.journal.journal_records import (
 )
 
 CLUSTER, KIND = "test-cluster", "groups"
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 SUBJECT = f"__dafka_gateway_{KIND}"
 
 
@@ -201,6 +205,28 @@ async def test_group_offsets_survive_compactions_and_a_restart():
     for group in ("g0", "g1", "g2"):
         assert restarted.fetch_offsets(group) == coordinator.fetch_offsets(group)
     assert restarted.fetch_offsets("g2")[("t", 1)].offset == 461
+
+
+async def test_acls_of_one_change_survive_a_compaction_between_their_entries_and_a_restart():
+    """One CreateAcls of several bindings journals an entry each and applies them together: a
+    compaction due after the first entry must still carry it into the next generation."""
+    stores = Stores()
+    wanted = [AclBinding(ResourceType.TOPIC, f"t{n}", PatternType.LITERAL, "User:a", "*", Operation.READ,
+                         Permission.ALLOW) for n in range(3)]
+    acl_settings = replace(settings(entries=1), authorizer_class_name=STANDARD_AUTHORIZER)
+    async with trio.open_nursery() as nursery:
+        acls = Acls(Journal(stores, acl_settings, "acls", Directives()), acl_settings)
+        await nursery.start(acls.run)
+        await acls.create(wanted[:1])
+        await acls.create(wanted[1:])  # a compaction falls between its entries
+        assert acls.journal.generation == 1
+        nursery.cancel_scope.cancel()
+
+    async with trio.open_nursery() as nursery:
+        restarted = Acls(Journal(stores, settings(), "acls", Directives()), acl_settings)
+        await nursery.start(restarted.run)
+        assert sorted(restarted.bindings) == wanted
+        nursery.cancel_scope.cancel()
 
 
 async def test_a_compaction_writes_no_more_than_was_written_since_the_last():
