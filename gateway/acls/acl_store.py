@@ -53,8 +53,8 @@ class Acls:
         for entry in entries:
             if entry["type"] == ENTRY:
                 binding = AclBinding.from_list(entry["binding"])
-                self._journal(binding, entry["present"])
-                self._apply(binding, entry["present"])
+                _put(self._journaled, binding, entry["present"])
+                _put(self.bindings, binding, entry["present"])
 
     def _snapshot(self) -> list[dict]:
         return [_entry(b, True) for b in sorted(self._journaled)]
@@ -73,18 +73,6 @@ class Acls:
         result = await self.sharing.forward(change)
         self.replace(self.sharing.shared())
         return result
-
-    def _journal(self, binding: AclBinding, present: bool) -> None:
-        if present:
-            self._journaled.add(binding)
-        else:
-            self._journaled.discard(binding)
-
-    def _apply(self, binding: AclBinding, present: bool) -> None:
-        if present:
-            self.bindings.add(binding)
-        else:
-            self.bindings.discard(binding)
 
     def authorize(self, who: Who, operation: Operation, resource_type: ResourceType, name: str) -> bool:
         if not self.enabled or authorize(self.bindings, self.policy, who, operation, resource_type, name):
@@ -123,9 +111,9 @@ class Acls:
         DESCRIBE beside it would hide the topic)."""
         for binding in bindings:
             await self.journal.write(_entry(binding, present))
-            self._journal(binding, present)
+            _put(self._journaled, binding, present)
         for binding in bindings:
-            self._apply(binding, present)
+            _put(self.bindings, binding, present)
             log.info("acl_created" if present else "acl_deleted", binding=binding.as_list())
         if bindings:
             await self._share()
@@ -145,3 +133,11 @@ class Acls:
 
 def _entry(binding: AclBinding, present: bool) -> dict:
     return {"type": ENTRY, "binding": binding.as_list(), "present": present}
+
+
+def _put(bindings: AclSet | set[AclBinding], binding: AclBinding, present: bool) -> None:
+    """Add `binding` to `bindings`, or remove it."""
+    if present:
+        bindings.add(binding)
+    else:
+        bindings.discard(binding)
