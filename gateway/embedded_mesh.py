@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import subprocess
 from collections.abc import Callable, Sequence
-from functools import partial
 
 import structlog
 import trio
@@ -20,7 +19,7 @@ from gateway.mesh.store.storage_failure import STORAGE_FAILED
 from gateway.mesh.store.store_node import DIRECTORY_UNUSABLE, existing_store_uuid
 from gateway.mesh.tower import run_tower
 from gateway.settings.table import Settings
-from gateway.store_processes import stop_store, store_command, store_directory, store_environment
+from gateway.store_processes import start_store, stop_store, store_directory
 
 log = structlog.get_logger()
 
@@ -72,10 +71,8 @@ async def run_store(settings: Settings, number: int, store_failed: StoreFailed,
     while True:
         log.info("store_starting", number=number, directory=str(directory), early=started_early is not None)
         started = trio.current_time()
-        if started_early is not None:
-            returncode, started_early = await exit_code(started_early), None
-        else:
-            returncode = await _run_once(settings, number)
+        returncode = await exit_code(started_early or start_store(settings, number))
+        started_early = None
         if returncode == DIRECTORY_UNUSABLE:
             raise EmbeddedStoreFailed(f"embedded store {number} cannot use its data directory {directory} (see "
                                       f"its store_directory_unusable line): fix or move it, or give another log.dirs")
@@ -94,18 +91,9 @@ async def run_store(settings: Settings, number: int, store_failed: StoreFailed,
         await trio.sleep(delay)
 
 
-async def _run_once(settings: Settings, number: int) -> int:
-    """A new process of store `number`, until it exits: its exit code."""
-    async with trio.open_nursery() as nursery:
-        process = await nursery.start(partial(
-            trio.run_process, store_command(settings, number), stdin=subprocess.PIPE, check=False,
-            start_new_session=True, env=store_environment()))
-    return process.returncode
-
-
 async def exit_code(process: subprocess.Popen) -> int:
-    """The exit code of a store process started before the loop ran; cancelled, the store is
-    stopped as trio.run_process stops its own (`stop_store`)."""
+    """The exit code of a store process, waited for in a worker thread; cancelled, the store is
+    stopped (`stop_store`: SIGTERM, then SIGKILL)."""
     try:
         return await trio.to_thread.run_sync(process.wait, abandon_on_cancel=True)
     finally:

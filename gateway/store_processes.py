@@ -35,11 +35,15 @@ def store_environment() -> dict[str, str]:
 
 
 def start_stores(settings: Settings) -> list[subprocess.Popen]:
-    """Every embedded store, started as embedded_mesh.run_store starts one again: in a session
-    of its own, its standard input a pipe only the gateway holds."""
-    return [subprocess.Popen(store_command(settings, number), stdin=subprocess.PIPE, start_new_session=True,
-                             env=store_environment())
-            for number in range(settings.broker.embedded_stores)]
+    """Every embedded store, started."""
+    return [start_store(settings, number) for number in range(settings.broker.embedded_stores)]
+
+
+def start_store(settings: Settings, number: int) -> subprocess.Popen:
+    """A process of embedded store `number`: in a session of its own, its standard input a pipe
+    only the gateway holds."""
+    return subprocess.Popen(store_command(settings, number), stdin=subprocess.PIPE, start_new_session=True,
+                            env=store_environment())
 
 
 def stop_store(process: subprocess.Popen) -> None:
