@@ -127,7 +127,7 @@ class ClusterMember:
             else:
                 await self.membership.claim_controller_when_free()
             role.cancel_scope.cancel()
-        await services.topics.lead({})  # the next role's registry opens them again
+        await services.topics.close_all()
         log.info("cluster_role_changed", node_id=self.node_id,
                  role="controller" if self.membership.is_controller else "follower")
 

@@ -4,8 +4,9 @@ The gateway marks its membership key `shutting_down`; the controller (this
 gateway itself, if it is the controller) then gives every partition it leads to
 another live gateway at the next epoch (`assign_leaders`), whose new leader
 fences the stores and opens it, then marks it served (`cluster/serving/`). This
-gateway closes each partition when its mirror shows the move, answering what
-waited on it NOT_LEADER_OR_FOLLOWER, so clients re-route. Each of
+gateway refuses produce to each partition (NOT_LEADER_OR_FOLLOWER, so clients
+re-route) when its mirror shows the move, and answers what waited on the stores
+once the new leader serves, by where its log goes on (shared_topics.py). Each of
 `controlled.shutdown.max.retries` attempts announces the shutdown again and
 waits up to `controlled.shutdown.retry.backoff.ms` for every partition to be
 served elsewhere, Kafka's internal topics' too (their coordinators move with

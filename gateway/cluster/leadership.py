@@ -6,8 +6,10 @@ every change of leader (`assign_leaders`, and preferred_leaders.py: the
 replicas, the first of them the preferred leader); the leader named claims a
 newer epoch the same way when the stores hold a claim of its epoch that is
 not its own (`claim_epoch`: its life before a restart). Once it serves the
-partition it says so in `cluster/serving/<topic id>/<index>` = {leader, epoch}
-(what a gateway handing its partitions over waits for). `cluster/topics/<name>` holds each
+partition it says so in `cluster/serving/<topic id>/<index>` = {leader, epoch,
+start}, start the sequence its log goes on at: what a gateway handing its
+partitions over waits for, and what tells the previous leader which of its
+batches on their way the log holds. `cluster/topics/<name>` holds each
 topic's journaled state: the controller writes the metadata journal and then
 this key, the other gateways follow it. A gateway asked to auto-create a
 topic it cannot create leaves `cluster/topic-requests/<name>` for the
@@ -139,10 +141,21 @@ class TopicSharing:
             return False
         return await self.claims.claim(key, encoded({**value, "epoch": newer}), sequence)
 
-    async def serving(self, topic_id: str, index: int, epoch: int) -> None:
-        """This gateway began to serve a partition at `epoch`."""
+    async def serving(self, topic_id: str, index: int, epoch: int, start: int) -> None:
+        """This gateway began to serve a partition at `epoch`, its log going on at sequence `start`."""
         await self.client.set(partition_key(topic_id, index, SERVING),
-                              encoded({"leader": self.membership.node_id, "epoch": epoch}))
+                              encoded({"leader": self.membership.node_id, "epoch": epoch, "start": start}))
+
+    def moved(self, topic_id: str, index: int, epoch: int) -> bool:
+        """Whether another gateway leads the partition now, at an epoch after `epoch`."""
+        value = decoded(self.client.get(partition_key(topic_id, index)))
+        return value is not None and value["leader"] != self.membership.node_id and value["epoch"] > epoch
+
+    def continued(self, topic_id: str, index: int) -> tuple[int, int] | None:
+        """(epoch, start) of the last leader that began to serve the partition: its log holds
+        every sequence below `start`."""
+        value = decoded(self.client.get(partition_key(topic_id, index, SERVING)))
+        return None if value is None or "start" not in value else (value["epoch"], value["start"])
 
     async def report_log_start(self, topic_id: str, index: int, log_start_offset: int, first_sequence: int) -> None:
         """A partition's log start moved where it is led, for the controller to journal."""
@@ -182,7 +195,7 @@ async def follow_cluster(client: ChpClient, leaders: Leaders, topics: ClusterTop
         await topics.follow_shared(leaders.shared_topics())
         return await topics.lead(leaders.led_by(node_id))
 
-    await on_changes(client, react, (TOPICS, PARTITIONS))
+    await on_changes(client, react, (TOPICS, PARTITIONS, SERVING))  # a serving key ends a retirement
 
 
 async def serve_topic_requests(client: ChpClient, topics: ClusterTopics) -> None:

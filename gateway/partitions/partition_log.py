@@ -109,7 +109,9 @@ class PartitionLog:
         self._fetch_waiters = WatermarkWaiters()
         self._store_waits: dict[trio.CancelScope, int] = {}  # produce waits -> the stores each needs
         self._store_calls: dict[Callable[[], None], int] = {}  # call_when_stored's -> the stores each needs
-        self._scope = trio.CancelScope()
+        self._scope = trio.CancelScope()  # cancelled once this gateway stops leading it
+        self._closed = False
+        self._continued_below = 0  # the next leader's log holds every sequence below it
         mesh.watch_acks(self._acks_moved)  # the watermark moves with each ACK, no task between
 
     def epoch_error(self, current_leader_epoch: int) -> ErrorCode | None:
@@ -203,7 +205,7 @@ class PartitionLog:
         return first, sequence
 
     def _check_leading(self) -> None:
-        if self._scope.cancel_called:  # closed: another gateway of the cluster may lead it now
+        if self._scope.cancel_called:  # retired or closed: another gateway of the cluster may lead it now
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, "this gateway no longer leads the partition")
         if self.mesh.deposed_by is not None:
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER,
@@ -219,7 +221,7 @@ class PartitionLog:
         return 1 if acks == 1 else self._min_insync
 
     def is_stored(self, sequence: int, stores: int) -> bool:
-        return self.mesh.acked_through(stores) >= sequence
+        return sequence < self._continued_below or self.mesh.acked_through(stores) >= sequence
 
     async def wait_durable(self, sequence: int) -> None:
         """Return once `min_insync` stores hold every batch up to `sequence`, however long that
@@ -239,14 +241,14 @@ class PartitionLog:
         an idempotent producer's retry of it is answered from the first append.
         """
         with trio.CancelScope() as waiting:
-            if self.in_sync_stores() < stores or self._scope.cancel_called:
+            if self.in_sync_stores() < stores or self._closed:
                 waiting.cancel()
             self._store_waits[waiting] = stores
             try:
                 await self.mesh.wait_acked(sequence, stores)
             finally:
                 del self._store_waits[waiting]
-        if self._scope.cancel_called and not self.is_stored(sequence, stores):
+        if self._closed and not self.is_stored(sequence, stores):
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, "this gateway stopped leading the partition before "
                              "the stores acknowledged the batch")
         if not self.is_stored(sequence, stores):
@@ -260,7 +262,7 @@ class PartitionLog:
         """Call `callback` once `wait_stored` would return or raise at once: the batch at `sequence`
         stored by `stores` stores, fewer in sync, the partition deposed or closed. It may be called
         more than once."""
-        if (self.is_stored(sequence, stores) or self.in_sync_stores() < stores or self._scope.cancel_called
+        if (self.is_stored(sequence, stores) or self.in_sync_stores() < stores or self._closed
                 or self.mesh.deposed_by is not None):
             callback()
             return
@@ -293,12 +295,20 @@ class PartitionLog:
         """Keep at most `limit` bytes of recent batches in memory (always the last one)."""
         self._tail.keep_within(limit)
 
-    def close(self) -> None:
-        """Stop following acknowledgements (the topic was deleted, or its leadership moved);
-        produce still waiting for stores is answered at once; what was read ahead is given up."""
-        self.mesh.watch_acks(None)
+    def retire(self) -> None:
+        """Stop leading (another gateway leads it now): appends are refused and nothing more is
+        read ahead, but produce waiting for stores waits on, for `close` to tell how it ended."""
         self._scope.cancel()
         self._stores.forget()
+
+    def close(self, continued_below: int = 0) -> None:
+        """Stop following acknowledgements (the topic was deleted, or its leadership moved);
+        produce still waiting for stores is answered at once: stored if the next leader's log
+        holds its batch (below `continued_below`), else NOT_LEADER_OR_FOLLOWER."""
+        self._continued_below = continued_below
+        self._closed = True
+        self.mesh.watch_acks(None)
+        self.retire()
         for waiting in self._store_waits:
             waiting.cancel()
         for call in list(self._store_calls):

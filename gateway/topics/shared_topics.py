@@ -41,7 +41,11 @@ class TopicSharing(Protocol):
 
     async def claim_epoch(self, topic_id: str, index: int, epoch: int, newer: int) -> bool: ...
 
-    async def serving(self, topic_id: str, index: int, epoch: int) -> None: ...
+    async def serving(self, topic_id: str, index: int, epoch: int, start: int) -> None: ...
+
+    def moved(self, topic_id: str, index: int, epoch: int) -> bool: ...
+
+    def continued(self, topic_id: str, index: int) -> tuple[int, int] | None: ...
 
 
 class ClusterTopics:
@@ -91,6 +95,7 @@ class ClusterTopics:
         The seconds until a takeover that failed is due again, if one did."""
         async with self.topic_lock:
             self._close_lost(wanted)
+            self._close_retired()
             # Held throughout: the takeovers read partition states that follow_shared changes and
             # fill slots a deletion empties. Each unled partition is taken over once, after its close.
             limiter = trio.CapacityLimiter(self.settings.concurrent_takeovers)
@@ -103,15 +108,54 @@ class ClusterTopics:
             self._share_tail()
             return self.takeover_retries.next_wait_s(wanted)
 
+    async def close_all(self) -> None:
+        """Close every partition led or retired here: this gateway's role changes, and the next
+        role's registry opens those it leads again."""
+        await self.lead({})
+        for key in list(self.retired):
+            self._end_retirement(key, 0)
+
     def _close_lost(self, wanted: dict[tuple[str, int], int]) -> None:
-        """Close the partitions led here that `wanted` no longer names at their epoch, or that were deposed."""
+        """Close the partitions led here that `wanted` no longer names at their epoch, or that were
+        deposed; retire those another gateway leads now."""
         for topic in [t for t in self.topics.values() if not t.native]:
             for index, partition in enumerate(topic.partitions):
-                epoch = wanted.get((str(topic.topic_id), index))
+                key = (str(topic.topic_id), index)
+                epoch = wanted.get(key)
                 if partition is not None and (partition.leader_epoch != epoch or partition.mesh.deposed_by is not None):
-                    self._close(topic, index)
+                    if partition.mesh.deposed_by is None and self.sharing.moved(*key, partition.leader_epoch):
+                        self._retire(topic, index)
+                    else:
+                        self._close(topic, index)
                     log.info("partition_leadership_lost", topic=topic.name, partition=index,
                              deposed_by=partition.mesh.deposed_by)
+
+    def _retire(self, topic: Topic, index: int) -> None:
+        """Hand a partition over to the gateway that leads it now. Batches published here may
+        have reached the stores before its fence, and then are in its log: their produce waits
+        until it serves (`_close_retired`), as an idempotent producer told NOT_LEADER_OR_FOLLOWER
+        takes the batch for not written (librdkafka may send it again under a new epoch)."""
+        partition, topic.partitions[index] = topic.partitions[index], None
+        partition.retire()
+        self.retired[(str(topic.topic_id), index)] = partition
+        self._leadership_changed(topic.name, index, None)
+
+    def _close_retired(self) -> None:
+        """Close each retired partition whose next leader serves it, or whose topic is gone."""
+        topic_ids = {str(topic.topic_id) for topic in self.topics.values()}
+        for key, partition in list(self.retired.items()):
+            continued = self.sharing.continued(*key)  # (epoch, start) of the leader serving it
+            if key[0] not in topic_ids:
+                self._end_retirement(key, 0)
+            elif continued is not None and continued[0] > partition.leader_epoch:
+                self._end_retirement(key, continued[1])
+
+    def _end_retirement(self, key: tuple[str, int], continued_below: int) -> None:
+        """Answer what waits on a retired partition: stored below the next leader's start."""
+        partition = self.retired.pop(key, None)
+        if partition is not None:
+            partition.close(continued_below)
+            self.storage.release(partition.mesh)
 
     async def _take_over(self, topic: Topic, index: int, epoch: int, limiter: trio.CapacityLimiter) -> None:
         """Lead a partition if its takeover is due; one that fails leaves it unled here (clients
@@ -134,6 +178,7 @@ class ClusterTopics:
         before gets a write acknowledged from here on; the log the stores continue read back."""
         state = topic.partition_states[index]
         fenced = await self._fence(topic, index, state, epoch)
+        self._end_retirement((str(topic.topic_id), index), fenced.start)  # led here again
         try:
             offsets, producers, read = await recovered_state(
                 self.storage.contents(topic.name, state.address, fenced.start - 1, state.first_sequence),
@@ -147,7 +192,7 @@ class ClusterTopics:
         log.info("partition_led", topic=topic.name, partition=index, epoch=epoch, next_offset=partition.next_offset,
                  start=fenced.start, next_sequence=offsets.next_sequence, first_sequence=state.first_sequence,
                  log_start_offset=partition.log_start_offset, batches_read=read)
-        await self.sharing.serving(str(topic.topic_id), index, epoch)
+        await self.sharing.serving(str(topic.topic_id), index, epoch, fenced.start)
         self._leadership_changed(topic.name, index, partition)
 
     async def _fence(self, topic: Topic, index: int, state: PartitionState, epoch: int) -> FenceOutcome:

@@ -58,6 +58,8 @@ class TopicRegistry(ClusterTopics):
         self.discards = discards
         self.journal = journal  # the metadata journal
         self.topics: dict[str, Topic] = {}
+        # Partitions whose leadership moved, with produce still waiting for stores (shared_topics.py).
+        self.retired: dict[tuple[str, int], PartitionLog] = {}
         self.producer_ids = ProducerIds(self.journal)
         self._nursery: trio.Nursery | None = None
         self.topic_lock = trio.Lock()

@@ -9,7 +9,8 @@ from types import SimpleNamespace
 import pytest
 import trio
 
-from gateway.mesh.dafka_producer import ProducerPartition
+from gateway.kafka_error import KafkaError
+from gateway.mesh.dafka_producer import ProducerPartition, UnackedBytes
 from gateway.settings.table import BrokerSettings
 from gateway.storage.mesh_storage import FenceOutcome, StoresUnavailable
 from gateway.topics.shared_topics import TakeoverFailed
@@ -17,6 +18,8 @@ from gateway.topics.takeover_retries import BACKOFF_S
 from gateway.topics.topic import PartitionState, Topic
 from gateway.topics.topic_registry import TopicRegistry
 from protocol.dafka import Fenced, new_uuid
+from protocol.kafka.error_codes import ErrorCode
+from protocol.records.batch import RecordBatch
 from protocol.records.builder import build_batch
 from protocol.records.record import Record
 
@@ -50,6 +53,7 @@ class Stores:
         self.unreadable = set(unreadable)
         self.answer_s = answer_s  # how long the stores take to answer a claim
         self.watcher = None
+        self.released: list[str] = []
 
     def live_stores(self) -> int:
         return len(STORES)
@@ -67,20 +71,34 @@ class Stores:
             yield sequence, self.batches[sequence]
 
     def host(self, subject: str, address: str, next_sequence: int, epoch=None, epochs=()) -> ProducerPartition:
-        return ProducerPartition(SimpleNamespace(), subject, address, next_sequence, epoch, epochs)
+        producer = SimpleNamespace(unacked=UnackedBytes(1 << 20), drop=None,  # publishes to nowhere
+                                   node=SimpleNamespace(publisher=SimpleNamespace(send_soon=lambda messages: None)))
+        return ProducerPartition(producer, subject, address, next_sequence, epoch, epochs)
+
+    def release(self, partition: ProducerPartition) -> None:
+        self.released.append(partition.uuid)
 
     async def read(self, subject: str, address: str, sequence: int, count: int) -> list:
         return []
 
 
 class Sharing:
-    """The cluster's part a takeover uses: where it tells that it serves a partition."""
+    """The cluster's part a takeover uses: where it tells that it serves a partition, and
+    where another gateway leads one (`leaders`) and serves it (`continued_at`)."""
 
     def __init__(self):
         self.served: list[tuple[str, int, int]] = []
+        self.leaders: dict[tuple[str, int], int] = {}  # epochs of other gateways' leaderships
+        self.continued_at: dict[tuple[str, int], tuple[int, int]] = {}
 
-    async def serving(self, topic_id: str, index: int, epoch: int) -> None:
+    async def serving(self, topic_id: str, index: int, epoch: int, start: int) -> None:
         self.served.append((topic_id, index, epoch))
+
+    def moved(self, topic_id: str, index: int, epoch: int) -> bool:
+        return self.leaders.get((topic_id, index), -1) > epoch
+
+    def continued(self, topic_id: str, index: int) -> tuple[int, int] | None:
+        return self.continued_at.get((topic_id, index))
 
 
 def registry_of(stores: Stores, partitions: int = 1, **settings) -> tuple[TopicRegistry, Topic]:
@@ -160,4 +178,44 @@ async def test_takeovers_of_several_partitions_run_concurrently_up_to_the_bound(
         assert await registry.lead({(str(topic.topic_id), index): EPOCH for index in range(5)}) is None
         assert trio.current_time() - started == pytest.approx(2)
         assert [partition.leader_epoch for partition in topic.partitions] == [EPOCH] * 5
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize(("in_next_log", "answer"), [(True, None), (False, ErrorCode.NOT_LEADER_OR_FOLLOWER)])
+async def test_produce_waiting_when_the_leadership_moves_is_answered_as_the_next_leader_continues(
+        autojump_clock, in_next_log, answer):
+    """A batch published here is on its way to the stores when the partition is given to
+    another gateway, whose fence may come before or after it. Its produce waits until that
+    gateway serves the partition: written if the log it continues holds the batch, else
+    NOT_LEADER_OR_FOLLOWER, which an idempotent producer (librdkafka) takes for not written and
+    may send again under a new producer epoch, where a batch in the log would be written twice."""
+    registry, topic = registry_of(Stores(all_accept(0)))
+    key = (str(topic.topic_id), 0)
+    answers = []
+    async with trio.open_nursery() as nursery:
+        registry._nursery = nursery
+        await registry.lead({key: EPOCH})
+        partition = topic.partitions[0]
+        _, sequence = await partition.append(RecordBatch(memoryview(bytearray(batch_at(0)))))
+
+        async def produce_waits():
+            try:
+                await partition.wait_stored(sequence, 1)
+                answers.append(None)
+            except KafkaError as exc:
+                answers.append(exc.code)
+
+        nursery.start_soon(produce_waits)
+        registry.sharing.leaders[key] = EPOCH + 1
+        await registry.lead({})
+        assert topic.partitions == [None]
+        with pytest.raises(KafkaError, match="no longer leads"):
+            await partition.append(RecordBatch(memoryview(bytearray(batch_at(1)))))
+        await trio.sleep(1)
+        assert answers == [], "answered before the next leader served"
+        registry.sharing.continued_at[key] = (EPOCH + 1, sequence + 1 if in_next_log else sequence)
+        await registry.lead({})
+        await trio.sleep(0)
+        assert answers == [answer]
+        assert registry.storage.released == [partition.mesh.uuid]
         nursery.cancel_scope.cancel()
