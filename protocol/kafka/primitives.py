@@ -247,8 +247,13 @@ def array_reader(element: Reader, compact: bool, nullable: bool, fixed: str | No
     return read
 
 
+SHORT_ARRAY = 16  # fixed-width arrays up to this long are packed by a Struct made once
+
+
 def array_writer(element: Writer, compact: bool, nullable: bool, fixed: str | None = None) -> Writer:
     write_length = length_codec("array", compact)[1]
+    # Most are short (a partition's replicas): a format string built per array cost half their encoding.
+    packs = [struct.Struct(f">{count}{fixed}").pack for count in range(SHORT_ARRAY)] if fixed else []
 
     def write(out, items):
         if items is None:
@@ -256,9 +261,10 @@ def array_writer(element: Writer, compact: bool, nullable: bool, fixed: str | No
                 raise EncodeError("null array where the field is not nullable")
             write_length(out, -1)
             return
-        write_length(out, len(items))
+        count = len(items)
+        write_length(out, count)
         if fixed:
-            out += struct.pack(f">{len(items)}{fixed}", *items)
+            out += packs[count](*items) if count < SHORT_ARRAY else struct.pack(f">{count}{fixed}", *items)
             return
         for item in items:
             element(out, item)
