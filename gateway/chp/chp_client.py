@@ -12,7 +12,7 @@ passive keeps them pending in case the active dies before it replicated them.
 import itertools
 import uuid
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -41,6 +41,7 @@ from protocol.errors import DecodeError
 
 log = structlog.get_logger()
 T = TypeVar("T")
+D = TypeVar("D")
 
 
 class ServerDead(Exception):
@@ -76,6 +77,8 @@ class ChpClient:
         self.subtree = subtree
         self.hugz_timeout = hugz_timeout
         self.hashmap = Hashmap()
+        self.changes = 0  # of the mirror: what is decoded from it holds until this moves
+        self._decoded: dict[str, tuple[bytes, object]] = {}  # key -> (value, what `decoded` made of it)
         self.server: Endpoint | None = None
         self._watchers = Watchers(watch_buffer)
         self._context = context or zmq.Context.instance()
@@ -94,6 +97,21 @@ class ChpClient:
 
     def items(self) -> dict[str, bytes]:
         return {key: msg.body for key, msg in self.hashmap.entries.items()}
+
+    def keys_under(self, prefix: str) -> list[str]:
+        return [key for key in self.hashmap.entries if key.startswith(prefix)]
+
+    def decoded(self, key: str, decode: Callable[[bytes], D]) -> D | None:
+        """`decode` of the key's value (None while absent), called once per value: a cluster's
+        mirror holds a key per partition, which its reconcilers read whole at each change."""
+        body = self.get(key)
+        if body is None:
+            self._decoded.pop(key, None)
+            return None
+        known = self._decoded.get(key)
+        if known is None or known[0] is not body:
+            known = self._decoded[key] = (body, decode(body))
+        return known[1]
 
     def watch(self) -> AbstractContextManager[trio.MemoryReceiveChannel[Change]]:
         """`with client.watch() as changes: async for change in changes: ...`"""
@@ -211,6 +229,8 @@ class ChpClient:
             if self.sequence(key) != entry.sequence or self.get(key) != entry.body:
                 self._watchers.emit(Update(key, entry.body, entry.sequence, entry.uuid))
         self.hashmap = fresh
+        self.changes += 1
+        self._decoded.clear()
         for key in list(self._cas):
             if key in fresh.entries:
                 self._settle(fresh.entries[key])
@@ -232,6 +252,9 @@ class ChpClient:
                 caught_up |= msg.sequence >= self.hashmap.sequence
             elif msg.sequence > self.hashmap.sequence:
                 self.hashmap.store(msg)
+                self.changes += 1
+                if not msg.body:
+                    self._decoded.pop(msg.key, None)
                 self._watchers.emit(Update(msg.key, msg.body or None, msg.sequence, msg.uuid))
                 self._settle(msg)
                 caught_up = True

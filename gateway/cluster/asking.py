@@ -39,7 +39,7 @@ async def serve_requests(client: ChpClient, requests: str, answers: str, answer:
     handled: set[str] = set()  # until their deletion shows
 
     async def react():
-        pending = {key: decoded(body) for key, body in client.items().items() if key.startswith(requests)}
+        pending = {key: decoded(client.get(key)) for key in client.keys_under(requests)}
         handled.intersection_update(pending)
         for key, request in pending.items():
             if key not in handled and request is not None:

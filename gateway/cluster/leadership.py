@@ -64,8 +64,8 @@ def partition_key(topic_id: str, index: int, prefix: str = PARTITIONS) -> str:
 def partition_values(client: ChpClient, prefix: str) -> dict[tuple[str, int], dict]:
     """(topic id, index) -> value of every partition key under `prefix`."""
     found = {}
-    for key, body in client.items().items():
-        value = decoded(body) if key.startswith(prefix) else None
+    for key in client.keys_under(prefix):
+        value = client.decoded(key, decoded)
         if value is not None:
             topic_id, index = key.removeprefix(prefix).rsplit("/", 1)
             found[(topic_id, int(index))] = value
@@ -80,7 +80,7 @@ class Leaders:
 
     def value(self, topic_id: str, index: int) -> dict | None:
         """The partition's key: {leader, epoch, replicas}; None while unassigned."""
-        return decoded(self.client.get(partition_key(topic_id, index)))
+        return self.client.decoded(partition_key(topic_id, index), decoded)
 
     def leader(self, topic_id: str, index: int) -> tuple[int, int] | None:
         """(leader node id, leader epoch), or None while unassigned."""
@@ -98,8 +98,8 @@ class Leaders:
         return None if value is None else (value["leader"], value["epoch"])
 
     def shared_topics(self) -> dict[str, dict]:
-        return {key.removeprefix(TOPICS): state for key, body in self.client.items().items()
-                if key.startswith(TOPICS) and (state := decoded(body)) is not None}
+        return {key.removeprefix(TOPICS): state for key in self.client.keys_under(TOPICS)
+                if (state := self.client.decoded(key, decoded)) is not None}
 
     def led_by(self, node_id: int) -> Wanted:
         return {partition: value["epoch"] for partition, value in partition_values(self.client, PARTITIONS).items()
@@ -201,7 +201,7 @@ async def follow_cluster(client: ChpClient, leaders: Leaders, topics: ClusterTop
 async def serve_topic_requests(client: ChpClient, topics: ClusterTopics) -> None:
     """The controller: create the topics other gateways were asked to auto-create."""
     async def react():
-        for key in [key for key in client.items() if key.startswith(TOPIC_REQUESTS)]:
+        for key in client.keys_under(TOPIC_REQUESTS):
             name = key.removeprefix(TOPIC_REQUESTS)
             try:
                 await topics.auto_create(name)

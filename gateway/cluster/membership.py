@@ -73,13 +73,22 @@ class Membership:
         self.eligible = True
         self.is_controller = False
         self.shutting_down = False
+        self._members: tuple[int, dict[int, Member]] = (-1, {})  # as of the mirror's changes count
         self._refreshing = trio.CancelScope()
 
     def members(self) -> dict[int, Member]:
-        """The live gateways by node id."""
+        """The live gateways by node id, decoded once per change of the mirror (Metadata asks for
+        each partition's in-sync replicas, and the mirror holds keys of every partition)."""
+        changes, members = self._members
+        if changes != self.client.changes:
+            members = self._decoded_members()
+            self._members = (self.client.changes, members)
+        return members
+
+    def _decoded_members(self) -> dict[int, Member]:
         found = {}
-        for key, body in self.client.items().items():
-            value = decoded(body) if key.startswith(MEMBERS) else None
+        for key in self.client.keys_under(MEMBERS):
+            value = self.client.decoded(key, decoded)
             if value is not None:
                 member = Member(value["node"], value.get("rack"),
                                 {name: (host, port) for name, (host, port) in value["listeners"].items()},

@@ -33,6 +33,7 @@ class Elections:
         self.claims = claims
         self.membership = membership
         self.leaders = leaders
+        self._adopted: set[int] = set()  # gateways a replica list named: never adopted again
 
     async def elect(self, topic_id: str, index: int, election: int) -> ErrorCode:
         """ElectLeaders for one partition, answered as Kafka's controller answers."""
@@ -93,10 +94,14 @@ class Elections:
 
     async def adopt(self) -> None:
         """Make every live gateway that no replica list names (it joined for the first time) a replica of
-        every partition, and the preferred leader of its share (replicas.py)."""
-        for node in sorted(self.membership.candidates()):
+        every partition, and the preferred leader of its share (replicas.py). Called at every
+        change of a partition's key, it reads them only when a gateway not seen in one is live."""
+        for node in sorted(self.membership.candidates() - self._adopted):
             lists = self.replica_lists()
-            if not lists or any(node in replicas for replicas in lists.values()):
+            if not lists:
+                continue
+            if any(node in replicas for replicas in lists.values()):
+                self._adopted.add(node)
                 continue
             log.info("gateway_adopted", node=node, partitions=len(lists))
             for (topic_id, index), replicas in adopted(lists, node).items():

@@ -58,7 +58,7 @@ class ProducerIdBlocks:
 async def serve_producer_id_requests(client: ChpClient, producer_ids: BlockSource) -> None:
     """The controller: a journaled block for every gateway that asks."""
     async def react():
-        for key, body in [(key, body) for key, body in client.items().items() if key.startswith(REQUESTS)]:
+        for key, body in [(key, client.get(key)) for key in client.keys_under(REQUESTS)]:
             request = decoded(body)
             if request is not None:
                 first, end = await producer_ids.take_block()

@@ -184,3 +184,32 @@ async def _answer_snapshot(snapshot):
 
 def seq(number: int) -> bytes:
     return number.to_bytes(8, "big")
+
+
+async def test_a_value_is_decoded_once_and_again_only_when_it_changes(chp_server, client_options):
+    """What the cluster decodes from the mirror (a key per partition, read whole at each change)
+    is kept per value: the same value is not decoded twice, a new or deleted one is seen at once."""
+    decodings = []
+
+    def decode(body: bytes) -> str:
+        decodings.append(body)
+        return body.decode()
+
+    async with open_chp_client([endpoint(chp_server)], **client_options) as client:
+        with client.watch() as changes:
+            await client.set("/p/1", b"one")
+            await client.set("/p/2", b"two")
+            await client.set("/q/1", b"other")
+            await next_update(changes, "/q/1")
+            assert client.keys_under("/p/") == ["/p/1", "/p/2"]
+            assert [client.decoded(key, decode) for key in client.keys_under("/p/")] * 2 == ["one", "two"] * 2
+            assert decodings == [b"one", b"two"]
+            before = client.changes
+            await client.set("/p/1", b"uno")
+            await next_update(changes, "/p/1")
+            assert client.changes > before
+            assert client.decoded("/p/1", decode) == "uno"
+            await client.delete("/p/2")
+            await next_deletion(changes, "/p/2")
+            assert client.decoded("/p/2", decode) is None
+        assert decodings == [b"one", b"two", b"uno"]

@@ -22,8 +22,8 @@ class Mirror:
         self.deleted: list[str] = []
         self._changes = trio.open_memory_channel(0)
 
-    def items(self) -> dict[str, bytes]:
-        return dict(self.keys)
+    def keys_under(self, prefix: str) -> list[str]:
+        return [key for key in self.keys if key.startswith(prefix)]
 
     @contextmanager
     def watch(self):
