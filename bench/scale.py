@@ -15,7 +15,11 @@ costs little):
   group.initial.rebalance.delay.ms included (it lets every member join the
   first generation).
 
-    python bench/scale.py [--partitions 1000,10000] [--connections 1000,10000] [--members 100,1000]
+    python bench/scale.py [--partitions 1000,10000] [--connections 1000,10000] [--members 100,1000] [--chp]
+
+With --chp the gateway is a cluster of one on a CHP server (leadership, membership and
+topics kept in CHP, as in a cluster of gateways); the time to create partitions then
+includes leading them.
 
 Figures only: it never fails on speed.
 """
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import socket
 import statistics
 import struct
 import sys
@@ -104,6 +109,17 @@ async def metadata_ms(port: int) -> tuple[float, float, int]:
     return cuts[49], cuts[98], partitions
 
 
+async def all_led(connection: Connection, total: int) -> None:
+    """Until Metadata names a leader for each of `total` partitions (a cluster leads them after
+    CreateTopics answered)."""
+    while True:
+        response = await connection.call("Metadata", 12, topics=None, allow_auto_topic_creation=False,
+                                         include_topic_authorized_operations=False)
+        if sum(p.leader_id >= 0 for topic in response.topics for p in topic.partitions) >= total:
+            return
+        await trio.sleep(0.5)
+
+
 async def grow_partitions(port: int, pid: int, totals: list[int]) -> None:
     CreateTopic = by_name("CreateTopics").Request.Topics  # noqa: N806 - a class
     connection = await Connection.open(port)
@@ -117,6 +133,7 @@ async def grow_partitions(port: int, pid: int, totals: list[int]) -> None:
             if response.topics[0].error_code:
                 raise RuntimeError(f"CreateTopics failed: {response.topics[0]}")
             created += PARTITIONS_PER_TOPIC
+        await all_led(connection, total)
         seconds = time.perf_counter() - started
         p50, p99, seen = await metadata_ms(port)
         print(f"partitions {seen:6d}: created in {seconds:6.1f} s; Metadata p50 {p50:7.1f} ms, p99 {p99:7.1f} ms; "
@@ -198,11 +215,29 @@ async def rebalances(port: int, sizes: list[int]) -> None:
               f"({load()})", flush=True)
 
 
+def chp_ports() -> int:
+    """A base port P with P..P+3 free (a CHP server binds four)."""
+    while True:
+        base = free_port()
+        if all(_bindable(port) for port in range(base + 1, base + 4)):
+            return base
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--partitions", default="1000,10000", help="totals of partitions, comma-separated")
     parser.add_argument("--connections", default="1000,10000", help="idle connections, comma-separated")
     parser.add_argument("--members", default="100,1000", help="members of one group, comma-separated")
+    parser.add_argument("--chp", action="store_true", help="a cluster of one gateway on a CHP server")
     arguments = parser.parse_args()
     numbers = {name: [int(n) for n in getattr(arguments, name).split(",") if n]
                for name in ("partitions", "connections", "members")}
@@ -212,6 +247,11 @@ def main() -> None:
         (directory / "gateway").mkdir()
         command = gateway_command(port, directory / "gateway", free_port()) + [
             "--max-connections", str(max(numbers["connections"] + [0]) + 100)]
+        if arguments.chp:
+            chp_port = chp_ports()
+            stack.enter_context(child([sys.executable, "-m", "gateway.chp.chp_server", "--chp-port", str(chp_port)], chp_port,
+                                      directory / "chp.log"))
+            command += ["--chp-servers", f"127.0.0.1:{chp_port}", "--node-id", "1"]
         process = stack.enter_context(child(command, port, directory / "gateway.log"))
         print(f"gateway pid {process.pid} on 127.0.0.1:{port}, RSS {resident_mb(process.pid):.0f} MB; {load()}")
         trio.run(rebalances, port, numbers["members"])
