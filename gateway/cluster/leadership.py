@@ -148,13 +148,13 @@ class TopicSharing:
 
     def moved(self, topic_id: str, index: int, epoch: int) -> bool:
         """Whether another gateway leads the partition now, at an epoch after `epoch`."""
-        value = decoded(self.client.get(partition_key(topic_id, index)))
+        value = self.client.decoded(partition_key(topic_id, index), decoded)
         return value is not None and value["leader"] != self.membership.node_id and value["epoch"] > epoch
 
     def continued(self, topic_id: str, index: int) -> tuple[int, int] | None:
         """(epoch, start) of the last leader that began to serve the partition: its log holds
         every sequence below `start`."""
-        value = decoded(self.client.get(partition_key(topic_id, index, SERVING)))
+        value = self.client.decoded(partition_key(topic_id, index, SERVING), decoded)
         return None if value is None or "start" not in value else (value["epoch"], value["start"])
 
     async def report_log_start(self, topic_id: str, index: int, log_start_offset: int, first_sequence: int) -> None:
