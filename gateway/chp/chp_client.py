@@ -99,7 +99,7 @@ class ChpClient:
         return {key: msg.body for key, msg in self.hashmap.entries.items()}
 
     def keys_under(self, prefix: str) -> list[str]:
-        return [key for key in self.hashmap.entries if key.startswith(prefix)]
+        return [msg.key for msg in self.hashmap.subtree(prefix)]
 
     def decoded(self, key: str, decode: Callable[[bytes], D]) -> D | None:
         """`decode` of the key's value (None while absent), called once per value: a cluster's
