@@ -52,6 +52,8 @@ class ClusterTopics(Protocol):
 
     async def lead(self, wanted: Wanted) -> float | None: ...
 
+    async def close_retired(self) -> None: ...
+
     async def auto_create(self, name: str): ...
 
     async def log_starts_reported(self, reports: dict[tuple[str, int], tuple[int, int]]) -> None: ...
@@ -195,7 +197,10 @@ async def follow_cluster(client: ChpClient, leaders: Leaders, topics: ClusterTop
         await topics.follow_shared(leaders.shared_topics())
         return await topics.lead(leaders.led_by(node_id))
 
-    await on_changes(client, react, (TOPICS, PARTITIONS, SERVING))  # a serving key ends a retirement
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(on_changes, client, react, (TOPICS, PARTITIONS))
+        # A new leader's serving key ends a retirement here: only that is looked at again.
+        nursery.start_soon(on_changes, client, topics.close_retired, (SERVING,))
 
 
 async def serve_topic_requests(client: ChpClient, topics: ClusterTopics) -> None:

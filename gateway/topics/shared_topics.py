@@ -140,6 +140,10 @@ class ClusterTopics:
         self.retired[(str(topic.topic_id), index)] = partition
         self._leadership_changed(topic.name, index, None)
 
+    async def close_retired(self) -> None:
+        async with self.topic_lock:
+            self._close_retired()
+
     def _close_retired(self) -> None:
         """Close each retired partition whose next leader serves it, or whose topic is gone."""
         topic_ids = {str(topic.topic_id) for topic in self.topics.values()}
