@@ -6,7 +6,8 @@ costs little):
 
 * partitions: topics of 1,000 partitions are created up to each total; printed:
   the time to create them, the median and p99 time of a Metadata request for
-  every topic, the response's size, and the gateway's resident memory;
+  every topic, the gateway's resident memory, and the
+  cores it and its store use idle (no request for 20 s);
 * idle connections: each opens, asks ApiVersions once and stays; printed: the
   gateway's resident memory per connection, and Metadata's time meanwhile;
 * one classic consumer group: every member joins (JoinGroup, with the member
@@ -42,12 +43,14 @@ import trio
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kafka_throughput import child, free_port, gateway_command, load  # noqa: E402 - beside this file
+from process_cpu import CpuMeter  # noqa: E402 - beside this file
 
 from protocol.kafka import decode_response, encode_request  # noqa: E402
 from protocol.kafka.apis import by_name  # noqa: E402
 
 PARTITIONS_PER_TOPIC = 1000
 METADATA_SAMPLES = 20
+IDLE_REST_S, IDLE_MEASURED_S = 5.0, 20.0  # idle cost: CPU over the second span, after the first
 CONNECT_BATCH = 200  # connections opened at once
 IDLE_SETTLE_S = 3.0  # the gateway lets a connection quiet for a second give its receive buffer up
 GROUP_TIMEOUT_S = 120.0
@@ -120,6 +123,14 @@ async def all_led(connection: Connection, total: int) -> None:
         await trio.sleep(0.5)
 
 
+async def idle_cores(pid: int) -> str:
+    """Cores the gateway and its embedded store use with no client asking anything."""
+    await trio.sleep(IDLE_REST_S)
+    meter = CpuMeter(pid)
+    await trio.sleep(IDLE_MEASURED_S)
+    return ", ".join(f"{name} {(user + system) / IDLE_MEASURED_S:.3f}" for name, (user, system) in meter.used().items())
+
+
 async def grow_partitions(port: int, pid: int, totals: list[int]) -> None:
     CreateTopic = by_name("CreateTopics").Request.Topics  # noqa: N806 - a class
     connection = await Connection.open(port)
@@ -137,7 +148,7 @@ async def grow_partitions(port: int, pid: int, totals: list[int]) -> None:
         seconds = time.perf_counter() - started
         p50, p99, seen = await metadata_ms(port)
         print(f"partitions {seen:6d}: created in {seconds:6.1f} s; Metadata p50 {p50:7.1f} ms, p99 {p99:7.1f} ms; "
-              f"gateway RSS {resident_mb(pid):7.0f} MB  ({load()})", flush=True)
+              f"gateway RSS {resident_mb(pid):7.0f} MB; idle {await idle_cores(pid)}  ({load()})", flush=True)
     await connection.stream.aclose()
 
 

@@ -70,10 +70,15 @@ class Socket:
         self._watcher: trio.CancelScope | None = None  # the task waiting on the FD
         self._watched_flag = 0
         self._waiters: dict[int, trio.Event] = {}  # POLLIN/POLLOUT -> set when it may be ready
-        self._drops = socket_type == zmq.PUB  # never waits to send: drops at its high-water mark
+        self._drops = socket_type in (zmq.PUB, zmq.XPUB)  # never waits to send: drops at its high-water mark
         self._soon: list[Sequence] = []  # messages of `send_soon`, sent ahead of any other
         self._soon_bytes = 0
         self._held: list[list[zmq.Frame]] = []  # received by `disconnect`, returned before any other
+
+    def never_drop(self) -> None:
+        """An XPUB that says zmq.Again at a peer's high-water mark instead of dropping (XPUB_NODROP)."""
+        self.zsock.setsockopt(zmq.XPUB_NODROP, 1)
+        self._drops = False
 
     def __enter__(self) -> Socket:
         return self
@@ -121,12 +126,12 @@ class Socket:
         return sent
 
     def send_soon(self, messages: Sequence[Sequence]) -> None:
-        """Send messages of a PUB when the trio loop's pass ends, or before any later send on
+        """Send messages of a (X)PUB when the trio loop's pass ends, or before any later send on
         it, or once SOON_MAX or SOON_MAX_BYTES are queued, without a scheduling point: ZeroMQ's I/O thread is
         woken once for all that the pass publishes, not once per call. What the PUB cannot
         send then is dropped, as at its high-water mark (a send error is logged)."""
         if not self._drops:
-            raise TypeError("send_soon is for PUB sockets, which never wait to send")
+            raise TypeError("send_soon is for sockets that never wait to send (PUB, XPUB)")
         if not self._soon and messages:
             _pass_end().due.append(self)
         self._soon.extend(messages)

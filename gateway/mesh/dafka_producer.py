@@ -8,13 +8,16 @@ lines of stdin.
 
 A partition hosted with a leader epoch is fenced (our FENCE extension, see
 store/fences.py): the producer announces the epoch and its first sequence
-with every HEAD, counts only the stores' EPOCH-ACKs of that epoch, and is
-deposed by one of a newer epoch (or by any, if it was hosted without one).
+when it hosts the partition, to every store writer that subscribes (a store
+new or back), and again every ANNOUNCE_EVERY_HEADS HEADs; it counts only the
+stores' EPOCH-ACKs of that epoch, and is deposed by one of a newer epoch (or
+by any, if it was hosted without one).
 `Producer.fence` is the claim before hosting: the stores' FENCED answers.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from collections import deque
@@ -28,6 +31,7 @@ from gateway.mesh.leader_epochs import NO_EPOCH, Epochs, epoch_at
 from gateway.mesh.mesh_node import MeshNode, keep_serving, sender_of
 from gateway.settings.declaration import Command
 from gateway.settings.table import MeshSettings
+from gateway.zmq_trio import subscription_event
 from protocol.dafka import (
     Ack,
     DirectRecord,
@@ -51,6 +55,9 @@ STDIN_CHUNK = 1 << 16
 
 MAX_UNACKED_BYTES = 512 * 1024 * 1024
 FENCE_RETRY_S = 0.5  # a claim not answered by every store by then is sent again (stores answer alike)
+# An announcement lost on the way (a store's full pipe) is sent again with a later HEAD: each
+# partition's with every tenth, a tenth of them at each, as thousands idle cost the stores.
+ANNOUNCE_EVERY_HEADS = 10
 DropHook = Callable[[str, int], bool]  # (partition UUID, sequence) -> skip publishing it
 
 
@@ -58,8 +65,9 @@ class ProducerPartition:
     """One partition this node publishes: records are numbered from `next_sequence` on."""
 
     def __init__(self, producer: Producer, subject: str, uuid: str, next_sequence: int, epoch: int | None = None,
-                 epochs: Epochs = ()):
+                 epochs: Epochs = (), announce_slot: int = 0):
         self.producer = producer
+        self.announce_slot = announce_slot  # the HEADs (modulo ANNOUNCE_EVERY_HEADS) that repeat the announcement
         self.subject = subject
         self.uuid = uuid
         self.next_sequence = next_sequence
@@ -77,6 +85,8 @@ class ProducerPartition:
         self._failed_stores: dict[str, int] = {}  # store whose disk failed -> sequence it must hold again
         self._holding: list[int] | None = None  # what counting stores ACKed, highest first (None: sort again)
         self._prefix = content_prefix(Record(uuid, subject, 0, b""))
+        self._head_prefix = content_prefix(Head(uuid, subject, 0))
+        self._announcement: list | None = None  # encoded once: epoch, start and epochs never change
         self._acks_listener: Callable[[], None] | None = None
 
     async def publish(self, content) -> int:
@@ -190,7 +200,14 @@ class ProducerPartition:
         """FENCE naming our epoch and start, for the stores that missed it (none: not fenced)."""
         if self.epoch is None or self.deposed_by is not None:
             return []
-        return [encode(Fence(self.uuid, self.producer.node.uuid, self.subject, self.epoch, self.start, self.epochs))]
+        if self._announcement is None:
+            self._announcement = [encode(Fence(self.uuid, self.producer.node.uuid, self.subject, self.epoch,
+                                               self.start, self.epochs))]
+        return self._announcement
+
+    def head(self) -> list:
+        """HEAD naming the last sequence published."""
+        return [self._head_prefix + encode_sequence(self.next_sequence - 1)]
 
     def on_ack(self, store: str, sequence: int) -> None:
         if store in self._diverged_stores:
@@ -289,12 +306,14 @@ class Producer:
 
     def __init__(self, context: zmq.Context, config: MeshSettings, *, drop: DropHook | None = None,
                  max_unacked_bytes: int = MAX_UNACKED_BYTES):
-        self.node = MeshNode(context, config, kind="producer")
+        # Verbose XPUB: a store writer subscribing to FENCE tells that it (re)connected.
+        self.node = MeshNode(context, config, kind="producer", verbose_publisher=True)
         self.drop = drop  # test hook: records it selects are never published, only FETCHable
         self.partitions: dict[str, ProducerPartition] = {}
         self.unacked = UnackedBytes(max_unacked_bytes)
         self._claims: dict[tuple[str, str], _Claim] = {}  # (subject, partition) -> answers to our claim
         self._foreign_acks: Callable[[Ack], None] | None = None
+        self._announce_slots = itertools.count()
         self.node.subscribe(subscription(Fenced, self.node.uuid))
 
     def follow_foreign_acks(self, listener: Callable[[Ack], None]) -> None:
@@ -312,7 +331,8 @@ class Producer:
         """Start publishing a partition (a new one, or one resumed at `next_sequence`), fenced
         at leader `epoch` if given, continuing a log of `epochs` (a won claim's): the
         announcement goes ahead of its records."""
-        partition = ProducerPartition(self, subject, uuid or new_uuid(), next_sequence, epoch, epochs)
+        partition = ProducerPartition(self, subject, uuid or new_uuid(), next_sequence, epoch, epochs,
+                                      next(self._announce_slots) % ANNOUNCE_EVERY_HEADS)
         self.partitions[partition.uuid] = partition
         for message_type in (Ack, EpochAck, Fetch):
             self.node.subscribe(subscription(message_type, partition.uuid))
@@ -352,6 +372,7 @@ class Producer:
         async with trio.open_nursery() as nursery:
             await nursery.start(self.node.run)
             nursery.start_soon(keep_serving, self.node.log, self._send_heads)
+            nursery.start_soon(keep_serving, self.node.log, self._announce_to_new_stores)
             task_status.started()
             await keep_serving(self.node.log, self._receive)
 
@@ -379,15 +400,22 @@ class Producer:
                 await self.node.publisher.send_batch(answers)
 
     async def _send_heads(self) -> None:
-        while True:
+        for count in itertools.count():
             await trio.sleep(self.node.config.head_interval_ms / 1000)
-            heads = [
-                encode(Head(p.uuid, p.subject, p.next_sequence - 1))
-                for p in self.partitions.values()
-                if p.next_sequence > 0
-            ]
-            announcements = [message for p in self.partitions.values() for message in p.announcement()]
+            slot = count % ANNOUNCE_EVERY_HEADS
+            heads = [p.head() for p in self.partitions.values() if p.next_sequence > 0]
+            announcements = [message for p in self.partitions.values() if p.announce_slot == slot
+                             for message in p.announcement()]
             await self.node.publisher.send_batch(announcements + heads)
+
+    async def _announce_to_new_stores(self) -> None:
+        """A store writer subscribing to FENCE is new or back, and may have missed announcements:
+        every partition's goes out again (the subscription holds before we read of it)."""
+        while True:
+            frames = await self.node.publisher.recv()
+            if bytes(frames[0]) == subscription_event(Fence.ID):
+                await self.node.publisher.send_batch([message for p in list(self.partitions.values())
+                                                      for message in p.announcement()])
 
 
 async def _publish_stdin(context: zmq.Context, config: MeshSettings, topic: str, acks: int) -> None:

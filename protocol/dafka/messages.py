@@ -306,7 +306,7 @@ def encode(message: Message) -> list[Buffer]:
     return [frame]
 
 
-def content_prefix(message: Record | DirectRecord) -> bytes:
+def content_prefix(message: Record | DirectRecord | Head) -> bytes:
     """Frame 0 of `message` without its sequence: `prefix + encode_sequence(n)` frames
     sequence n of the same partition, subject (and requester) without the generic codec."""
     return encode(message)[0][: -_U64.size]

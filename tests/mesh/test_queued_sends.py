@@ -84,10 +84,15 @@ async def test_a_closing_socket_sends_what_it_queued():
             await trio.lowlevel.checkpoint()  # the pass ends with the socket closed: nothing to send, no error
 
 
-async def test_only_a_pub_queues():
-    with zmq_context() as context, Socket(context, zmq.DEALER, linger_ms=0) as dealer:
+async def test_only_a_socket_that_drops_at_its_high_water_mark_queues():
+    with zmq_context() as context, Socket(context, zmq.DEALER, linger_ms=0) as dealer, \
+            Socket(context, zmq.XPUB, linger_ms=0) as xpub:
         with pytest.raises(TypeError):
             dealer.send_soon([[b"x"]])
+        xpub.send_soon([[b"x"]])
+        xpub.never_drop()
+        with pytest.raises(TypeError):
+            xpub.send_soon([[b"x"]])
 
 
 async def test_a_message_ready_when_its_connection_is_cut_is_received_whole():

@@ -4,11 +4,13 @@ Leaders are Producer nodes in the test; stores are real ones (StoreLog on disk),
 in a scope of its own so that it can be stopped and started again on its directory.
 """
 
+import itertools
 from contextlib import ExitStack
 
 import pytest
 import trio
 
+from gateway.mesh import dafka_producer
 from gateway.mesh.dafka_producer import Producer
 from gateway.mesh.leader_epochs import epoch_at, first_divergence
 from gateway.mesh.store.fences import FenceBook, PartitionFence, batch_epoch
@@ -73,8 +75,10 @@ async def mesh(tmp_path, config, nursery):
     with zmq_context() as context, ExitStack() as closing:
         await nursery.start(run_tower, context, config)
 
+        numbers = itertools.count()
+
         async def stores(count: int) -> list[Store]:
-            started = [Store(nursery, context, config, tmp_path / f"store-{n}") for n in range(count)]
+            started = [Store(nursery, context, config, tmp_path / f"store-{next(numbers)}") for _ in range(count)]
             for store in started:
                 await store.start()
             return started
@@ -174,6 +178,23 @@ async def test_the_fence_survives_a_store_restart(mesh):
         await deposed.publish(batch(0, "late"))
         await wait_deposed(deposed)
         assert [c for _, c in store.contents(address)] == [batch(0, "a")]
+
+
+async def test_a_store_that_connects_later_hears_the_announcement_at_once(mesh, monkeypatch):
+    """A store that missed the claim and the announcement at hosting learns the fence when its
+    writer subscribes, not at the periodic repeat (put out of reach here)."""
+    monkeypatch.setattr(dafka_producer, "ANNOUNCE_EVERY_HEADS", 1_000_000)
+    stores_of, producer_of = mesh
+    with trio.fail_after(60):
+        [first] = await stores_of(1)
+        leader = await producer_of()
+        address = new_uuid()
+        assert (await claim(leader, address, 3, stores=1)).won(stores=1, min_insync=1)
+        leader.host(SUBJECT, uuid=address, next_sequence=5, epoch=3)
+        [later] = await stores_of(1)
+        while (fence := later.writer.fences.get((SUBJECT, address))) is None:
+            await trio.sleep(0.02)
+        assert (fence.epoch, fence.start) == (3, 5)
 
 
 async def test_a_diverged_tail_is_truncated_where_the_new_leader_writes(mesh):

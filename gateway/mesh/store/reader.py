@@ -93,7 +93,7 @@ class StoreReader:
         # spares both a copy of every ACK.
         self.node = MeshNode(context, config, kind="store-reader", verbose_publisher=True,
                              ignored_peers=frozenset([writer_uuid]))
-        self.node.publisher.zsock.setsockopt(zmq.XPUB_NODROP, 1)
+        self.node.publisher.never_drop()
         self.log = log
         self.writer_uuid = writer_uuid
         self.fences = fences  # the writer's, read on the same loop
