@@ -1,5 +1,6 @@
 """The hashmap a CHP server owns and a CHP client mirrors (no I/O here)."""
 
+from bisect import bisect_left, insort
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -12,12 +13,18 @@ class Hashmap:
     def __init__(self) -> None:
         self.entries: dict[str, KVMsg] = {}
         self.sequence = 0
+        # The keys in order, for `subtree`: a cluster holds a key per partition, and its
+        # reconcilers list a few gateways' keys at every change of one.
+        self._keys: list[str] = []
 
     def store(self, msg: KVMsg) -> None:
         """Apply a sequenced update: set the key, or delete it if the body is empty."""
         if msg.is_delete:
-            self.entries.pop(msg.key, None)
+            if self.entries.pop(msg.key, None) is not None:
+                del self._keys[bisect_left(self._keys, msg.key)]
         else:
+            if msg.key not in self.entries:
+                insort(self._keys, msg.key)
             self.entries[msg.key] = msg
         self.sequence = msg.sequence
 
@@ -54,5 +61,9 @@ class Hashmap:
         return [self.accept(KVMsg(key=key), now_ms) for key in expired]
 
     def subtree(self, prefix: str) -> Iterator[KVMsg]:
-        """The stored messages whose keys start with `prefix`."""
-        return (msg for key, msg in self.entries.items() if key.startswith(prefix))
+        """The stored messages whose keys start with `prefix`, in the keys' order."""
+        keys = self._keys
+        index = bisect_left(keys, prefix)
+        while index < len(keys) and keys[index].startswith(prefix):
+            yield self.entries[keys[index]]
+            index += 1

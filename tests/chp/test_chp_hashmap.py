@@ -1,7 +1,12 @@
 """The server's hashmap: sequencing, ttl expiry and subtrees, without sockets."""
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from gateway.chp.hashmap import Hashmap
 from protocol.chp import KVMsg
+
+KEYS = st.text(alphabet="ab/", max_size=4)
 
 
 def test_accept_sequences_and_stores_updates():
@@ -31,3 +36,11 @@ def test_replicated_absolute_expiry_is_kept_as_is():
     replica.store(KVMsg(key="lease", sequence=9, body=b"x", properties={"ttl": "5000"}))
     assert replica.expire(now_ms=4999) == []
     assert [msg.key for msg in replica.expire(now_ms=5000)] == ["lease"]
+
+
+@given(st.lists(st.tuples(KEYS, st.booleans())), KEYS)
+def test_a_subtree_is_every_key_under_its_prefix_however_they_came_and_went(updates, prefix):
+    hashmap = Hashmap()
+    for sequence, (key, deleted) in enumerate(updates, 1):
+        hashmap.store(KVMsg(key=key, sequence=sequence, body=b"" if deleted else b"v"))
+    assert [msg.key for msg in hashmap.subtree(prefix)] == sorted(k for k in hashmap.entries if k.startswith(prefix))
