@@ -38,8 +38,4 @@ def leadership(services: Services, topic, internal=None):
     if topic is None:
         controller = cluster.controller_id
         return lambda index: (controller, internal.partitions[index].leader_epoch, [controller], [controller])
-
-    def of(index: int) -> tuple[int, int, list[int], list[int]]:
-        leader, epoch = cluster.leader(topic, index)
-        return (leader, epoch, *cluster.replicas(topic, index)) if leader >= 0 else (leader, epoch, [], [])
-    return of
+    return cluster.leadership(topic)

@@ -61,6 +61,9 @@ class Cluster(Protocol):
     def replicas(self, topic: Topic, index: int) -> tuple[list[int], list[int]]:
         """(replicas, in-sync replicas) of a partition, its preferred leader first."""
 
+    def leadership(self, topic: Topic) -> Callable[[int], tuple[int, int, list[int], list[int]]]:
+        """index -> (leader, leader epoch, replicas, in-sync replicas) of the topic's partitions."""
+
     async def elect(self, topic: Topic, index: int, election: int) -> ErrorCode:
         """ElectLeaders' outcome for a partition (0: preferred, 1: unclean)."""
 

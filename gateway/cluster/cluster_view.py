@@ -9,11 +9,13 @@ its in-sync replicas the live ones among them; alone, this gateway is both.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from gateway.cluster.leadership import Leaders
 from gateway.cluster.membership import Membership
 from gateway.cluster.preferred_leaders import Elections
+from gateway.cluster.replicas import replicas_of
 from gateway.settings.listeners import Listener
 from gateway.settings.table import BrokerSettings
 from protocol.kafka.error_codes import ErrorCode
@@ -78,19 +80,29 @@ class ClusterView:
         return None if leader is None else self.broker(leader[0], listener)
 
     def leader(self, topic, index: int) -> tuple[int, int]:
-        """(leader node id, leader epoch) of a partition; (-1, -1) while it has none. Native
-        partitions are read only: every gateway serves them."""
-        if self.leaders is None or topic.native:
-            return self.node_id, topic.partitions[index].leader_epoch
-        return self.leaders.leader(str(topic.topic_id), index) or (-1, -1)
+        """(leader node id, leader epoch) of a partition; (-1, -1) while it has none."""
+        return self.leadership(topic)(index)[:2]
 
     def replicas(self, topic, index: int) -> tuple[list[int], list[int]]:
-        """(replicas, in-sync replicas): the gateways that may lead the partition, its preferred leader
-        first, and the live ones among them; a native partition's is the gateway serving it."""
+        """(replicas, in-sync replicas) of a partition, its preferred leader first."""
+        return self.leadership(topic)(index)[2:]
+
+    def leadership(self, topic) -> Callable[[int], tuple[int, int, list[int], list[int]]]:
+        """index -> (leader, leader epoch, replicas, in-sync replicas) of the topic's partitions:
+        the gateways that may lead one, its preferred leader first, and the live ones among them;
+        (-1, -1, [], []) while it has no leader. Native partitions are read only: every gateway
+        serves them. Made once per topic: Metadata asks it of every partition."""
         if self.leaders is None or topic.native:
-            return [self.node_id], [self.node_id]
-        replicas, live = self.leaders.replicas(str(topic.topic_id), index), self.membership.members()
-        return replicas, [node for node in replicas if node in live]
+            return lambda index: (self.node_id, topic.partitions[index].leader_epoch, [self.node_id], [self.node_id])
+        topic_id, live = str(topic.topic_id), self.membership.members()
+
+        def of(index: int) -> tuple[int, int, list[int], list[int]]:
+            value = self.leaders.value(topic_id, index)
+            if value is None:
+                return -1, -1, [], []
+            replicas = replicas_of(value)
+            return value["leader"], value["epoch"], replicas, [node for node in replicas if node in live]
+        return of
 
     async def elect(self, topic, index: int, election: int) -> ErrorCode:
         if self.elections is None or topic.native:  # the one replica leads already

@@ -31,7 +31,7 @@ from gateway.chp.changes import Update
 from gateway.chp.chp_client import ChpClient
 from gateway.cluster.claims import KeyClaims
 from gateway.cluster.membership import Membership, decoded, encoded
-from gateway.cluster.replicas import assignment, replicas_of, successor
+from gateway.cluster.replicas import assignment, successor
 from gateway.kafka_error import KafkaError
 
 log = structlog.get_logger()
@@ -88,11 +88,6 @@ class Leaders:
         """(leader node id, leader epoch), or None while unassigned."""
         value = self.value(topic_id, index)
         return None if value is None else (value["leader"], value["epoch"])
-
-    def replicas(self, topic_id: str, index: int) -> list[int]:
-        """The gateways that may lead the partition, its preferred leader first; [] while unassigned."""
-        value = self.value(topic_id, index)
-        return [] if value is None else replicas_of(value)
 
     def serving(self, topic_id: str, index: int) -> tuple[int, int] | None:
         """(node id, epoch) of the last leader that began to serve the partition."""
