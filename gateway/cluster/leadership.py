@@ -41,6 +41,9 @@ TOPICS = "cluster/topics/"
 TOPIC_REQUESTS = "cluster/topic-requests/"
 LOG_STARTS = "cluster/log-starts/"
 SERVING = "cluster/serving/"
+# Partition keys the controller claims at once: each claim waits a round trip to the CHP server,
+# one after another 10,000 new partitions took that many round trips to get leaders.
+ASSIGNMENTS_IN_FLIGHT = 64
 
 Wanted = dict[tuple[str, int], int]  # (topic id, index) -> leader epoch
 
@@ -239,11 +242,18 @@ async def assign_leaders(client: ChpClient, claims: KeyClaims, membership: Membe
                     load[holder] += 1
                 else:
                     orphans.append((key, claims.sequence(key), value))
-        for key, sequence, value in orphans:
-            node, replicas = successor(value, live, load)
-            epoch = 0 if value is None else value["epoch"] + 1
+        in_flight = trio.CapacityLimiter(ASSIGNMENTS_IN_FLIGHT)
+        async with trio.open_nursery() as nursery:
+            for key, sequence, value in orphans:
+                node, replicas = successor(value, live, load)
+                load[node] += 1  # as if won: one that is lost is counted again at the next reaction
+                nursery.start_soon(assign, key, sequence, value, node, replicas, in_flight)
+
+    async def assign(key: str, sequence: int, value: dict | None, node: int, replicas: list[int],
+                     in_flight: trio.CapacityLimiter) -> None:
+        epoch = 0 if value is None else value["epoch"] + 1
+        async with in_flight:
             if await claims.claim(key, encoded(assignment(node, epoch, replicas)), sequence):
-                load[node] += 1
                 log.info("partition_leader_assigned", partition=key.removeprefix(PARTITIONS), leader=node, epoch=epoch,
                          previous=None if value is None else value["leader"], replicas=replicas)
 

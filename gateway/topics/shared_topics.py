@@ -75,6 +75,9 @@ class ClusterTopics:
             for topic in [t for t in self.topics.values() if states.get(t.name, {}).get("id") != str(t.topic_id)]:
                 self._forget(topic)
             for name, state in states.items():
+                if self.followed.get(name) is state and name in self.topics:
+                    continue  # taken already: the mirror decodes a value once, and a change of any key calls here
+                self.followed[name] = state
                 shared = Topic.from_state(state)
                 topic = self.topics.get(name)
                 if topic is None:
@@ -101,8 +104,9 @@ class ClusterTopics:
             limiter = trio.CapacityLimiter(self.settings.concurrent_takeovers)
             async with trio.open_nursery() as nursery:
                 for topic in [t for t in self.topics.values() if not t.native]:
+                    topic_id = str(topic.topic_id)
                     for index, partition in enumerate(topic.partitions):
-                        epoch = wanted.get((str(topic.topic_id), index))
+                        epoch = wanted.get((topic_id, index))
                         if epoch is not None and partition is None:
                             nursery.start_soon(self._take_over, topic, index, epoch, limiter)
             self._share_tail()
@@ -119,8 +123,9 @@ class ClusterTopics:
         """Close the partitions led here that `wanted` no longer names at their epoch, or that were
         deposed; retire those another gateway leads now."""
         for topic in [t for t in self.topics.values() if not t.native]:
+            topic_id = str(topic.topic_id)
             for index, partition in enumerate(topic.partitions):
-                key = (str(topic.topic_id), index)
+                key = (topic_id, index)
                 epoch = wanted.get(key)
                 if partition is not None and (partition.leader_epoch != epoch or partition.mesh.deposed_by is not None):
                     if partition.mesh.deposed_by is None and self.sharing.moved(*key, partition.leader_epoch):

@@ -60,6 +60,7 @@ class TopicRegistry(ClusterTopics):
         self.topics: dict[str, Topic] = {}
         # Partitions whose leadership moved, with produce still waiting for stores (shared_topics.py).
         self.retired: dict[tuple[str, int], PartitionLog] = {}
+        self.followed: dict[str, dict] = {}  # name -> the controller's shared state last taken (follow_shared)
         self.producer_ids = ProducerIds(self.journal)
         self._nursery: trio.Nursery | None = None
         self.topic_lock = trio.Lock()
