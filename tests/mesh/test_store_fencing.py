@@ -5,10 +5,14 @@ in a scope of its own so that it can be stopped and started again on its directo
 """
 
 import itertools
+import json
 from contextlib import ExitStack
+from pathlib import Path
 
 import pytest
 import trio
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gateway.mesh import dafka_producer
 from gateway.mesh.dafka_producer import Producer
@@ -294,6 +298,32 @@ def test_the_book_is_trimmed_to_the_log_when_loaded(tmp_path):
     loaded.load({("t", "P"): 3})  # the records from 4 on were not durable
     fence = loaded[("t", "P")]
     assert (fence.epoch, fence.requester, fence.start, fence.floor, fence.epochs) == (2, "R", 4, 4, [[1, 3]])
+
+
+FENCE_CHANGES = st.lists(st.tuples(st.sampled_from(["claim", "announce", "note", "cut"]), st.sampled_from("PQ"),
+                                    st.integers(0, 6), st.integers(0, 6)), max_size=30)
+
+
+@given(FENCE_CHANGES)
+def test_the_book_written_is_every_fence_as_it_stands_after_any_changes(changes):
+    """Each fence's entry is encoded once per change: whatever changed, the book holds it."""
+    book = FenceBook(Path("unused"))
+    for change, partition, epoch, sequence in changes:
+        key = ("t", partition)
+        if change == "claim":
+            book.claim(key, epoch, "R", floor=sequence, head_epoch=epoch - 1)
+        elif key not in book:
+            continue
+        elif change == "announce":
+            book.announce(key, sequence)
+        elif change == "note":
+            book[key].note(sequence, epoch)
+        else:
+            book[key].cut(sequence)
+        book.encoded()
+    assert json.loads(book.encoded()) == [
+        {"subject": subject, "partition": partition, "epoch": fence.epoch, "requester": fence.requester,
+         "start": fence.start, "epochs": fence.epochs} for (subject, partition), fence in book.items()]
 
 
 async def test_a_newer_epochs_record_truncates_an_older_one_held_there(tmp_path, config):

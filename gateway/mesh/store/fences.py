@@ -51,6 +51,9 @@ class PartitionFence:
     start: int | None = None  # the fencing leader's first sequence, once announced
     epochs: list[list[int]] = field(default_factory=list)  # [epoch, first sequence], ascending
     refusals_logged: set[int] = field(default_factory=set)  # record epochs whose refusal was logged
+    # Its entry in the book, encoded again only after a change: every commit that changes one
+    # fence writes the whole book, and a store may hold fences of thousands of partitions.
+    _entry: bytes | None = field(default=None, repr=False, compare=False)
 
     def admits(self, sequence: int, epoch: int | None) -> bool:
         """Whether a record of `epoch` (None: not a Kafka batch) belongs at `sequence`."""
@@ -67,11 +70,29 @@ class PartitionFence:
         if self.epochs and epoch <= self.epochs[-1][0]:
             return False
         self.epochs.append([epoch, sequence])
+        self._entry = None
         return True
 
     def cut(self, sequence: int) -> None:
         """The records from `sequence` on are gone: so are the epochs starting there."""
         self.epochs = [entry for entry in self.epochs if entry[1] < sequence]
+        self._entry = None
+
+    def announce(self, start: int) -> bool:
+        """The fencing leader's first sequence; whether it is news."""
+        if start == NO_START or self.start == start:
+            return False
+        self.start = start
+        self._entry = None
+        return True
+
+    def entry(self, key: tuple[str, str]) -> bytes:
+        """What the book holds of this fence (`key` is where it holds it)."""
+        if self._entry is None:
+            self._entry = json.dumps({"subject": key[0], "partition": key[1], "epoch": self.epoch,
+                                      "requester": self.requester, "start": self.start,
+                                      "epochs": self.epochs}).encode()
+        return self._entry
 
     def diverges(self, sequence: int, epoch: int | None) -> bool:
         """Whether a record of `epoch` for the held `sequence` replaces what is held there:
@@ -125,19 +146,13 @@ class FenceBook(dict):
         return True
 
     def announce(self, key: tuple[str, str], start: int) -> None:
-        fence = self[key]
-        if start != NO_START and fence.start != start:
-            fence.start = start
+        if self[key].announce(start):
             self.dirty = True
 
     def encoded(self) -> bytes:
         """The book as it stands, to be written by `write` (maybe in another thread)."""
         self.dirty = False
-        return json.dumps([
-            {"subject": subject, "partition": partition, "epoch": fence.epoch, "requester": fence.requester,
-             "start": fence.start, "epochs": fence.epochs}
-            for (subject, partition), fence in self.items()
-        ]).encode()
+        return b"[" + b", ".join(fence.entry(key) for key, fence in self.items()) + b"]"
 
     def write(self, encoded: bytes) -> None:
         """Replace the file durably: a crash leaves the old book or the new one."""
