@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 import uuid
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,7 +82,8 @@ def child(command: list[str], port: int, log_path: Path):
         wait_listening(port, process, log_path)
         yield process
     finally:
-        os.killpg(process.pid, 15)
+        with suppress(ProcessLookupError):  # killed already (bench/scale.py --failover)
+            os.killpg(process.pid, 15)
         try:
             process.wait(20)
         except subprocess.TimeoutExpired:

@@ -17,10 +17,14 @@ costs little):
   first generation).
 
     python bench/scale.py [--partitions 1000,10000] [--connections 1000,10000] [--members 100,1000] [--chp]
+                          [--failover]
 
 With --chp the gateway is a cluster of one on a CHP server (leadership, membership and
 topics kept in CHP, as in a cluster of gateways); the time to create partitions then
-includes leading them.
+includes leading them. With --failover a second gateway (node 2, no stores of its own)
+joins that cluster first and leads its share of the partitions; after the last total it
+is killed (SIGKILL), and printed is the time until the first gateway serves every
+partition (ListOffsets answered without an error), chp.session.timeout.ms included.
 
 Figures only: it never fails on speed.
 """
@@ -29,6 +33,8 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
+import signal
 import socket
 import statistics
 import struct
@@ -50,6 +56,7 @@ from protocol.kafka.apis import by_name  # noqa: E402
 
 PARTITIONS_PER_TOPIC = 1000
 METADATA_SAMPLES = 20
+CONTROLLER_SETTLE_S = 2.0
 IDLE_REST_S, IDLE_MEASURED_S = 30.0, 20.0  # idle cost: CPU over the second span, after the first (a new topic's work settles)
 CONNECT_BATCH = 200  # connections opened at once
 IDLE_SETTLE_S = 3.0  # the gateway lets a connection quiet for a second give its receive buffer up
@@ -129,6 +136,41 @@ async def idle_cores(pid: int) -> str:
     meter = CpuMeter(pid)
     await trio.sleep(IDLE_MEASURED_S)
     return ", ".join(f"{name} {(user + system) / IDLE_MEASURED_S:.3f}" for name, (user, system) in meter.used().items())
+
+
+async def served(port: int) -> tuple[int, int]:
+    """(partitions served, partitions in all): ListOffsets of every partition, answered without an error."""
+    connection = await Connection.open(port)
+    metadata = await connection.call("Metadata", 12, topics=None, allow_auto_topic_creation=False,
+                                     include_topic_authorized_operations=False)
+    ListTopic = by_name("ListOffsets").Request.Topics  # noqa: N806 - a class
+    topics = [ListTopic(name=topic.name, partitions=[ListTopic.Partitions(partition_index=p.partition_index,
+                                                                          current_leader_epoch=-1, timestamp=-1)
+                                                     for p in topic.partitions]) for topic in metadata.topics]
+    response = await connection.call("ListOffsets", 7, replica_id=-1, isolation_level=0, topics=topics)
+    await connection.stream.aclose()
+    answers = [p.error_code for topic in response.topics for p in topic.partitions]
+    return answers.count(0), len(answers)
+
+
+async def brokers_listed(port: int, count: int) -> None:
+    """Until Metadata lists `count` brokers (a gateway listens before it joins the cluster)."""
+    connection = await Connection.open(port)
+    while len((await connection.call("Metadata", 12, topics=[], allow_auto_topic_creation=False,
+                                     include_topic_authorized_operations=False)).brokers) < count:
+        await trio.sleep(0.2)
+    await connection.stream.aclose()
+
+
+async def fail_over(port: int, victim) -> None:
+    """Kill `victim` and time until the gateway on `port` serves every partition."""
+    before, total = await served(port)
+    started = time.perf_counter()
+    os.killpg(victim.pid, signal.SIGKILL)
+    while (now := await served(port))[0] < total:
+        await trio.sleep(0.2)
+    print(f"failover: {total - before} of {now[1]} partitions led by the killed gateway; all served after "
+          f"{time.perf_counter() - started:.1f} s  ({load()})", flush=True)
 
 
 async def grow_partitions(port: int, pid: int, totals: list[int]) -> None:
@@ -249,7 +291,10 @@ def main() -> None:
     parser.add_argument("--connections", default="1000,10000", help="idle connections, comma-separated")
     parser.add_argument("--members", default="100,1000", help="members of one group, comma-separated")
     parser.add_argument("--chp", action="store_true", help="a cluster of one gateway on a CHP server")
+    parser.add_argument("--failover", action="store_true", help="with --chp: a second gateway, killed at the end")
     arguments = parser.parse_args()
+    if arguments.failover and not arguments.chp:
+        parser.error("--failover needs --chp")
     numbers = {name: [int(n) for n in getattr(arguments, name).split(",") if n]
                for name in ("partitions", "connections", "members")}
     with ExitStack() as stack:
@@ -265,9 +310,26 @@ def main() -> None:
             command += ["--chp-servers", f"127.0.0.1:{chp_port}", "--node-id", "1"]
         process = stack.enter_context(child(command, port, directory / "gateway.log"))
         print(f"gateway pid {process.pid} on 127.0.0.1:{port}, RSS {resident_mb(process.pid):.0f} MB; {load()}")
+        second = stack.enter_context(second_gateway(command, directory)) if arguments.failover else None
+        if second is not None:
+            trio.run(brokers_listed, port, 2)
         trio.run(rebalances, port, numbers["members"])
         trio.run(idle_connections, port, process.pid, numbers["connections"])
         trio.run(grow_partitions, port, process.pid, numbers["partitions"])
+        if second is not None:
+            trio.run(fail_over, port, second)
+
+
+def second_gateway(first: list[str], directory: Path):
+    """Node 2 of the first gateway's cluster: its beacons go to the first's tower, its data to its stores."""
+    time.sleep(CONTROLLER_SETTLE_S)  # the first holds the controller key: topics are created there
+    port, data = free_port(), directory / "gateway-2"
+    data.mkdir()
+    command = gateway_command(port, data, free_port())
+    for option in ("--beacon-sub-address", "--beacon-pub-address"):  # the first's tower
+        command[command.index(option) + 1] = first[first.index(option) + 1]
+    command += ["--chp-servers", first[first.index("--chp-servers") + 1], "--node-id", "2", "--embedded-stores", "0"]
+    return child(command, port, directory / "gateway-2.log")
 
 
 if __name__ == "__main__":
