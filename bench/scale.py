@@ -57,6 +57,7 @@ from protocol.kafka.apis import by_name  # noqa: E402
 PARTITIONS_PER_TOPIC = 1000
 METADATA_SAMPLES = 20
 CONTROLLER_SETTLE_S = 2.0
+FAILOVER_POLL_S = 0.5
 IDLE_REST_S, IDLE_MEASURED_S = 30.0, 20.0  # idle cost: CPU over the second span, after the first (a new topic's work settles)
 CONNECT_BATCH = 200  # connections opened at once
 IDLE_SETTLE_S = 3.0  # the gateway lets a connection quiet for a second give its receive buffer up
@@ -138,19 +139,20 @@ async def idle_cores(pid: int) -> str:
     return ", ".join(f"{name} {(user + system) / IDLE_MEASURED_S:.3f}" for name, (user, system) in meter.used().items())
 
 
-async def served(port: int) -> tuple[int, int]:
-    """(partitions served, partitions in all): ListOffsets of every partition, answered without an error."""
-    connection = await Connection.open(port)
+async def every_partition(connection: Connection) -> list:
+    """ListOffsets' topics naming every partition Metadata lists, for the latest offset."""
     metadata = await connection.call("Metadata", 12, topics=None, allow_auto_topic_creation=False,
                                      include_topic_authorized_operations=False)
     ListTopic = by_name("ListOffsets").Request.Topics  # noqa: N806 - a class
-    topics = [ListTopic(name=topic.name, partitions=[ListTopic.Partitions(partition_index=p.partition_index,
-                                                                          current_leader_epoch=-1, timestamp=-1)
-                                                     for p in topic.partitions]) for topic in metadata.topics]
+    return [ListTopic(name=topic.name, partitions=[ListTopic.Partitions(partition_index=p.partition_index,
+                                                                       current_leader_epoch=-1, timestamp=-1)
+                                                  for p in topic.partitions]) for topic in metadata.topics]
+
+
+async def served(connection: Connection, topics: list) -> int:
+    """How many of the partitions in `topics` ListOffsets answers without an error."""
     response = await connection.call("ListOffsets", 7, replica_id=-1, isolation_level=0, topics=topics)
-    await connection.stream.aclose()
-    answers = [p.error_code for topic in response.topics for p in topic.partitions]
-    return answers.count(0), len(answers)
+    return [p.error_code for topic in response.topics for p in topic.partitions].count(0)
 
 
 async def brokers_listed(port: int, count: int) -> None:
@@ -163,14 +165,19 @@ async def brokers_listed(port: int, count: int) -> None:
 
 
 async def fail_over(port: int, victim) -> None:
-    """Kill `victim` and time until the gateway on `port` serves every partition."""
-    before, total = await served(port)
+    """Kill `victim` and time until the gateway on `port` serves every partition (asked every
+    FAILOVER_POLL_S: a request for every partition costs the gateway that it measures)."""
+    connection = await Connection.open(port)
+    topics = await every_partition(connection)
+    total = sum(len(topic.partitions) for topic in topics)
+    before = await served(connection, topics)
     started = time.perf_counter()
     os.killpg(victim.pid, signal.SIGKILL)
-    while (now := await served(port))[0] < total:
-        await trio.sleep(0.2)
-    print(f"failover: {total - before} of {now[1]} partitions led by the killed gateway; all served after "
+    while await served(connection, topics) < total:
+        await trio.sleep(FAILOVER_POLL_S)
+    print(f"failover: {total - before} of {total} partitions led by the killed gateway; all served after "
           f"{time.perf_counter() - started:.1f} s  ({load()})", flush=True)
+    await connection.stream.aclose()
 
 
 async def grow_partitions(port: int, pid: int, totals: list[int]) -> None:
