@@ -94,7 +94,7 @@ class Leaders:
 
     def serving(self, topic_id: str, index: int) -> tuple[int, int] | None:
         """(node id, epoch) of the last leader that began to serve the partition."""
-        value = decoded(self.client.get(partition_key(topic_id, index, SERVING)))
+        value = self.client.decoded(partition_key(topic_id, index, SERVING), decoded)
         return None if value is None else (value["leader"], value["epoch"])
 
     def shared_topics(self) -> dict[str, dict]:
