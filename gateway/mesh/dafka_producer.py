@@ -404,8 +404,7 @@ class Producer:
             await trio.sleep(self.node.config.head_interval_ms / 1000)
             slot = count % ANNOUNCE_EVERY_HEADS
             heads = [p.head() for p in self.partitions.values() if p.next_sequence > 0]
-            announcements = [message for p in self.partitions.values() if p.announce_slot == slot
-                             for message in p.announcement()]
+            announcements = self._announcements(p for p in self.partitions.values() if p.announce_slot == slot)
             await self.node.publisher.send_batch(announcements + heads)
 
     async def _announce_to_new_stores(self) -> None:
@@ -414,8 +413,11 @@ class Producer:
         while True:
             frames = await self.node.publisher.recv()
             if bytes(frames[0]) == subscription_event(Fence.ID):
-                await self.node.publisher.send_batch([message for p in list(self.partitions.values())
-                                                      for message in p.announcement()])
+                await self.node.publisher.send_batch(self._announcements(list(self.partitions.values())))
+
+    @staticmethod
+    def _announcements(partitions) -> list:
+        return [message for partition in partitions for message in partition.announcement()]
 
 
 async def _publish_stdin(context: zmq.Context, config: MeshSettings, topic: str, acks: int) -> None:
