@@ -74,6 +74,7 @@ class ClusterTopics:
         async with self.topic_lock:
             for topic in [t for t in self.topics.values() if states.get(t.name, {}).get("id") != str(t.topic_id)]:
                 self._forget(topic)
+            self.followed = {name: state for name, state in self.followed.items() if name in states}
             for name, state in states.items():
                 if self.followed.get(name) is state and name in self.topics:
                     continue  # taken already: the mirror decodes a value once, and a change of any key calls here
