@@ -74,26 +74,29 @@ class Store:
 
 
 @pytest.fixture
-async def mesh(tmp_path, config, nursery):
-    """(stores factory, producers factory) on a running tower."""
+async def mesh(tmp_path, config):
+    """(stores factory, producers factory) on a running tower. The nodes run in a nursery
+    inside the ZeroMQ context, so that they have ended before its sockets are destroyed."""
     with zmq_context() as context, ExitStack() as closing:
-        await nursery.start(run_tower, context, config)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(run_tower, context, config)
 
-        numbers = itertools.count()
+            numbers = itertools.count()
 
-        async def stores(count: int) -> list[Store]:
-            started = [Store(nursery, context, config, tmp_path / f"store-{next(numbers)}") for _ in range(count)]
-            for store in started:
-                await store.start()
-            return started
+            async def stores(count: int) -> list[Store]:
+                started = [Store(nursery, context, config, tmp_path / f"store-{next(numbers)}")
+                           for _ in range(count)]
+                for store in started:
+                    await store.start()
+                return started
 
-        async def producer() -> Producer:
-            node = closing.enter_context(_closing(Producer(context, config)))
-            await nursery.start(node.run)
-            return node
+            async def producer() -> Producer:
+                node = closing.enter_context(_closing(Producer(context, config)))
+                await nursery.start(node.run)
+                return node
 
-        yield stores, producer
-        nursery.cancel_scope.cancel()
+            yield stores, producer
+            nursery.cancel_scope.cancel()
 
 
 class _closing:
