@@ -6,8 +6,10 @@ in a scope of its own so that it can be stopped and started again on its directo
 
 import itertools
 import json
+import tempfile
 from contextlib import ExitStack
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 import trio
@@ -16,7 +18,8 @@ from hypothesis import strategies as st
 
 from gateway.mesh import dafka_producer
 from gateway.mesh.dafka_producer import Producer
-from gateway.mesh.leader_epochs import epoch_at, first_divergence
+from gateway.mesh.leader_epochs import NO_EPOCH, epoch_at, first_divergence
+from gateway.mesh.store import fences
 from gateway.mesh.store.fences import FenceBook, PartitionFence, batch_epoch
 from gateway.mesh.store.reader import StoreReader
 from gateway.mesh.store.store_node import run_store
@@ -294,39 +297,79 @@ def test_the_epoch_cache_names_each_records_epoch_and_spots_divergence():
 def test_the_book_is_trimmed_to_the_log_when_loaded(tmp_path):
     book = FenceBook(tmp_path)
     assert book.claim(("t", "P"), 2, "R", floor=4, head_epoch=1)
-    book[("t", "P")].note(4, 2)
+    book.note(("t", "P"), 4, 2)
     book.announce(("t", "P"), 4)
-    book.write(book.encoded())
+    book.write(book.changes())
     loaded = FenceBook(tmp_path)
     loaded.load({("t", "P"): 3})  # the records from 4 on were not durable
     fence = loaded[("t", "P")]
     assert (fence.epoch, fence.requester, fence.start, fence.floor, fence.epochs) == (2, "R", 4, 4, [[1, 3]])
 
 
-FENCE_CHANGES = st.lists(st.tuples(st.sampled_from(["claim", "announce", "note", "cut"]), st.sampled_from("PQ"),
-                                    st.integers(0, 6), st.integers(0, 6)), max_size=30)
+FENCE_CHANGES = st.lists(st.tuples(st.sampled_from(["claim", "announce", "note", "cut", "write"]),
+                                    st.sampled_from("PQR"), st.integers(0, 6), st.integers(0, 6)), max_size=40)
 
 
-@given(FENCE_CHANGES)
-def test_the_book_written_is_every_fence_as_it_stands_after_any_changes(changes):
-    """Each fence's entry is encoded once per change: whatever changed, the book holds it."""
-    book = FenceBook(Path("unused"))
-    for change, partition, epoch, sequence in changes:
-        key = ("t", partition)
-        if change == "claim":
-            book.claim(key, epoch, "R", floor=sequence, head_epoch=epoch - 1)
-        elif key not in book:
-            continue
-        elif change == "announce":
-            book.announce(key, sequence)
-        elif change == "note":
-            book[key].note(sequence, epoch)
-        else:
-            book[key].cut(sequence)
-        book.encoded()
-    assert json.loads(book.encoded()) == [
-        {"subject": subject, "partition": partition, "epoch": fence.epoch, "requester": fence.requester,
-         "start": fence.start, "epochs": fence.epochs} for (subject, partition), fence in book.items()]
+def as_stored(book: FenceBook) -> dict:
+    return {key: (fence.epoch, fence.requester, fence.start, [list(e) for e in fence.epochs])
+            for key, fence in book.items()}
+
+
+@given(FENCE_CHANGES, st.sampled_from([0, 150, 1 << 20]))
+def test_the_book_read_back_is_every_fence_as_it_stood_at_the_last_write(changes, rewrite_after):
+    """Appended frames and whole rewrites in any order: loading gives the book as written."""
+    with tempfile.TemporaryDirectory() as directory, \
+            patch.object(fences, "REWRITE_AFTER_BYTES", rewrite_after):
+        book, written = FenceBook(Path(directory)), {}
+        for change, partition, epoch, sequence in changes:
+            key = ("t", partition)
+            if change == "write":
+                if (pending := book.changes()) is not None:
+                    book.write(pending)
+                written = as_stored(book)
+            elif change == "claim":
+                book.claim(key, epoch, "R", floor=sequence, head_epoch=epoch - 1)
+            elif key in book:
+                getattr(book, change)(key, sequence, *([epoch] if change == "note" else []))
+        loaded = FenceBook(Path(directory))
+        loaded.load({key: 1 << 30 for key in written})
+        assert as_stored(loaded) == written
+        journal = Path(directory) / fences.FENCES_FILE
+        if journal.exists():  # rewritten once the appends outweigh the book
+            book_bytes = len(fences.encode_frame(json.dumps(list(written.values())).encode()))
+            assert journal.stat().st_size <= 2 * max(book_bytes, rewrite_after) + 2048
+
+
+def test_a_torn_last_frame_is_dropped_and_the_journal_goes_on_after_the_intact_ones(tmp_path):
+    book = FenceBook(tmp_path)
+    book.claim(("t", "P"), 2, "R", floor=0, head_epoch=NO_EPOCH)
+    book.write(book.changes())
+    book.claim(("t", "Q"), 3, "R", floor=0, head_epoch=NO_EPOCH)
+    book.write(book.changes())
+    path = tmp_path / fences.FENCES_FILE
+    intact = path.stat().st_size
+    path.write_bytes(path.read_bytes()[:-5])  # the last append, cut short by a crash
+    loaded = FenceBook(tmp_path)
+    loaded.load({})
+    assert list(loaded) == [("t", "P")] and path.stat().st_size < intact
+    loaded.claim(("t", "R"), 4, "R", floor=0, head_epoch=NO_EPOCH)
+    loaded.write(loaded.changes())
+    again = FenceBook(tmp_path)
+    again.load({})
+    assert list(again) == [("t", "P"), ("t", "R")]
+
+
+def test_a_whole_book_of_an_earlier_store_is_read_and_replaced_by_the_journal(tmp_path):
+    entry = {"subject": "t", "partition": "P", "epoch": 2, "requester": "R", "start": 4, "epochs": [[1, 3]]}
+    (tmp_path / fences.WHOLE_BOOK_FILE).write_text(json.dumps([entry]))
+    book = FenceBook(tmp_path)
+    book.load({("t", "P"): 9})
+    book.announce(("t", "P"), 5)
+    book.write(book.changes())
+    assert not (tmp_path / fences.WHOLE_BOOK_FILE).exists()
+    loaded = FenceBook(tmp_path)
+    loaded.load({("t", "P"): 9})
+    assert as_stored(loaded) == {("t", "P"): (2, "R", 5, [[1, 3]])}
 
 
 async def test_a_newer_epochs_record_truncates_an_older_one_held_there(tmp_path, config):

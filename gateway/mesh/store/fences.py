@@ -13,8 +13,16 @@ For each fenced partition the store keeps where each epoch's records start
 records where the new leader wrote) from a duplicate, and to name the epoch
 of the record an ACK covers. Partitions never fenced are never parsed.
 
-The book is one small JSON file, replaced atomically; a store writes it
-before the records it describes, and trims on load what lies past the log.
+The book is a journal: each commit that changes fences appends one frame
+holding the entries of the fences it changed (a later entry of a partition
+replaces an earlier one), so a commit costs what changed, not the whole book
+of thousands of partitions. Once the frames appended since the last rewrite
+outweigh the book, the next commit rewrites it whole in one frame, replacing
+the file atomically. A store writes the book before the records it describes,
+and trims on load what lies past the log. A frame is crc32c and length (both
+u32, little-endian) and a JSON array of entries; a frame that is torn or
+damaged can only be the last append, cut short by a crash before its sync,
+and is dropped with what follows it.
 """
 
 from __future__ import annotations
@@ -24,13 +32,24 @@ import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
+
+import structlog
+from crc32c import crc32c
 
 from gateway.mesh.leader_epochs import NO_EPOCH, epoch_at, first_divergence
 from gateway.mesh.store.handles import fsync_directory
 from protocol.dafka import NO_START
 from protocol.records.batch import HEADER_SIZE, LEADER_EPOCH_POSITION
 
-FENCES_FILE = "fences.json"
+log = structlog.get_logger()
+
+FENCES_FILE = "fences.log"
+WHOLE_BOOK_FILE = "fences.json"  # the book of stores before the journal: read once, then replaced
+FRAME = struct.Struct("<II")  # crc32c, length of the JSON array that follows
+# Appends since the last rewrite that make the next write a rewrite, at least: the journal
+# stays under twice the book, plus this.
+REWRITE_AFTER_BYTES = 1 << 20
 _EPOCH = struct.Struct(">i")
 _MAGIC_POSITION = LEADER_EPOCH_POSITION + 4
 
@@ -51,8 +70,8 @@ class PartitionFence:
     start: int | None = None  # the fencing leader's first sequence, once announced
     epochs: list[list[int]] = field(default_factory=list)  # [epoch, first sequence], ascending
     refusals_logged: set[int] = field(default_factory=set)  # record epochs whose refusal was logged
-    # Its entry in the book, encoded again only after a change: every commit that changes one
-    # fence writes the whole book, and a store may hold fences of thousands of partitions.
+    # Its entry in the book, encoded again only after a change: a rewrite of the whole book
+    # encodes thousands of them.
     _entry: bytes | None = field(default=None, repr=False, compare=False)
 
     def admits(self, sequence: int, epoch: int | None) -> bool:
@@ -114,24 +133,43 @@ class PartitionFence:
         return self.start if self.stale_from_start(head) else None
 
 
+class BookWrite(NamedTuple):
+    """One write of the book: a frame to append, or (whole) the frame of a new file."""
+
+    frame: bytes
+    whole: bool
+
+
 class FenceBook(dict):
-    """(subject, partition) -> PartitionFence, kept in `directory`/fences.json."""
+    """(subject, partition) -> PartitionFence, kept in `directory`/fences.log."""
 
     def __init__(self, directory: Path):
         super().__init__()
         self.path = Path(directory) / FENCES_FILE
-        self.dirty = False
+        self.changed: set[tuple[str, str]] = set()  # the fences whose entries the next write appends
+        self._whole_bytes: int | None = None  # the book at its last rewrite (None: no journal yet)
+        self._appended_bytes = 0  # since then
 
     def load(self, heads: dict[tuple[str, str], int]) -> None:
         """Read the book, trimming what lies past each partition's head in `heads`."""
-        if not self.path.exists():
-            return
-        for entry in json.loads(self.path.read_bytes()):
+        for entry in self._entries():
             head = heads.get((entry["subject"], entry["partition"]), -1)
-            start = entry["start"]
-            fence = PartitionFence(entry["epoch"], entry["requester"], head + 1, start, entry["epochs"])
+            fence = PartitionFence(entry["epoch"], entry["requester"], head + 1, entry["start"], entry["epochs"])
             fence.cut(head + 1)
             self[(entry["subject"], entry["partition"])] = fence
+
+    def _entries(self) -> list[dict]:
+        """The entries on disk, oldest first; a torn last frame is cut off."""
+        if not self.path.exists():
+            whole_book = self.path.with_name(WHOLE_BOOK_FILE)
+            return json.loads(whole_book.read_bytes()) if whole_book.exists() else []
+        data = self.path.read_bytes()
+        entries, intact = read_frames(data)
+        if intact < len(data):
+            log.warning("fence_book.torn_tail", path=str(self.path), position=intact, dropped_bytes=len(data) - intact)
+            os.truncate(self.path, intact)
+        self._whole_bytes, self._appended_bytes = 0, intact  # the split is not known: all as appends
+        return entries
 
     def claim(self, key: tuple[str, str], epoch: int, requester: str, floor: int, head_epoch: int) -> bool:
         """A FENCE of `key` at `epoch`: whether it is accepted (newer than any accepted, or the
@@ -142,24 +180,66 @@ class FenceBook(dict):
         if fence is None or epoch > fence.epoch:
             epochs = fence.epochs if fence is not None else ([[head_epoch, floor - 1]] if head_epoch != NO_EPOCH else [])
             self[key] = PartitionFence(epoch, requester, floor, epochs=epochs)
-            self.dirty = True
+            self.changed.add(key)
         return True
 
     def announce(self, key: tuple[str, str], start: int) -> None:
         if self[key].announce(start):
-            self.dirty = True
+            self.changed.add(key)
 
-    def encoded(self) -> bytes:
-        """The book as it stands, to be written by `write` (maybe in another thread)."""
-        self.dirty = False
-        return b"[" + b", ".join(fence.entry(key) for key, fence in self.items()) + b"]"
+    def note(self, key: tuple[str, str], sequence: int, epoch: int) -> None:
+        if self[key].note(sequence, epoch):
+            self.changed.add(key)
 
-    def write(self, encoded: bytes) -> None:
-        """Replace the file durably: a crash leaves the old book or the new one."""
+    def cut(self, key: tuple[str, str], sequence: int) -> None:
+        self[key].cut(sequence)
+        self.changed.add(key)
+
+    def changes(self) -> BookWrite | None:
+        """What the next write of the book is (None: nothing changed), to be written by
+        `write`, maybe in another thread."""
+        if not self.changed:
+            return None
+        whole = self._whole_bytes is None or self._appended_bytes > max(self._whole_bytes, REWRITE_AFTER_BYTES)
+        keys = self if whole else self.changed
+        frame = encode_frame(b"[" + b", ".join(self[key].entry(key) for key in keys) + b"]")
+        self.changed = set()
+        if whole:
+            self._whole_bytes = self._appended_bytes = len(frame)
+        else:
+            self._appended_bytes += len(frame)
+        return BookWrite(frame, whole)
+
+    def write(self, book: BookWrite) -> None:
+        """Durably: a crash leaves the book as it was, or as it is now."""
+        if not book.whole:
+            with open(self.path, "ab") as file:
+                file.write(book.frame)
+                file.flush()
+                os.fdatasync(file.fileno())
+            return
         temporary = self.path.with_name(FENCES_FILE + ".new")
         with open(temporary, "wb") as file:
-            file.write(encoded)
+            file.write(book.frame)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, self.path)
         fsync_directory(str(self.path.parent))
+        self.path.with_name(WHOLE_BOOK_FILE).unlink(missing_ok=True)  # a book older than the journal
+
+
+def encode_frame(payload: bytes) -> bytes:
+    return FRAME.pack(crc32c(payload), len(payload)) + payload
+
+
+def read_frames(data: bytes) -> tuple[list[dict], int]:
+    """The entries of the intact frames at the start of `data`, and where they end."""
+    entries, position = [], 0
+    while position + FRAME.size <= len(data):
+        crc, length = FRAME.unpack_from(data, position)
+        payload = data[position + FRAME.size: position + FRAME.size + length]
+        if not length or len(payload) < length or crc32c(payload) != crc:
+            break
+        entries.extend(json.loads(payload))
+        position += FRAME.size + length
+    return entries, position

@@ -45,7 +45,7 @@ import zmq
 from gateway.mesh.leader_epochs import NO_EPOCH
 from gateway.mesh.mesh_node import MeshNode, keep_serving
 from gateway.mesh.ordering import PartitionSequencer, Sequencers, fill_gaps, keep_filling_gaps
-from gateway.mesh.store.fences import FenceBook, PartitionFence, batch_epoch
+from gateway.mesh.store.fences import BookWrite, FenceBook, PartitionFence, batch_epoch
 from gateway.settings.table import MeshSettings
 from protocol.dafka import NO_START, Ack, DirectRecord, EpochAck, Fence, Fenced, Head, Record, encode, subscription
 from protocol.journal.discard_directive import DISCARD_SUBJECT, Compaction, decode_discard
@@ -62,7 +62,7 @@ class _Commit(NamedTuple):
     """What one commit takes: all that was queued for it since the last."""
 
     discards: dict[tuple[str, str], int]
-    book: bytes | None  # the fence book, if it changed
+    book: BookWrite | None  # the fence book's changes, if any
     truncations: dict[tuple[str, str], int]
     appends: dict[tuple[str, str], tuple[int, list]]
     answers: list[tuple[str, tuple[str, str], bool]]  # FENCED due after it
@@ -178,8 +178,7 @@ class StoreWriter:
                 self._refused(key, fence, epoch)
                 sequencer.rewind(sequence)  # what followed it comes again, by FETCH
                 break
-            if fence.note(sequence, epoch):
-                self.fences.dirty = True
+            self.fences.note(key, sequence, epoch)
             taken.append((sequence, content))
         self._queue(key, taken)
 
@@ -231,10 +230,9 @@ class StoreWriter:
     def _truncate(self, key: tuple[str, str], sequence: int) -> None:
         """Forget the partition's records from `sequence` on: queued ones now, durable ones
         with the next commit."""
+        self.fences.cut(key, sequence)
         fence = self.fences[key]
-        fence.cut(sequence)
         fence.floor = min(fence.floor, sequence)  # the new leader started there or before
-        self.fences.dirty = True
         queued = self._queued.pop(key, None)
         if queued is not None:
             first, contents = queued
@@ -330,7 +328,7 @@ class StoreWriter:
         self._committed_all(commit)
 
     def _take_commit(self) -> _Commit:
-        commit = _Commit(self._discards_due, self.fences.encoded() if self.fences.dirty else None,
+        commit = _Commit(self._discards_due, self.fences.changes(),
                          self._truncations_due, self._queued, self._fence_answers, self._heads_seen)
         self._queued, self._queued_bytes = {}, 0
         self._discards_due, self._truncations_due, self._fence_answers, self._heads_seen = {}, {}, [], set()
