@@ -205,7 +205,7 @@ class FenceBook(dict):
         frame = encode_frame(b"[" + b", ".join(self[key].entry(key) for key in keys) + b"]")
         self.changed = set()
         if whole:
-            self._whole_bytes = self._appended_bytes = len(frame)
+            self._whole_bytes, self._appended_bytes = len(frame), 0
         else:
             self._appended_bytes += len(frame)
         return BookWrite(frame, whole)
