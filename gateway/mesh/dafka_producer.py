@@ -349,9 +349,10 @@ class Producer:
         try:
             with trio.move_on_after(timeout_s):
                 while len(claim.answers) < stores() and not won(claim.answers):
+                    answered = claim.answered  # before the send yields: an answer may come meanwhile
                     await self.node.send(Fence(partition, self.node.uuid, subject, epoch))
                     with trio.move_on_after(FENCE_RETRY_S):
-                        await claim.answered.wait()
+                        await answered.wait()
         finally:
             del self._claims[key]
         return claim.answers

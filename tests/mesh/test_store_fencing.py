@@ -340,6 +340,20 @@ def test_the_book_read_back_is_every_fence_as_it_stood_at_the_last_write(changes
             assert journal.stat().st_size <= 2 * max(book_bytes, rewrite_after) + 2048
 
 
+def test_the_book_is_rewritten_only_once_the_appends_outweigh_it(tmp_path):
+    """Each claim appends one entry's frame; the first write, and the one after appends
+    that outweigh the last rewrite (one entry, then four), rewrite the whole book."""
+    book = FenceBook(tmp_path)
+    wholes = []
+    with patch.object(fences, "REWRITE_AFTER_BYTES", 0):
+        for partition in "PQRSTUVWX":
+            book.claim(("t", partition), 1, "R", floor=0, head_epoch=NO_EPOCH)
+            write = book.changes()
+            book.write(write)
+            wholes.append(write.whole)
+    assert wholes == [True, False, False, True, False, False, False, False, True]
+
+
 def test_a_torn_last_frame_is_dropped_and_the_journal_goes_on_after_the_intact_ones(tmp_path):
     book = FenceBook(tmp_path)
     book.claim(("t", "P"), 2, "R", floor=0, head_epoch=NO_EPOCH)
@@ -476,3 +490,20 @@ async def test_a_store_that_missed_an_epoch_truncates_what_it_replaced(mesh):
         assert c.contents(address) == a.contents(address)
         assert [(batch_epoch(content), content.endswith(b"lost 2")) for _, content in c.contents(address)] == [
             (1, False), (1, False), (2, False), (2, False), (3, False)]
+
+
+async def test_an_answer_that_comes_while_the_claim_is_sent_ends_the_claim_at_once(config, autojump_clock):
+    """The store answered before the claimant's send returned: no wait for the retry."""
+    with zmq_context() as context, _closing(Producer(context, config)) as producer:
+        address, store = new_uuid(), new_uuid()
+
+        async def send_answered(message):
+            await trio.lowlevel.checkpoint()
+            producer._claims[(SUBJECT, address)].take(
+                Fenced(producer.node.uuid, store, address, SUBJECT, message.epoch, 1, 0, NO_EPOCH))
+
+        producer.node.send = send_answered
+        started = trio.current_time()
+        answers = await producer.fence(SUBJECT, address, 1, lambda: 1, lambda answers: False, timeout_s=5)
+        assert list(answers) == [store]
+        assert trio.current_time() - started < dafka_producer.FENCE_RETRY_S
