@@ -199,6 +199,8 @@ class ChpClient:
         updates = [sockets.enter_context(Socket(self._context, zmq.XPUB, linger_ms=0)) for _ in collectors]
         for socket in (subscriber, snapshot, *updates):
             connect(socket.zsock, self._keys)
+        for stream in (subscriber, *updates):
+            stream.unlimited()  # an update dropped here would leave the mirror, or the server, without it
         for socket, (collector_host, collector_port) in zip(updates, collectors, strict=True):
             socket.zsock.connect(f"tcp://{collector_host}:{collector_port + 2}")
         for prefix in {self.subtree.encode(), HUGZ.encode()}:

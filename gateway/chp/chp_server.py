@@ -65,6 +65,8 @@ class ChpServer:
         ):
             for bound in (snapshot, publisher, collector):
                 serve(bound.zsock, self.keys)
+            for stream in (publisher, collector):
+                stream.unlimited()  # a client's mirror that missed an update would be wrong until it syncs again
             for inbound in (snapshot, collector):
                 # zmq disconnects a peer that sends more, so it cannot exhaust memory.
                 inbound.zsock.setsockopt(zmq.MAXMSGSIZE, self.max_message_size)

@@ -66,9 +66,7 @@ class Pair:
     async def run(self, context: zmq.Context, endpoint: str, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         with Socket(context, zmq.PUB, linger_ms=0) as out, Socket(context, zmq.SUB, linger_ms=0) as into:
             for socket in (out, into):
-                # A whole hashmap goes out at once when a passive syncs; none of it may be dropped.
-                socket.zsock.setsockopt(zmq.SNDHWM, 0)
-                socket.zsock.setsockopt(zmq.RCVHWM, 0)
+                socket.unlimited()  # a whole hashmap goes out at once when a passive syncs
             serve(out.zsock, self.server.keys)  # the peer link is the mesh's too when it uses CURVE
             connect(into.zsock, self.server.keys)
             out.zsock.bind(endpoint)

@@ -213,3 +213,30 @@ async def test_a_value_is_decoded_once_and_again_only_when_it_changes(chp_server
             await next_deletion(changes, "/p/2")
             assert client.decoded("/p/2", decode) is None
         assert decodings == [b"one", b"two", b"uno"]
+
+
+async def test_a_client_that_falls_behind_loses_no_update(chp_server, client_options):
+    """Updates far past ZeroMQ's default high-water marks, published while a client reads
+    nothing: it gets every one once it reads again (the Clone pattern's reference ran on
+    ZeroMQ 2, whose queues had no limit; a mirror that silently misses an update is wrong
+    until its next snapshot)."""
+    servers = [endpoint(chp_server)]
+    count, value = 4000, bytes(20_000)
+    async with open_chp_client(servers, **client_options) as writer, \
+            open_chp_client(servers, **client_options) as reader:
+        reading = trio.Event()
+        receive = reader._receive
+
+        async def held(socket, what):
+            await reading.wait()
+            return await receive(socket, what)
+
+        reader._receive = held
+        with trio.fail_after(20):
+            for number in range(count):
+                await writer.set(f"/k/{number}", value)
+            while chp_server.outbox.published < chp_server.hashmap.sequence or len(chp_server.hashmap.entries) < count:
+                await trio.sleep(0.05)
+            reading.set()
+            while len(reader.keys_under("/k/")) < count:
+                await trio.sleep(0.05)
