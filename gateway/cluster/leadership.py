@@ -45,6 +45,12 @@ SERVING = "cluster/serving/"
 # one after another 10,000 new partitions took that many round trips to get leaders.
 ASSIGNMENTS_IN_FLIGHT = 64
 
+# A reaction reads the whole mirror (tens of ms at 10,000 partitions). Changes streaming in (a
+# failover's thousands of assignments) would start one after another and take the loop from the
+# work they start: after each, on_changes rests as long as it took, up to this, and the changes
+# that came meanwhile are taken together.
+REACTION_REST_MAX_S = 0.25
+
 Wanted = dict[tuple[str, int], int]  # (topic id, index) -> leader epoch
 
 
@@ -186,7 +192,9 @@ async def on_changes(client: ChpClient, react: Callable, prefixes: tuple[str, ..
             with trio.move_on_after(math.inf if again is None else again):
                 await dirty.wait()
             dirty = trio.Event()
+            started = trio.current_time()
             again = await react()
+            await trio.sleep(min(trio.current_time() - started, REACTION_REST_MAX_S))
 
 
 async def follow_cluster(client: ChpClient, leaders: Leaders, topics: ClusterTopics, node_id: int) -> None:

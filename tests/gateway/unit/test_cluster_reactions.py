@@ -1,12 +1,14 @@
 """What the cluster's tasks do with what CHP holds: a failure of one partition or of one
 request is retried or refused alone, never the end of the task (which would end the gateway)."""
 
+import itertools
 from contextlib import contextmanager
 from types import SimpleNamespace
 
 import pytest
 import trio
 
+from gateway.chp.changes import Update
 from gateway.cluster.leadership import TOPIC_REQUESTS, on_changes, serve_topic_requests
 from gateway.kafka_error import KafkaError
 from gateway.settings.table import BrokerSettings
@@ -47,6 +49,25 @@ async def test_a_reaction_that_returns_seconds_is_called_again_after_them_withou
         nursery.cancel_scope.cancel()
     # at once (again as the watch opens: a change may have come before it), then after each wait
     assert sorted({call - calls[0] for call in calls}) == [0, 1.5, 3.0]
+
+
+async def test_reactions_to_a_stream_of_changes_rest_as_long_as_they_took(autojump_clock):
+    """Each reaction reads the whole mirror: as changes stream in, the next one waits for
+    as long as the last took, and takes the changes of that time together."""
+    mirror, starts = Mirror(), []
+
+    async def react():
+        starts.append(trio.current_time())
+        await trio.sleep(0.1)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(on_changes, mirror, react, ("cluster/",))
+        for sequence in range(300):  # one every 10 ms for 3 s
+            await mirror._changes[0].send(Update(f"cluster/partitions/t/{sequence}", b"{}", sequence))
+            await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    gaps = [later - earlier for earlier, later in itertools.pairwise(starts)]
+    assert len(starts) > 10 and min(gaps) >= 0.2 - 1e-9
 
 
 class Topics:
