@@ -80,12 +80,11 @@ class Socket:
         self.zsock.setsockopt(zmq.XPUB_NODROP, 1)
         self._drops = False
 
-    def unlimited(self) -> Socket:
+    def unlimited(self) -> None:
         """No high-water mark: what a peer has not read yet waits in memory, however much, and
         TCP holds the sender back; nothing is dropped (ZeroMQ 2's queues, which CHP was written for)."""
         self.zsock.setsockopt(zmq.SNDHWM, 0)
         self.zsock.setsockopt(zmq.RCVHWM, 0)
-        return self
 
     def __enter__(self) -> Socket:
         return self
