@@ -30,7 +30,9 @@ def configure_logging(settings: LoggingSettings | None = None) -> None:
     structlog.configure(
         processors=[*STAMPS, *RENDERERS[settings.log_format]()],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        # One write per event, its newline included (print writes the newline apart): the embedded
+        # store shares the gateway's stderr, and another process's line could land in between.
+        logger_factory=structlog.WriteLoggerFactory(sys.stderr),
     )
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(structlog.stdlib.ProcessorFormatter(

@@ -58,3 +58,23 @@ async def test_a_handler_bug_is_logged_once_with_its_traceback_and_ends_the_conn
     failures = [entry for entry in logs if entry["event"] == "handler_failed"]
     assert len(failures) == 1 and failures[0]["exc_info"] is True
     assert failures[0]["api"] == "ApiVersions" and failures[0]["version"] == 3
+
+
+WRITER = """
+import structlog
+from gateway.logging_setup import configure_logging
+from gateway.settings.table import LoggingSettings
+configure_logging(LoggingSettings(log_format="json"))
+for number in range(3000):
+    structlog.get_logger().info("event", number=number, padding="x" * 200)
+"""
+
+
+def test_processes_that_share_a_log_file_never_split_each_others_lines(tmp_path):
+    """The gateway and its embedded store write to one inherited stderr: each event goes out
+    in one write, so that another's cannot land inside it."""
+    with open(tmp_path / "shared.log", "ab") as shared:
+        writers = [subprocess.Popen([sys.executable, "-c", WRITER], stderr=shared) for _ in range(2)]
+        assert [writer.wait(60) for writer in writers] == [0, 0]
+    events = [json.loads(line) for line in (tmp_path / "shared.log").read_text().splitlines()]
+    assert len(events) == 6000
