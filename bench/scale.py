@@ -23,8 +23,9 @@ With --chp the gateway is a cluster of one on a CHP server (leadership, membersh
 topics kept in CHP, as in a cluster of gateways); the time to create partitions then
 includes leading them. With --failover a second gateway (node 2, no stores of its own)
 joins that cluster first and leads its share of the partitions; after the last total it
-is killed (SIGKILL), and printed is the time until the first gateway serves every
-partition (ListOffsets answered without an error), chp.session.timeout.ms included.
+is killed (SIGKILL), and printed are the times until the first gateway serves the first
+of its partitions again and every partition (ListOffsets answered without an error),
+chp.session.timeout.ms included.
 
 Figures only: it never fails on speed.
 """
