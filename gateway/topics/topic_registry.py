@@ -123,7 +123,7 @@ class TopicRegistry(ClusterTopics):
             elif entry["type"] == OWN_ADDRESSES:
                 self.own_addresses.update(entry["addresses"])
             elif entry["type"] == DELETED_PARTITIONS:
-                self._keep_deleted([Discard(*fields) for fields in entry["discards"]])
+                self._keep_deleted([Discard(*fields, deleted=True) for fields in entry["discards"]])
             elif entry["type"] == "producer_ids":
                 self.producer_ids.replay(entry)
             elif entry["type"] == NATIVE_ENTRY:
@@ -335,8 +335,8 @@ class TopicRegistry(ClusterTopics):
             watcher(topic, index, partition)
 
     def _deleted(self, name: str, ends: dict[str, int]) -> list[Discard]:
-        """The directives emptying a deleted topic's partitions, kept to be sent again at start-up."""
-        return self._keep_deleted([Discard(name, address, end) for address, end in ends.items() if end > 0])
+        """The directives deleting a deleted topic's partitions, kept to be sent again at start-up."""
+        return self._keep_deleted([Discard(name, address, end, deleted=True) for address, end in ends.items()])
 
     def _keep_deleted(self, discards: list[Discard]) -> list[Discard]:
         self.deleted_partitions.update((discard.address, discard) for discard in discards)

@@ -7,7 +7,10 @@ deleted topic, or in an older journal generation). A partition's directives
 only grow, so a lost one is superseded by the next.
 
 The directive of a compacted topic's partition also carries "compact", what the
-stores may clean (see `Compaction`); a directive without it stops cleaning.
+stores may clean (see `Compaction`); a directive without it stops cleaning. The
+directive of a deleted topic's partition carries "deleted": true, and the stores
+delete the partition whole (its files and fence), as Kafka deletes a deleted
+topic's log directories.
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ class Discard(NamedTuple):
     address: str
     before: int
     compact: Compaction | None = None
+    deleted: bool = False  # the partition's topic was deleted: nothing of it is read again
+
+
+OPTIONAL_FIELDS = {"compact", "deleted"}
 
 
 def encode_discard(discard: Discard) -> bytes:
@@ -42,6 +49,8 @@ def encode_discard(discard: Discard) -> bytes:
         del fields["compact"]
     else:
         fields["compact"] = discard.compact._asdict()
+    if not discard.deleted:  # as before deletions were directed: older stores read it
+        del fields["deleted"]
     return json.dumps(fields, separators=(",", ":")).encode()
 
 
@@ -51,11 +60,14 @@ def decode_discard(content) -> Discard:
         fields = json.loads(bytes(content))
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
-    if not isinstance(fields, dict) or fields.keys() - {"compact"} != set(Discard._fields[:3]):
-        raise ValueError(f"a directive is an object of {', '.join(Discard._fields)} (optional)")
+    if not isinstance(fields, dict) or fields.keys() - OPTIONAL_FIELDS != set(Discard._fields[:3]):
+        raise ValueError(f"a directive is an object of {', '.join(Discard._fields[:3])} "
+                         f"and optionally {', '.join(sorted(OPTIONAL_FIELDS))}")
     discard = Discard(**fields)
     if not (isinstance(discard.subject, str) and isinstance(discard.address, str) and _is_sequence(discard.before)):
         raise ValueError("subject and address must be strings, before a sequence")
+    if type(discard.deleted) is not bool:
+        raise ValueError("deleted must be true or false")
     return discard._replace(compact=None if discard.compact is None else _compaction(discard.compact))
 
 

@@ -30,6 +30,7 @@ from gateway.storage.mesh_storage import FenceOutcome
 from gateway.zmq_trio import zmq_context
 from protocol.dafka import Fence, Fenced, Fetch, new_uuid
 from protocol.dafka import Record as DafkaRecord
+from protocol.journal.discard_directive import DISCARD_SUBJECT, Discard, encode_discard
 from protocol.records.builder import build_batch
 from protocol.records.record import Record
 from tests.mesh.memory_log import Entry, MemoryLog
@@ -306,7 +307,7 @@ def test_the_book_is_trimmed_to_the_log_when_loaded(tmp_path):
     assert (fence.epoch, fence.requester, fence.start, fence.floor, fence.epochs) == (2, "R", 4, 4, [[1, 3]])
 
 
-FENCE_CHANGES = st.lists(st.tuples(st.sampled_from(["claim", "announce", "note", "cut", "write"]),
+FENCE_CHANGES = st.lists(st.tuples(st.sampled_from(["claim", "announce", "note", "cut", "forget", "write"]),
                                     st.sampled_from("PQR"), st.integers(0, 6), st.integers(0, 6)), max_size=40)
 
 
@@ -329,6 +330,8 @@ def test_the_book_read_back_is_every_fence_as_it_stood_at_the_last_write(changes
                 written = as_stored(book)
             elif change == "claim":
                 book.claim(key, epoch, "R", floor=sequence, head_epoch=epoch - 1)
+            elif change == "forget":
+                book.forget(key)
             elif key in book:
                 getattr(book, change)(key, sequence, *([epoch] if change == "note" else []))
         loaded = FenceBook(Path(directory))
@@ -338,6 +341,40 @@ def test_the_book_read_back_is_every_fence_as_it_stood_at_the_last_write(changes
         if journal.exists():  # rewritten once the appends outweigh the book
             book_bytes = len(fences.encode_frame(json.dumps(list(written.values())).encode()))
             assert journal.stat().st_size <= 2 * max(book_bytes, rewrite_after) + 2048
+
+
+async def test_a_deleted_topics_partition_goes_whole_and_its_late_records_are_not_taken(mesh, tmp_path):
+    """A deletion directive: the partition's files and fence go at once, and stay gone after a
+    restart; a record of it below the directive's end that comes later is not stored."""
+    stores_of, producer_of = mesh
+    with trio.fail_after(60):
+        [store] = await stores_of(1)
+        leader, gateway = await producer_of(), await producer_of()
+        deleted, kept = new_uuid(), new_uuid()
+        assert (await claim(leader, deleted, 1, stores=1)).won(stores=1, min_insync=1)
+        gone, other = leader.host(SUBJECT, uuid=deleted, epoch=1), leader.host(SUBJECT, uuid=kept)
+        await publish_acked(gone, 1, ["a", "b", "c"], stores=1)
+        await publish_acked(other, 0, ["x"], stores=1)
+        subject_directory = next((tmp_path / "store-0" / "log").glob("s-*"))
+        assert {path.name for path in subject_directory.iterdir()} == {"subject", deleted, kept}
+
+        directives = gateway.host(DISCARD_SUBJECT, next_sequence=0)
+        await directives.publish(encode_discard(Discard(SUBJECT, deleted, 4, deleted=True)))
+        await directives.wait_acked(0, stores=1)
+        assert {path.name for path in subject_directory.iterdir()} == {"subject", kept}
+        assert (SUBJECT, deleted) not in store.writer.fences
+        await gone.publish(batch(1, "late"))  # sequence 3: on its way when the topic was deleted
+        await publish_acked(other, 0, ["y"], stores=1)  # the store took what came before it
+        assert store.contents(deleted) == []
+
+        await store.stop()
+        await store.start()
+        assert store.contents(deleted) == [] and (SUBJECT, deleted) not in store.writer.fences
+        assert [c for _, c in store.contents(kept)] == [batch(0, "x"), batch(0, "y")]
+        # The last partition of a subject takes the subject's directory with it.
+        await directives.publish(encode_discard(Discard(SUBJECT, kept, 2, deleted=True)))
+        await directives.wait_acked(1, stores=1)
+        assert not subject_directory.exists()
 
 
 def test_the_book_is_rewritten_only_once_the_appends_outweigh_it(tmp_path):

@@ -72,6 +72,10 @@ class StoreCleaner:
                     self.compactions.pop(key, None)
                 except CleanerStopped:
                     break
+                except OSError:
+                    if self.log.first(*key) is not None:
+                        raise
+                    log.info("store_cleaner.partition_deleted", subject=key[0], address=key[1])  # during the pass
         return passes
 
     def stop(self) -> None:

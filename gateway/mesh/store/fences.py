@@ -15,7 +15,8 @@ of the record an ACK covers. Partitions never fenced are never parsed.
 
 The book is a journal: each commit that changes fences appends one frame
 holding the entries of the fences it changed (a later entry of a partition
-replaces an earlier one), so a commit costs what changed, not the whole book
+replaces an earlier one; an entry marked forgotten removes the fence of a
+deleted partition), so a commit costs what changed, not the whole book
 of thousands of partitions. Once the frames appended since the last rewrite
 outweigh the book, the next commit rewrites it whole in one frame, replacing
 the file atomically. A store writes the book before the records it describes,
@@ -50,6 +51,7 @@ FRAME = struct.Struct("<II")  # crc32c, length of the JSON array that follows
 # Appends since the last rewrite that make the next write a rewrite, at least: the journal
 # stays under twice the book, plus this.
 REWRITE_AFTER_BYTES = 1 << 20
+FORGOTTEN = "forgotten"  # an entry's mark: the partition's fence is gone
 _EPOCH = struct.Struct(">i")
 _MAGIC_POSITION = LEADER_EPOCH_POSITION + 4
 
@@ -153,6 +155,9 @@ class FenceBook(dict):
     def load(self, heads: dict[tuple[str, str], int]) -> None:
         """Read the book, trimming what lies past each partition's head in `heads`."""
         for entry in self._entries():
+            if entry.get(FORGOTTEN):
+                self.pop((entry["subject"], entry["partition"]), None)
+                continue
             head = heads.get((entry["subject"], entry["partition"]), -1)
             fence = PartitionFence(entry["epoch"], entry["requester"], head + 1, entry["start"], entry["epochs"])
             fence.cut(head + 1)
@@ -195,6 +200,11 @@ class FenceBook(dict):
         self[key].cut(sequence)
         self.changed.add(key)
 
+    def forget(self, key: tuple[str, str]) -> None:
+        """The partition was deleted: its entry goes (a later frame says so until a rewrite)."""
+        if self.pop(key, None) is not None:
+            self.changed.add(key)
+
     def changes(self) -> BookWrite | None:
         """What the next write of the book is (None: nothing changed), to be written by
         `write`, maybe in another thread."""
@@ -202,13 +212,19 @@ class FenceBook(dict):
             return None
         whole = self._whole_bytes is None or self._appended_bytes > max(self._whole_bytes, REWRITE_AFTER_BYTES)
         keys = self if whole else self.changed
-        frame = encode_frame(b"[" + b", ".join(self[key].entry(key) for key in keys) + b"]")
+        frame = encode_frame(b"[" + b", ".join(self._entry(key) for key in keys) + b"]")
         self.changed = set()
         if whole:
             self._whole_bytes, self._appended_bytes = len(frame), 0
         else:
             self._appended_bytes += len(frame)
         return BookWrite(frame, whole)
+
+    def _entry(self, key: tuple[str, str]) -> bytes:
+        fence = self.get(key)
+        if fence is None:
+            return json.dumps({"subject": key[0], "partition": key[1], FORGOTTEN: True}).encode()
+        return fence.entry(key)
 
     def write(self, book: BookWrite) -> None:
         """Durably: a crash leaves the book as it was, or as it is now."""

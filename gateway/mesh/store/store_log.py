@@ -220,6 +220,34 @@ class StoreLog:
                 fsync_directory(str(partition.directory))
             return len(deleted)
 
+    def forget(self, subject: str, address: str) -> bool:
+        """Delete a partition whole, durably (its topic was deleted): its directory, and its
+        subject's once that holds no other partition. Whether it was held."""
+        with self._lock, self._writing():
+            partition = self._partitions.pop((subject, address), None)
+            if partition is None:
+                return False
+            for segment in partition.segments:
+                segment.delete(self._files)
+            self._unsynced.difference_update(partition.segments)
+            subject_directory = partition.directory.parent
+            self._files.dirty_directories.discard(str(partition.directory))
+            self._remove(partition.directory)
+            if {entry.name for entry in os.scandir(subject_directory)} <= {SUBJECT_FILE}:
+                self._files.dirty_directories.discard(str(subject_directory))
+                self._remove(subject_directory)
+            log.info("store_log.partition_deleted", subject=subject, address=address)
+            return True
+
+    def _remove(self, directory: Path) -> None:
+        """Durably gone at once (a rename); its files are deleted after, or by the next load."""
+        temporary = self.directory / f"{TEMPORARY_PREFIX}{os.urandom(8).hex()}"
+        directory.rename(temporary)
+        fsync_directory(str(directory.parent))
+        if directory.parent != self.directory:
+            fsync_directory(str(self.directory))
+        shutil.rmtree(temporary, ignore_errors=True)  # a cleaner's pass may still write there
+
     def sealed_below(self, subject: str, address: str, before: int) -> tuple[Path, list[tuple[int, int]]]:
         """The partition's directory and its segments holding entries below `before`, as
         (base, next sequence), all sealed (the active one is, if it held any)."""

@@ -24,7 +24,9 @@ topic's partition's directive also tells the cleaner how far it may clean
 (`compactions`, read by cleaner.py). A store
 behind a directive (it was down, is new or lags) skips to that log start
 instead of waiting for records that nobody holds any more, as a Kafka
-follower resets to the leader's log start.
+follower resets to the leader's log start. A deleted topic's partition is
+deleted whole, its fence too; its records that still come below the
+directive's sequence are taken for duplicates.
 
 FENCE (our extension) fences a partition at a leader epoch (fences.py): the
 claim is made durable with the next commit and answered after it (FENCED,
@@ -61,6 +63,7 @@ COPIED_BELOW = 64 << 10
 class _Commit(NamedTuple):
     """What one commit takes: all that was queued for it since the last."""
 
+    forgets: set[tuple[str, str]]  # partitions of deleted topics
     discards: dict[tuple[str, str], int]
     book: BookWrite | None  # the fence book's changes, if any
     truncations: dict[tuple[str, str], int]
@@ -70,7 +73,7 @@ class _Commit(NamedTuple):
 
     @property
     def writes(self) -> bool:
-        return bool(self.discards or self.book is not None or self.truncations or self.appends)
+        return bool(self.forgets or self.discards or self.book is not None or self.truncations or self.appends)
 
 
 class StoreWriter:
@@ -87,6 +90,7 @@ class StoreWriter:
         self._heads_seen: set[tuple[str, str]] = set()
         self.log_starts: dict[tuple[str, str], int] = {}  # key -> highest `before` directed, even if not held yet
         self._discards_due: dict[tuple[str, str], int] = {}  # key -> `before`, applied ahead of the next appends
+        self._forgets_due: set[tuple[str, str]] = set()  # deleted whole, ahead of everything else
         self.compactions: dict[tuple[str, str], Compaction] = {}  # what the cleaner may clean, by key
         self._work = trio.Event()  # set when something waits for the committer
         self._committed = trio.Event()  # set after each commit
@@ -261,11 +265,33 @@ class StoreWriter:
             self.node.log.error("discard_of_directives_refused", subject=discard.subject)
             return
         key = (discard.subject, discard.address)
+        if discard.deleted:
+            self._forget(key, discard.before)
+            return
         self._direct_cleaning(key, discard.compact)
         self.log_starts[key] = max(discard.before, self.log_starts.get(key, 0))
         self._discard_due(key, discard.before)
         if key in self.sequencers:
             self._skip(key, discard.before)
+
+    def _forget(self, key: tuple[str, str], before: int) -> None:
+        """Delete a deleted topic's partition with the next commit. Its records below `before`
+        that still come (a leader's last ones on their way) are duplicates from then on."""
+        self.log_starts[key] = max(before, self.log_starts.get(key, 0))
+        if key in self.sequencers:
+            self.sequencers[key] = PartitionSequencer(self.log_starts[key])
+        self._drop_queued(key)
+        for due in (self._discards_due, self._truncations_due, self.compactions):
+            due.pop(key, None)
+        self._heads_seen.discard(key)
+        self.fences.forget(key)
+        self._forgets_due.add(key)
+        self._work.set()
+
+    def _drop_queued(self, key: tuple[str, str]) -> None:
+        dropped = self._queued.pop(key, None)
+        if dropped is not None:
+            self._queued_bytes -= sum(len(content) for content in dropped[1])
 
     def _direct_cleaning(self, key: tuple[str, str], compact: Compaction | None) -> None:
         """Positions only grow, as directives arrive in any order; none stops the cleaning."""
@@ -282,9 +308,7 @@ class StoreWriter:
             return
         self.node.log.info("store_skipped_to_log_start", subject=key[0], partition=key[1],
                            expected=sequencer.next_sequence, log_start=sequence)
-        dropped = self._queued.pop(key, None)
-        if dropped is not None:
-            self._queued_bytes -= sum(len(content) for content in dropped[1])
+        self._drop_queued(key)
         self._discard_due(key, sequence)  # what the log holds lies below: it starts over at `sequence`
         self._queue(key, sequencer.skip_to(sequence))
 
@@ -313,7 +337,7 @@ class StoreWriter:
             if commit.writes:
                 self._in_thread = True
                 try:
-                    await trio.to_thread.run_sync(self._write_durably, *commit[:4])
+                    await trio.to_thread.run_sync(self._write_durably, *commit[:5])
                 finally:
                     self._in_thread = False
             self._committed_all(commit)
@@ -324,13 +348,13 @@ class StoreWriter:
     def _commit_inline(self) -> None:
         commit = self._take_commit()
         if commit.writes:
-            self._write_durably(*commit[:4])
+            self._write_durably(*commit[:5])
         self._committed_all(commit)
 
     def _take_commit(self) -> _Commit:
-        commit = _Commit(self._discards_due, self.fences.changes(),
+        commit = _Commit(self._forgets_due, self._discards_due, self.fences.changes(),
                          self._truncations_due, self._queued, self._fence_answers, self._heads_seen)
-        self._queued, self._queued_bytes = {}, 0
+        self._queued, self._queued_bytes, self._forgets_due = {}, 0, set()
         self._discards_due, self._truncations_due, self._fence_answers, self._heads_seen = {}, {}, [], set()
         return commit
 
@@ -338,6 +362,8 @@ class StoreWriter:
         """After `commit` is durable: the durable heads moved, ACKs and FENCED answers sent."""
         self._committed.set()
         self._committed = trio.Event()
+        for key in commit.forgets:
+            self.durable.pop(key, None)
         for key, sequence in commit.truncations.items():
             if key in self.durable:
                 self.durable[key] = min(self.durable[key], sequence - 1)
@@ -346,12 +372,14 @@ class StoreWriter:
         self._ack(grown.keys() | ((commit.truncations.keys() | commit.heads_seen) & self.durable.keys()))
         self._answer_fences(commit.answers)
 
-    def _write_durably(self, discards, book, truncations, appends) -> None:
-        """Discards first: a partition that skipped to its log start is emptied before its
-        records from there on are appended. The fence book before the truncations and
+    def _write_durably(self, forgets, discards, book, truncations, appends) -> None:
+        """Deleted partitions first, then discards: a partition that skipped to its log start
+        is emptied before its records from there on are appended. The fence book before the truncations and
         appends it describes (fences.py trims it to the log on load)."""
         started = time.perf_counter()
         now_ms = int(time.time() * 1000)
+        for key in forgets:
+            self.log.forget(*key)
         for key, before in discards.items():
             self.log.discard_before(*key, before)
         if book is not None:
@@ -385,8 +413,10 @@ class StoreWriter:
         """FENCED to each claimant, with the head the commit left (as ACKs are sent)."""
         messages = []
         for requester, key, accepted in answers:
+            fence = self.fences.get(key)
+            if fence is None:  # the partition was deleted meanwhile: nothing to answer for
+                continue
             head = self.durable.get(key, -1)
-            fence = self.fences[key]
             head_epoch = fence.epoch_of(head) if head >= 0 else NO_EPOCH
             epochs = tuple((epoch, first) for epoch, first in fence.epochs if first <= head)
             messages.append(encode(Fenced(requester, self.node.uuid, key[1], key[0], fence.epoch, int(accepted),

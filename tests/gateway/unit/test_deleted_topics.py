@@ -1,4 +1,4 @@
-"""A deleted topic's partitions: the directives emptying them are journaled, kept by
+"""A deleted topic's partitions: the directives deleting them are journaled, kept by
 every snapshot of the metadata journal and sent again at start-up."""
 
 import uuid
@@ -29,7 +29,9 @@ def test_a_deleted_topics_directives_outlive_snapshots():
         topic("old"), {"type": "topic_deleted", "name": "old"},  # journaled before ends were
     ])
     assert states == {}
-    assert list(deleting.deleted_partitions.values()) == [Discard("gone", ADDRESSES[0], 12)]  # nothing below 0
+    # Each partition deleted whole, also one nothing was written to (its fence goes).
+    assert list(deleting.deleted_partitions.values()) == [Discard("gone", ADDRESSES[0], 12, deleted=True),
+                                                          Discard("gone", ADDRESSES[1], 0, deleted=True)]
 
     restarted = broker()
     snapshot = deleting._metadata_snapshot()
