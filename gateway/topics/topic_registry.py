@@ -96,7 +96,7 @@ class TopicRegistry(ClusterTopics):
                 await self._share(topic)
             # A directive sent just before a crash may have reached no store.
             await self.resend_discards()
-            await self.discards.send(list(self.deleted_partitions.values()))
+            await self._resend_deletions()
             await self.native.open()
             # Only now does memory hold everything the journal does: compaction may snapshot it.
             self.journal.compact_with(nursery, self._metadata_snapshot)
@@ -401,9 +401,11 @@ class TopicRegistry(ClusterTopics):
         while True:
             await trio.sleep(STORES_CHECK_S)
             now_live = self.storage.live_stores()
-            changed, live = now_live != live, now_live
+            changed, joined, live = now_live != live, now_live > live, now_live
             if changed:
                 log.info("live_stores_changed", live=live)
+            if joined:  # maybe one that was down when topics were deleted
+                await self._resend_deletions()
             for topic in list(self.topics.values()):
                 for partition in () if topic.native else led(topic):
                     if changed or partition.high_watermark < partition.next_offset:
@@ -443,15 +445,21 @@ class TopicRegistry(ClusterTopics):
     async def resend_discards(self) -> None:
         """Every partition's directive again, for the stores that missed it (down, new or
         behind): a store behind a directive skips to it instead of waiting for records
-        that nobody holds any more. The directives for deleted topics and older journal
-        generations are sent again only at start-up (their number only grows, and
-        nothing waits on them to go on). In a cluster the controller sends them."""
+        that nobody holds any more. The directives for deleted topics (`_resend_deletions`)
+        and older journal generations are not sent here: their number only grows, and
+        nothing waits on them to go on. In a cluster the controller sends them."""
         if self._follows_controller:
             return
         async with self.topic_lock:  # what is journaled: save_log_start updates it under the lock
             discards = [discard for topic in self.topics.values() if not topic.native
                         for discard in partition_discards(topic, self.settings)]
         await self.discards.send(discards)
+
+    async def _resend_deletions(self) -> None:
+        """The directives deleting deleted topics' partitions, for stores that missed them. Sent
+        at start-up and when stores join, not at every retention check: their number only grows."""
+        if not self._follows_controller:
+            await self.discards.send(list(self.deleted_partitions.values()))
 
     async def save_log_start(self, topic: Topic) -> None:
         """Persist the log start offsets after retention or DeleteRecords moved them,

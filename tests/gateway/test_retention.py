@@ -137,3 +137,29 @@ def set_min_insync(bootstrap: str, topic: str, replicas: int) -> None:
     resource = ConfigResource("topic", topic, set_config={"min.insync.replicas": str(replicas)})
     (future,) = admin.alter_configs([resource]).values()
     future.result(30)
+
+
+def test_a_store_down_while_topics_were_deleted_deletes_them_when_back(tmp_path):
+    """Two stores: one is stopped while two topics are deleted one after the other and then
+    killed; the gateway starts it again, and once it is back it deletes both (only the newest
+    directive, which it fetches itself, would take the second)."""
+    server = GatewayProcess(tmp_path / "gateway", "--min-insync-replicas", "1", stores=2).start()
+    topics = ("dropped", "dropped-too")
+    on_store = [server.data_dir / "store-1" / "log" / ("s-" + topic.encode().hex()) for topic in topics]
+    try:
+        for topic in topics:
+            create_topic(server.bootstrap, topic)
+            confluent_produce(server.bootstrap, topic, [Sent(value=b"v%d" % i) for i in range(10)])
+        wait_until(lambda: all(path.exists() for path in on_store), 10, "the second store took the topics")
+        behind = store_pid(server, 1)
+        os.kill(behind, signal.SIGSTOP)
+        admin = AdminClient({"bootstrap.servers": server.bootstrap})
+        for topic in topics:
+            admin.delete_topics([topic])[topic].result(30)
+        wait_until(lambda: not any((server.data_dir / "store-0" / "log" / path.name).exists() for path in on_store),
+                   10, "the first store deleted the topics")
+        os.kill(behind, signal.SIGKILL)
+        wait_until(lambda: store_pid(server, 1) not in (None, behind), 30, "the gateway restarted the store")
+        wait_until(lambda: not any(path.exists() for path in on_store), 30, "the second store deleted them once back")
+    finally:
+        server.stop()

@@ -374,8 +374,8 @@ class StoreWriter:
 
     def _write_durably(self, forgets, discards, book, truncations, appends) -> None:
         """Deleted partitions first, then discards: a partition that skipped to its log start
-        is emptied before its records from there on are appended. The fence book before the truncations and
-        appends it describes (fences.py trims it to the log on load)."""
+        is emptied before its records from there on are appended. The fence book before the
+        truncations and appends it describes (fences.py trims it to the log on load)."""
         started = time.perf_counter()
         now_ms = int(time.time() * 1000)
         for key in forgets:
