@@ -104,6 +104,7 @@ async def _coordinators(nursery: trio.Nursery, broker: BrokerSettings, topics: T
     for shards in (groups, transactions):
         await nursery.start(shards.run)
         topics.leadership_watchers.append(shards.leadership_changed)
+    topics.deletion_watchers.append(groups.topic_deleted)
     return groups, transactions
 
 
@@ -158,6 +159,7 @@ async def _lone_coordinators(nursery: trio.Nursery, broker: BrokerSettings, topi
     groups = GroupCoordinator(broker, journals["groups"], MappingProxyType(topics.topics))
     groups.log.on_change = lambda entry: internal.emit(OFFSETS_TOPIC, offsets_topic_records, entry)
     await nursery.start(groups.run)
+    topics.deletion_watchers.append(groups.topic_deleted)
     transactions = TransactionCoordinator(broker, journals["transactions"], topics.producer_ids,
                                           groups.marked(topics.partition))
     transactions.on_change = lambda entry: internal.emit(TRANSACTIONS_TOPIC, transaction_state_records, entry)

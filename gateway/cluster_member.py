@@ -20,6 +20,7 @@ take over at once (a controller's successor replays journals no longer written).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 
 import structlog
@@ -135,7 +136,9 @@ class ClusterMember:
         services = await as_controller(role, self.cluster, self.sharing)
         for name, state in self.leaders.shared_topics().items():
             if services.topics.get(name) is None:  # deleted while no controller ran: the journal says so
-                await self.sharing.unshare(state)
+                deleted_at_ms = int(time.time() * 1000)  # or before: the name names no topic since
+                await self.sharing.unshare(state, deleted_at_ms)
+                services.topics.tell_deleted(name, deleted_at_ms)
         role.start_soon(assign_leaders, self.client, self.claims, self.membership, self.leaders)
         role.start_soon(adopt_new_gateways, self.elections)
         if self.settings.auto_leader_rebalance_enable:

@@ -11,7 +11,11 @@ start}, start the sequence its log goes on at: what a gateway handing its
 partitions over waits for, and what tells the previous leader which of its
 batches on their way the log holds. `cluster/topics/<name>` holds each
 topic's journaled state: the controller writes the metadata journal and then
-this key, the other gateways follow it. A gateway asked to auto-create a
+this key, the other gateways follow it; a deleted topic leaves a notice in
+`cluster/deleted-topics/<topic id>` = {name, at} for an hour, on which every
+gateway's group coordinators remove the topic's committed offsets (a key
+gone from `cluster/topics/` is no such notice: CHP may have lost its keys).
+A gateway asked to auto-create a
 topic it cannot create leaves `cluster/topic-requests/<name>` for the
 controller. Every gateway opens the partitions it leads and closes those it
 lost (`follow_cluster`).
@@ -22,6 +26,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
+from functools import partial
 from typing import Protocol
 
 import structlog
@@ -41,6 +46,8 @@ TOPICS = "cluster/topics/"
 TOPIC_REQUESTS = "cluster/topic-requests/"
 LOG_STARTS = "cluster/log-starts/"
 SERVING = "cluster/serving/"
+DELETED_TOPICS = "cluster/deleted-topics/"
+DELETION_NOTICE_TTL_S = 3600  # a coordinator's gateway away longer keeps the deleted topic's offsets
 # Partition keys the controller claims at once: each claim waits a round trip to the CHP server,
 # one after another 10,000 new partitions took that many round trips to get leaders.
 ASSIGNMENTS_IN_FLIGHT = 64
@@ -66,6 +73,8 @@ class ClusterTopics(Protocol):
     async def auto_create(self, name: str): ...
 
     async def log_starts_reported(self, reports: dict[tuple[str, int], tuple[int, int]]) -> None: ...
+
+    def deleted_elsewhere(self, notices: dict[str, tuple[str, int]]) -> None: ...
 
 
 def partition_key(topic_id: str, index: int, prefix: str = PARTITIONS) -> str:
@@ -107,6 +116,15 @@ class Leaders:
         return {key.removeprefix(TOPICS): state for key in self.client.keys_under(TOPICS)
                 if (state := self.client.decoded(key, decoded)) is not None}
 
+    def deletion_notices(self) -> dict[str, tuple[str, int]]:
+        """topic id -> (name, when it was deleted, ms) of the topics deleted within the notices' TTL."""
+        notices = {}
+        for key in self.client.keys_under(DELETED_TOPICS):
+            value = self.client.decoded(key, decoded)
+            if value is not None:
+                notices[key.removeprefix(DELETED_TOPICS)] = (value["name"], value["at"])
+        return notices
+
     def led_by(self, node_id: int) -> Wanted:
         return {partition: value["epoch"] for partition, value in partition_values(self.client, PARTITIONS).items()
                 if value["leader"] == node_id}
@@ -127,7 +145,9 @@ class TopicSharing:
     async def share(self, state: dict) -> None:
         await self.client.set(f"{TOPICS}{state['name']}", encoded(state))
 
-    async def unshare(self, state: dict) -> None:
+    async def unshare(self, state: dict, deleted_at_ms: int) -> None:
+        await self.client.set(f"{DELETED_TOPICS}{state['id']}", encoded({"name": state["name"], "at": deleted_at_ms}),
+                              ttl=DELETION_NOTICE_TTL_S)
         await self.client.delete(f"{TOPICS}{state['name']}")
         for index in range(len(state["partitions"])):
             await self.client.delete(partition_key(state["id"], index))
@@ -207,6 +227,11 @@ async def follow_cluster(client: ChpClient, leaders: Leaders, topics: ClusterTop
         nursery.start_soon(on_changes, client, react, (TOPICS, PARTITIONS))
         # A new leader's serving key ends a retirement here: only that is looked at again.
         nursery.start_soon(on_changes, client, topics.close_retired, (SERVING,))
+        nursery.start_soon(on_changes, client, partial(_told_deleted, leaders, topics), (DELETED_TOPICS,))
+
+
+async def _told_deleted(leaders: Leaders, topics: ClusterTopics) -> None:
+    topics.deleted_elsewhere(leaders.deletion_notices())
 
 
 async def serve_topic_requests(client: ChpClient, topics: ClusterTopics) -> None:

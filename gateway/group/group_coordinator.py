@@ -50,6 +50,8 @@ class GroupCoordinator:
         self.classic = ClassicMembership(self)
         self.consumer = ConsumerMembership(self)
         self.classic_in_consumer = ClassicInConsumerGroup(self)
+        self._deleted_topics: dict[str, int] = {}  # name -> when it was deleted (ms), until removed
+        self._topics_deleted = trio.Event()
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Replay the journal, then run the timeouts."""
@@ -63,6 +65,7 @@ class GroupCoordinator:
                      open_transactions=self.offsets.open_transactions())
             nursery.start_soon(self.timer.run)
             nursery.start_soon(self._expire_offsets)
+            nursery.start_soon(self._remove_offsets_of_deleted_topics)
             task_status.started()
 
     def unloaded(self) -> None:
@@ -218,6 +221,33 @@ class GroupCoordinator:
         if deleted:
             await self.log.write(self.offsets.delete(group_id, deleted))
         return errors
+
+    def topic_deleted(self, name: str, deleted_at_ms: int) -> None:
+        """Kafka removes every group's offsets of a deleted topic's partitions (its coordinator's
+        onPartitionsDeleted): those committed until its deletion go soon after."""
+        self._deleted_topics[name] = max(deleted_at_ms, self._deleted_topics.get(name, deleted_at_ms))
+        self._topics_deleted.set()
+
+    async def _remove_offsets_of_deleted_topics(self) -> None:
+        while True:
+            await self._topics_deleted.wait()
+            self._topics_deleted = trio.Event()
+            deleted, self._deleted_topics = self._deleted_topics, {}
+            await self.remove_offsets_of(deleted)
+
+    async def remove_offsets_of(self, deleted: dict[str, int]) -> None:
+        """Remove the offsets of topics `deleted` (name -> when) committed until then: a commit
+        after it is of a topic created again under the name. An empty group left without offsets
+        goes at the next expiration check, as after offsets expire."""
+        removed = 0
+        for group_id in self.offsets.groups():
+            gone = [key for key, committed in self.offsets.of(group_id).items()
+                    if committed.commit_ms <= deleted.get(key[0], -1)]
+            if gone:
+                await self.log.write(self.offsets.delete(group_id, gone))
+                removed += len(gone)
+        if removed:
+            log.info("deleted_topics_offsets_removed", topics=sorted(deleted), offsets=removed)
 
     async def _expire_offsets(self) -> None:
         while True:

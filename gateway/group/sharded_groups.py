@@ -50,6 +50,10 @@ class ShardedGroups(CoordinatorShards[GroupCoordinator]):
 
         return marked_partition
 
+    def topic_deleted(self, name: str, deleted_at_ms: int) -> None:
+        for coordinator in self.every():
+            coordinator.topic_deleted(name, deleted_at_ms)
+
     def group_ids(self) -> list[str]:
         return [group_id for coordinator in self.loaded() for group_id in coordinator.group_ids()]
 

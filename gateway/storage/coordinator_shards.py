@@ -107,3 +107,7 @@ class CoordinatorShards(Generic[C]):
 
     def loaded(self) -> list[C]:
         return [shard.coordinator for shard in self._shards.values() if shard.loaded]
+
+    def every(self) -> list[C]:
+        """The coordinators of the partitions led here, loading ones too."""
+        return [shard.coordinator for shard in self._shards.values()]

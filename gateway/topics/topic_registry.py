@@ -75,6 +75,9 @@ class TopicRegistry(ClusterTopics):
         self.takeover_retries = TakeoverRetries()  # partitions led here whose takeover failed
         # told of every partition led here opened (the PartitionLog) or closed (None), in a cluster
         self.leadership_watchers: list[Callable[[str, int, PartitionLog | None], None]] = []
+        # told each deleted topic's name and when it was deleted (ms): here, or by the controller
+        self.deletion_watchers: list[Callable[[str, int], None]] = []
+        self._deletion_notices: set[str] = set()  # the controller's notices taken (topic ids)
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Recover every topic from the mesh, then keep the partitions' tasks running
@@ -303,11 +306,24 @@ class TopicRegistry(ClusterTopics):
             topic = self._changeable(name, ErrorCode.TOPIC_DELETION_DISABLED, "delete")
             ends = await self._ends(topic)
             await self.journal.write({"type": "topic_deleted", "name": name, "ends": ends})
+            deleted_at_ms = int(time.time() * 1000)
             if self.sharing is not None:
-                await self.sharing.unshare(topic.state())
+                await self.sharing.unshare(topic.state(), deleted_at_ms)
             self._forget(topic)
             await self.discards.send(self._deleted(name, ends))
+        self.tell_deleted(name, deleted_at_ms)
         log.info("topic_deleted", topic=name)
+
+    def deleted_elsewhere(self, notices: dict[str, tuple[str, int]]) -> None:
+        """The controller's notices of deleted topics (topic id -> (name, when)): each is told once."""
+        if self._follows_controller:
+            for topic_id in notices.keys() - self._deletion_notices:
+                self.tell_deleted(*notices[topic_id])
+        self._deletion_notices = set(notices)
+
+    def tell_deleted(self, name: str, deleted_at_ms: int) -> None:
+        for watcher in self.deletion_watchers:
+            watcher(name, deleted_at_ms)
 
     async def _ends(self, topic: Topic) -> dict[str, int]:
         """Each partition's next sequence: as published here, else as the stores hold it (led elsewhere)."""

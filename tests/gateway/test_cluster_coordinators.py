@@ -7,6 +7,7 @@ import time
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from protocol.kafka.apis import by_name
 from protocol.kafka.coordinator_records import coordinator_partition
@@ -78,7 +79,7 @@ def committed(gateway, group: str, topic: str) -> dict[int, int]:
         consumer.close()
 
 
-def test_coordinators_spread_over_the_gateways_and_each_group_coordinator_keeps_its_commits(tmp_path):
+def test_coordinators_spread_over_the_gateways_and_each_keeps_its_commits_until_their_topic_goes(tmp_path):
     with gateway_cluster(tmp_path) as gateways:
         create_topic_through(gateways[0], "committed")
         wait_until(lambda: spread_over(gateways[0], "committed", {1, 2, 3}), 30, "partitions led by all three")
@@ -102,6 +103,12 @@ def test_coordinators_spread_over_the_gateways_and_each_group_coordinator_keeps_
                 consumer.close()
         for number, group in enumerate(GROUPS):
             assert committed(gateways[(number + 1) % 3], group, "committed")[0] == number + 1
+        # As in Kafka, every coordinator removes a deleted topic's offsets.
+        admin = AdminClient({"bootstrap.servers": gateways[1].bootstrap})
+        admin.delete_topics(["committed"])["committed"].result(30)
+        for number, group in enumerate(GROUPS):
+            wait_until(lambda g=group, n=number: committed(gateways[n % 3], g, "committed")[0] < 0, 30,
+                       f"{group}'s offsets of the deleted topic removed")
 
 
 @pytest.mark.parametrize("victim", [3, 1], ids=["follower", "controller"])

@@ -89,3 +89,46 @@ def test_admin_views_of_groups(shared_gateway):
         [ConsumerGroupTopicPartitions("watched", [TopicPartition(topic, 0)])])["watched"].result(30)
     assert [tp.offset for tp in gone.topic_partitions] == [-1001]
     assert "watched" not in {g.group_id for g in admin.list_consumer_groups().result(30).valid}
+
+
+def test_a_deleted_topics_offsets_go_with_it(shared_gateway):
+    """As Kafka's coordinator removes the offsets of a deleted topic's partitions: a group that
+    consumed the topic starts the topic created again under its name from auto.offset.reset,
+    not from where it was in the deleted one, and no longer lists the deleted one's offsets."""
+    from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    bootstrap, topic, group = shared_gateway.bootstrap, "recreated", "recreated-readers"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    create_topic(bootstrap, topic, 1)
+    produce(bootstrap, topic, [f"old{n}" for n in range(8)], 1)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        consumer.commit(offsets=[TopicPartition(topic, 0, 8)], asynchronous=False)
+    finally:
+        consumer.close()
+    admin.delete_topics([topic])[topic].result(30)
+
+    def listed() -> list:
+        request = [ConsumerGroupTopicPartitions(group)]
+        return [tp for tp in admin.list_consumer_group_offsets(request)[group].result(30).topic_partitions
+                if tp.offset >= 0]
+
+    wait_until(lambda: not listed(), 10, "the deleted topic's offsets removed")
+    create_topic(bootstrap, topic, 1)
+    produce(bootstrap, topic, [f"new{n}" for n in range(12)], 1)  # past the old commit: none is skipped
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest"})
+    try:
+        consumer.subscribe([topic])
+        values: list[str] = []
+        wait_until(lambda: _read_into(consumer, values) == 12, 60, "the new topic's records")
+        assert values == [f"new{n}" for n in range(12)]
+    finally:
+        consumer.close()
+
+
+def _read_into(consumer, values: list[str]) -> int:
+    message = consumer.poll(0.5)
+    if message is not None and message.error() is None:
+        values.append(message.value().decode())
+    return len(values)
