@@ -5,8 +5,10 @@ A server that sends no HUGZ for `hugz_timeout` seconds, whose sequence
 goes back (it restarted), that turned passive or that does not answer the
 snapshot request (a passive whose active peer lives) is reported as
 ServerLost to the watchers and the client moves to the next server in its
-list, for as long as it runs. Updates go to every listed server, so that a
-passive keeps them pending in case the active dies before it replicated them.
+list, for as long as it runs. A client of every key that finds updates
+missing (a sequence that jumps) takes a snapshot from the same server again.
+Updates go to every listed server, so that a passive keeps them pending in
+case the active dies before it replicated them.
 """
 
 import itertools
@@ -46,6 +48,10 @@ D = TypeVar("D")
 
 class ServerDead(Exception):
     """The server being followed has to be given up."""
+
+
+class UpdatesMissed(Exception):
+    """The mirror lacks updates the server published (a sequence jumped): it syncs again."""
 
 
 @dataclass
@@ -175,16 +181,21 @@ class ChpClient:
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Follow the servers in turn until cancelled; started after the first snapshot."""
-        for server in itertools.cycle(self.servers):
+        servers = itertools.cycle(self.servers)
+        server = next(servers)
+        while True:
             try:
                 with ExitStack() as sockets:
                     subscriber, first = await self._sync(server, sockets)
                     task_status.started()
                     task_status = trio.TASK_STATUS_IGNORED
                     await self._follow_updates(subscriber, first)
+            except UpdatesMissed as missed:  # the snapshot brings them, and the watchers learn them
+                log.warning("chp.updates_missed", server=server, reason=str(missed))
             except ServerDead as death:
                 log.warning("chp.server_lost", server=server, reason=str(death))
                 self._watchers.emit(ServerLost(server, str(death)))
+                server = next(servers)
             finally:
                 self.server, self._updates = None, None
                 self._synced = trio.Event()
@@ -239,7 +250,11 @@ class ChpClient:
 
     async def _follow_updates(self, subscriber: Socket, first: KVMsg) -> None:
         # Messages queued before the snapshot may be older than it; the
-        # stream has caught up once one is at or past the snapshot.
+        # stream has caught up once one is at or past the snapshot. A client
+        # of every key gets every update, in sequence, and a HUGZ after the
+        # updates it counts: a sequence that jumps tells of updates lost (a
+        # connection the server dropped and ZeroMQ made again).
+        every_key = not self.subtree
         caught_up = seen_active = False
         msg = first
         while True:
@@ -251,8 +266,12 @@ class ChpClient:
                 seen_active = True
                 if caught_up and msg.sequence < self.hashmap.sequence:
                     raise ServerDead("server sequence went back: it restarted")
+                if every_key and msg.sequence > self.hashmap.sequence:
+                    raise UpdatesMissed(f"the server is at {msg.sequence}, the mirror at {self.hashmap.sequence}")
                 caught_up |= msg.sequence >= self.hashmap.sequence
             elif msg.sequence > self.hashmap.sequence:
+                if every_key and msg.sequence > self.hashmap.sequence + 1:
+                    raise UpdatesMissed(f"update {msg.sequence} after {self.hashmap.sequence}")
                 self.hashmap.store(msg)
                 self.changes += 1
                 if not msg.body:

@@ -44,6 +44,7 @@ class ChpServer:
         self.host = settings.chp_host
         self.hugz_interval = settings.chp_hugz_interval_ms / 1000
         self.flush_interval = settings.chp_flush_interval_ms / 1000
+        self.client_timeout_ms = settings.chp_client_timeout_ms
         self.max_message_size = settings.chp_max_message_bytes
         self.hashmap = Hashmap()
         self.outbox = Outbox()
@@ -67,6 +68,10 @@ class ChpServer:
                 serve(bound.zsock, self.keys)
             for stream in (publisher, collector):
                 stream.unlimited()  # a client's mirror that missed an update would be wrong until it syncs again
+            # Unlimited, the updates a client does not read (stopped, cut off) would pile up here: a
+            # connection silent that long goes, with them; the client sees the gap when back.
+            publisher.zsock.setsockopt(zmq.HEARTBEAT_IVL, min(int(self.hugz_interval * 1000), self.client_timeout_ms))
+            publisher.zsock.setsockopt(zmq.HEARTBEAT_TIMEOUT, self.client_timeout_ms)
             for inbound in (snapshot, collector):
                 # zmq disconnects a peer that sends more, so it cannot exhaust memory.
                 inbound.zsock.setsockopt(zmq.MAXMSGSIZE, self.max_message_size)

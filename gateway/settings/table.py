@@ -435,6 +435,9 @@ class ChpSettings:
                                                      "updates on P+2, the Binary Star peer on P+3", Command.CHP)
     chp_hugz_interval_ms: int = setting(MS, 1000, "milliseconds between HUGZ heartbeats", Command.CHP)
     chp_flush_interval_ms: int = setting(MS, 1000, "milliseconds between sweeps for expired keys", Command.CHP)
+    chp_client_timeout_ms: int = setting(MS, 10000, "silence of a client's connection (ZMTP heartbeats) after which "
+                                                    "the server drops it and the updates it has not read: a client "
+                                                    "stopped or cut off that long takes a snapshot again", Command.CHP)
     chp_max_message_bytes: int = setting(BYTES, 1048576, "largest inbound frame", Command.CHP)
     chp_role: str = setting(Choice(choices=("standalone", "primary", "backup")), "standalone",
                             "this server's part in a Binary Star pair; standalone: no peer", Command.CHP)

@@ -1,14 +1,20 @@
 """CHP servers and clients talking over real zmq sockets on 127.0.0.1."""
 
+import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import trio
 import zmq
 
 from gateway.chp.changes import ServerLost, Synced, Update
 from gateway.chp.chp_client import open_chp_client
+from gateway.chp.chp_server import ChpServer
+from gateway.settings.table import ChpSettings
 from gateway.zmq_trio import Socket
-from protocol.chp import TTL
+from protocol.chp import TTL, KVMsg
 
 
 def endpoint(server):
@@ -240,3 +246,88 @@ async def test_a_client_that_falls_behind_loses_no_update(chp_server, client_opt
             reading.set()
             while len(reader.keys_under("/k/")) < count:
                 await trio.sleep(0.05)
+
+
+async def test_a_client_that_missed_updates_takes_a_snapshot_again(free_base_port, client_options):
+    """Update 7 never reaches the client (as when the server dropped its connection and ZeroMQ
+    made it again): update 8, and a HUGZ past what it holds, send it for a new snapshot."""
+    port = free_base_port()
+    context = zmq.Context.instance()
+    state = {"sequence": 5, "keys": {b"/k": (5, b"five")}}
+    with (
+        Socket(context, zmq.ROUTER, linger_ms=0) as snapshot,
+        Socket(context, zmq.PUB, linger_ms=0) as publisher,
+        Socket(context, zmq.SUB, linger_ms=0) as collector,
+    ):
+        collector.zsock.setsockopt(zmq.SUBSCRIBE, b"")
+        for offset, socket in enumerate((snapshot, publisher, collector)):
+            socket.zsock.bind(f"tcp://127.0.0.1:{port + offset}")
+
+        async def answer_snapshots():
+            while True:
+                identity, *_ = await snapshot.recv()
+                for key, (sequence, body) in state["keys"].items():
+                    await snapshot.send([identity, key, seq(sequence), b"", b"", body])
+                await snapshot.send([identity, b"KTHXBAI", seq(state["sequence"]), b"", b"", b""])
+
+        async def send_hugz():
+            while True:
+                await publisher.send([b"HUGZ", seq(state["sequence"]), b"", b"", b""])
+                await trio.sleep(0.05)
+
+        async def publish(key: bytes, sequence: int, body: bytes):
+            state["sequence"], state["keys"][key] = sequence, (sequence, body)
+            await publisher.send([key, seq(sequence), b"", b"", body])
+
+        async with trio.open_nursery() as server_tasks:
+            server_tasks.start_soon(send_hugz)
+            server_tasks.start_soon(answer_snapshots)
+            server_tasks.start_soon(_drain, collector)
+            async with open_chp_client([("127.0.0.1", port)], **client_options) as client:
+                with client.watch() as changes:
+                    await publish(b"/k", 6, b"six")
+                    assert (await next_update(changes, "/k")).value == b"six"
+                    state["sequence"], state["keys"][b"/j"] = 7, (7, b"seven")  # published, never received
+                    await publish(b"/k", 8, b"eight")
+                    assert (await next_update(changes, "/j")).value == b"seven"
+                assert client.items() == {"/k": b"eight", "/j": b"seven"}
+            server_tasks.cancel_scope.cancel()
+
+
+STOPPED_CLIENT = """
+import sys, time, zmq
+subscriber = zmq.Context.instance().socket(zmq.SUB)
+subscriber.setsockopt(zmq.SUBSCRIBE, b"")
+subscriber.connect(sys.argv[1])
+subscriber.recv_multipart()  # connected: a HUGZ came
+print("subscribed", flush=True)
+time.sleep(600)
+"""
+
+
+def established_to(port: int) -> int:
+    """TCP connections in state ESTABLISHED whose local port is `port` (the server's side)."""
+    lines = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    return sum(1 for line in lines if int(line.split()[1].split(":")[1], 16) == port and line.split()[3] == "01")
+
+
+async def test_the_server_drops_a_stopped_client_and_what_it_did_not_read(free_base_port):
+    port = free_base_port()
+    server = ChpServer(ChpSettings(chp_port=port, chp_host="127.0.0.1", chp_hugz_interval_ms=100,
+                                   chp_client_timeout_ms=1000))
+    client = subprocess.Popen([sys.executable, "-c", STOPPED_CLIENT, f"tcp://127.0.0.1:{port + 1}"],
+                              stdout=subprocess.PIPE)
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(server.run)
+            assert await trio.to_thread.run_sync(client.stdout.readline) == b"subscribed\n"
+            assert established_to(port + 1) == 1
+            client.send_signal(signal.SIGSTOP)
+            with trio.fail_after(10):
+                while established_to(port + 1):
+                    await server.enqueue(server.hashmap.accept(KVMsg(key="/k", body=bytes(10_000)), 0))
+                    await trio.sleep(0.1)
+            nursery.cancel_scope.cancel()
+    finally:
+        client.kill()
+        client.wait()
