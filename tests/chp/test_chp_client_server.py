@@ -4,6 +4,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import trio
@@ -143,17 +145,8 @@ async def test_malformed_updates_are_dropped_and_server_keeps_serving(
 
 
 async def test_client_drops_updates_not_newer_than_what_it_holds(free_base_port, client_options):
-    # A hand-driven server, frame by frame as the C reference sends them.
     port = free_base_port()
-    context = zmq.Context.instance()
-    with (
-        Socket(context, zmq.ROUTER, linger_ms=0) as snapshot,
-        Socket(context, zmq.PUB, linger_ms=0) as publisher,
-        Socket(context, zmq.SUB, linger_ms=0) as collector,
-    ):
-        collector.zsock.setsockopt(zmq.SUBSCRIBE, b"")
-        for offset, socket in enumerate((snapshot, publisher, collector)):
-            socket.zsock.bind(f"tcp://127.0.0.1:{port + offset}")
+    with hand_driven_server(port) as (snapshot, publisher, collector):
         async with trio.open_nursery() as server_tasks:
             server_tasks.start_soon(_send_hugz, publisher)
             server_tasks.start_soon(_answer_snapshot, snapshot)
@@ -168,6 +161,22 @@ async def test_client_drops_updates_not_newer_than_what_it_holds(free_base_port,
                     update = await next_update(changes, "/k")
                 assert (update.value, update.sequence) == (b"six", 6)
             server_tasks.cancel_scope.cancel()
+
+
+@contextmanager
+def hand_driven_server(port: int) -> Iterator[tuple[Socket, Socket, Socket]]:
+    """A server's snapshot, publisher and collector sockets, bound on `port`..`port` + 2, for a
+    test to drive frame by frame as the C reference sends them."""
+    context = zmq.Context.instance()
+    with (
+        Socket(context, zmq.ROUTER, linger_ms=0) as snapshot,
+        Socket(context, zmq.PUB, linger_ms=0) as publisher,
+        Socket(context, zmq.SUB, linger_ms=0) as collector,
+    ):
+        collector.zsock.setsockopt(zmq.SUBSCRIBE, b"")
+        for offset, socket in enumerate((snapshot, publisher, collector)):
+            socket.zsock.bind(f"tcp://127.0.0.1:{port + offset}")
+        yield snapshot, publisher, collector
 
 
 async def _send_hugz(publisher):
@@ -252,16 +261,8 @@ async def test_a_client_that_missed_updates_takes_a_snapshot_again(free_base_por
     """Update 7 never reaches the client (as when the server dropped its connection and ZeroMQ
     made it again): update 8, and a HUGZ past what it holds, send it for a new snapshot."""
     port = free_base_port()
-    context = zmq.Context.instance()
     state = {"sequence": 5, "keys": {b"/k": (5, b"five")}}
-    with (
-        Socket(context, zmq.ROUTER, linger_ms=0) as snapshot,
-        Socket(context, zmq.PUB, linger_ms=0) as publisher,
-        Socket(context, zmq.SUB, linger_ms=0) as collector,
-    ):
-        collector.zsock.setsockopt(zmq.SUBSCRIBE, b"")
-        for offset, socket in enumerate((snapshot, publisher, collector)):
-            socket.zsock.bind(f"tcp://127.0.0.1:{port + offset}")
+    with hand_driven_server(port) as (snapshot, publisher, collector):
 
         async def answer_snapshots():
             while True:
