@@ -120,15 +120,25 @@ class OffsetStore:
         return {"type": "offsets_deleted", "group": group_id, "partitions": [list(p) for p in partitions]}
 
     def apply_delete(self, group_id: str, partitions: list[tuple[str, int]] | None) -> None:
-        """Forget some partitions' offsets, or the whole group's (None)."""
-        offsets = self._groups.get(group_id)
-        if offsets is None:
-            return
-        self._drop_pending(group_id, partitions if partitions is not None else list(offsets))
-        for key in partitions if partitions is not None else list(offsets):
-            offsets.pop(tuple(key), None)
+        """Forget some partitions' offsets, pending ones too (Kafka's removeOffsets), or the
+        whole group's (None)."""
+        offsets = self._groups.get(group_id, {})
+        keys = list(offsets) if partitions is None else [tuple(key) for key in partitions]
+        self._drop_pending(group_id, keys)
+        for key in keys:
+            offsets.pop(key, None)
         if not offsets:
-            del self._groups[group_id]
+            self._groups.pop(group_id, None)
+
+    def held(self, group_id: str) -> list[tuple[tuple[str, int], Committed]]:
+        """The group's offsets, committed and pending, by partition (a partition may have both)."""
+        pending = [item for groups in self._pending.values() if group_id in groups
+                   for item in groups[group_id].offsets.items()]
+        return [*self.of(group_id).items(), *pending]
+
+    def groups_holding(self) -> list[str]:
+        """The groups with offsets, committed or pending."""
+        return list(dict.fromkeys([*self._groups, *(group for groups in self._pending.values() for group in groups)]))
 
     def replay(self, entry: dict) -> None:
         kind, group_id = entry["type"], entry["group"]

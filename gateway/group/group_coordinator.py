@@ -240,9 +240,9 @@ class GroupCoordinator:
         after it is of a topic created again under the name. An empty group left without offsets
         goes at the next expiration check, as after offsets expire."""
         removed = 0
-        for group_id in self.offsets.groups():
-            gone = [key for key, committed in self.offsets.of(group_id).items()
-                    if committed.commit_ms <= deleted.get(key[0], -1)]
+        for group_id in self.offsets.groups_holding():
+            gone = list(dict.fromkeys(key for key, committed in self.offsets.held(group_id)
+                                      if committed.commit_ms <= deleted.get(key[0], -1)))
             if gone:
                 await self.log.write(self.offsets.delete(group_id, gone))
                 removed += len(gone)
