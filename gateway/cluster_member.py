@@ -66,7 +66,9 @@ class ClusterMember:
         broker = settings.broker
         self.settings = settings.chp
         self.node_id = broker.node_id
-        self.client = ChpClient(settings.chp.chp_servers, "cluster/", keys=CurveKeys.of(settings.mesh))
+        # Every key (the gateways' are all under cluster/): only a client of every key can tell
+        # from the sequences that it missed updates (chp_client.py).
+        self.client = ChpClient(settings.chp.chp_servers, keys=CurveKeys.of(settings.mesh))
         self.claims = ServerClaims(self.client)
         needed = stores_to_lead(broker)
         self.membership = Membership(self.client, self.claims, broker.node_id, broker.broker_rack,
