@@ -78,7 +78,8 @@ class ClusterMember:
         self.elections = Elections(self.claims, self.membership, self.leaders)
         self.cluster = ClusterView(broker, self.membership, self.leaders, self.elections)
         self.cluster.bound(ports)
-        self.sharing = TopicSharing(self.client, self.membership, self.claims)
+        self.sharing = TopicSharing(self.client, self.membership, self.claims,
+                                    settings.chp.chp_deleted_topic_notice_ms / 1000)
         self.dispatcher = dispatcher
         self._role = trio.CancelScope()  # what this gateway runs as follower, then as controller
         self._role_ended = trio.Event()

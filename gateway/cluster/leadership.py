@@ -12,9 +12,10 @@ partitions over waits for, and what tells the previous leader which of its
 batches on their way the log holds. `cluster/topics/<name>` holds each
 topic's journaled state: the controller writes the metadata journal and then
 this key, the other gateways follow it; a deleted topic leaves a notice in
-`cluster/deleted-topics/<topic id>` = {name, at} for an hour, on which every
-gateway's group coordinators remove the topic's committed offsets (a key
-gone from `cluster/topics/` is no such notice: CHP may have lost its keys).
+`cluster/deleted-topics/<topic id>` = {name, at} for
+chp.deleted.topic.notice.ms, on which every gateway's group coordinators
+remove the topic's committed offsets (a key gone from `cluster/topics/` is
+no such notice: CHP may have lost its keys).
 A gateway asked to auto-create a
 topic it cannot create leaves `cluster/topic-requests/<name>` for the
 controller. Every gateway opens the partitions it leads and closes those it
@@ -47,7 +48,6 @@ TOPIC_REQUESTS = "cluster/topic-requests/"
 LOG_STARTS = "cluster/log-starts/"
 SERVING = "cluster/serving/"
 DELETED_TOPICS = "cluster/deleted-topics/"
-DELETION_NOTICE_TTL_S = 3600  # a coordinator's gateway away longer keeps the deleted topic's offsets
 # Partition keys the controller claims at once: each claim waits a round trip to the CHP server,
 # one after another 10,000 new partitions took that many round trips to get leaders.
 ASSIGNMENTS_IN_FLIGHT = 64
@@ -133,10 +133,11 @@ class Leaders:
 class TopicSharing:
     """The registry's side of shared topics: the controller publishes, the others request."""
 
-    def __init__(self, client: ChpClient, membership: Membership, claims: KeyClaims):
+    def __init__(self, client: ChpClient, membership: Membership, claims: KeyClaims, deletion_notice_s: float):
         self.client = client
         self.membership = membership
         self.claims = claims
+        self.deletion_notice_s = deletion_notice_s  # how long a deleted topic's notice stays
 
     @property
     def is_controller(self) -> bool:
@@ -147,7 +148,7 @@ class TopicSharing:
 
     async def unshare(self, state: dict, deleted_at_ms: int) -> None:
         await self.client.set(f"{DELETED_TOPICS}{state['id']}", encoded({"name": state["name"], "at": deleted_at_ms}),
-                              ttl=DELETION_NOTICE_TTL_S)
+                              ttl=self.deletion_notice_s)
         await self.client.delete(f"{TOPICS}{state['name']}")
         for index in range(len(state["partitions"])):
             await self.client.delete(partition_key(state["id"], index))

@@ -453,6 +453,9 @@ class ChpSettings:
                          "gateway alone is the cluster", G)
     chp_session_timeout_ms: int = setting(MS, 6000, "a gateway whose membership in CHP is not refreshed this long "
                                                     "leaves the cluster; its partitions move", G)
+    chp_deleted_topic_notice_ms: int = setting(MS, 3600000, "how long the controller's notice of a deleted topic "
+                                                            "stays in CHP: a gateway away longer keeps its "
+                                                            "coordinators' group offsets of that topic", G)
     controlled_shutdown_enable: bool = kafka(Boolean(), True, "at SIGTERM, a gateway of a cluster hands the "
                                              "leadership of its partitions to others before it stops")
     controlled_shutdown_max_retries: int = kafka(Integer(0), 3, "attempts of a controlled shutdown before the "
