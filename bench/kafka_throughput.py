@@ -31,7 +31,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gateway_stages import FETCH_STAGES, STAGES, mean_ms, snapshot  # noqa: E402 - beside this file
+from gateway_stages import FETCH_STAGES, REQUESTS, STAGES, mean_ms, snapshot  # noqa: E402 - beside this file
+from process_cpu import CpuMeter  # noqa: E402
 
 MB = 1e6
 START_TIMEOUT_S = 30.0
@@ -220,6 +221,14 @@ def row(label: str, figures: dict[str, float | None], unit: str) -> None:
     print(f"{label:46s} {' '.join(cells)} {unit:6s} {ratio}  ({load()})", flush=True)
 
 
+def _cpu_per_request(used: tuple[float, float] | None, before: dict | None, after: dict | None) -> float | None:
+    """Microseconds of a process's CPU per Produce request between two /metrics snapshots."""
+    if used is None or before is None or after is None:
+        return None
+    requests = after[REQUESTS][1] - before[REQUESTS][1]
+    return sum(used) / requests * 1e6 if requests else None
+
+
 def _scaled(figures: dict[str, float | None], factor: float) -> dict[str, float | None]:
     return {name: None if value is None else value * factor for name, value in figures.items()}
 
@@ -242,12 +251,19 @@ def run(targets: list[Target], seconds: float, partitions: int, kcat_records: in
             row(f"produce acks=all {size} B, kcat -P", _scaled(kcat, size / MB), "MB/s")
             row(f"produce acks=all {size} B, kcat -P", _scaled(kcat, 1e-3), "k msg/s")
         before = {t.name: snapshot(t.metrics) for t in targets if t.metrics}
+        meters = {t.name: CpuMeter(t.pid) for t in targets if t.pid}
         latencies = {t.name: produce_latency(t, topics[(t.name, size)][0], size) for t in targets}
+        used = {name: meter.used() for name, meter in meters.items()}
         row(f"produce latency {size} B p50, one at a time", {n: l[0] for n, l in latencies.items()}, "ms")
         row(f"produce latency {size} B p99, one at a time", {n: l[1] for n, l in latencies.items()}, "ms")
-        stages = {t.name: mean_ms(before[t.name], snapshot(t.metrics)) for t in targets if t.metrics}
+        after = {t.name: snapshot(t.metrics) for t in targets if t.metrics}
+        stages = {name: mean_ms(before[name], taken) for name, taken in after.items()}
         for stage in STAGES:
             row(f"  {stage} (mean)", {t.name: stages.get(t.name, {}).get(stage) for t in targets}, "ms")
+        for process in ("gateway", "store"):  # one request per record here: the chain's CPU per record
+            row(f"  CPU per request, {process} (user + system)",
+                {t.name: _cpu_per_request(used.get(t.name, {}).get(process), before.get(t.name), after.get(t.name))
+                 for t in targets}, "us")
     consumed, unpaused, by_kcat, fetches = {}, {}, {}, {}
     for target in targets:
         topic, count = topics[(target.name, 1000)]
@@ -277,17 +293,24 @@ def main() -> None:
                         "take the disk's fsync out of the figures); default: the system's temporary directory")
     parser.add_argument("--other-bootstrap", help="HOST:PORT of a running broker instead of Tansu")
     parser.add_argument("--gateway-bootstrap", help="HOST:PORT of a running gateway instead of starting one")
+    add_gateway_options(parser)
     arguments = parser.parse_args()
     with ExitStack() as stack:
         directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-gateway-", dir=arguments.data_dir)))
         targets = [Target("gateway", arguments.gateway_bootstrap) if arguments.gateway_bootstrap
-                   else start_gateway(stack, directory)]
+                   else start_gateway(stack, directory, *arguments.gateway_option)]
         other = arguments.other_bootstrap or start_tansu(stack, directory)
         if other:
             targets.append(Target("other" if arguments.other_bootstrap else "tansu", other))
         print(f"gateway at {targets[0].bootstrap}; other broker: {other or 'none'}; "
               f"{arguments.partitions} partition(s); {load()}")
         run(targets, arguments.seconds, arguments.partitions, arguments.kcat_records)
+
+
+def add_gateway_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--gateway-option", action="append", default=[],
+                        help="a further option of the gateway started, e.g. "
+                             "--gateway-option=--embedded-stores-in-process=true (repeatable)")
 
 
 def start_gateway(stack: ExitStack, directory: Path, *options: str) -> Target:

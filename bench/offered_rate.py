@@ -28,7 +28,7 @@ from pathlib import Path
 
 from confluent_kafka import Producer
 from gateway_stages import REQUESTS, mean_ms, snapshot
-from kafka_throughput import Target, create_topic, load, start_gateway, start_tansu
+from kafka_throughput import Target, add_gateway_options, create_topic, load, start_gateway, start_tansu
 from process_cpu import CpuMeter
 
 SIZE = 100
@@ -76,13 +76,14 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--rounds", type=int, default=3, help="runs per rate and broker, interleaved")
     parser.add_argument("--fsync", choices=("batch", "interval"), default="batch", help="the store's store.fsync")
+    add_gateway_options(parser)
     parser.add_argument("--max-in-flight", type=int, help="max.in.flight.requests.per.connection (client default if unset)")
     arguments = parser.parse_args()
     settings = {} if arguments.max_in_flight is None else {
         "max.in.flight.requests.per.connection": arguments.max_in_flight}
     with ExitStack() as stack:
         directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-offered-")))
-        targets = [start_gateway(stack, directory, "--store-fsync", arguments.fsync)]
+        targets = [start_gateway(stack, directory, "--store-fsync", arguments.fsync, *arguments.gateway_option)]
         tansu = start_tansu(stack, directory)
         if tansu:
             targets.append(Target("tansu", tansu))

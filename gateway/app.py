@@ -27,6 +27,7 @@ from gateway.data_directory import StartupError
 from gateway.early_start import EarlyStart
 from gateway.embedded_mesh import EmbeddedStoreFailed, StoreFailed, run_embedded_mesh
 from gateway.lifecycle import first_failure, settle_process
+from gateway.mesh.local_peers import share_inproc
 from gateway.mesh.mesh_node import MeshBindError
 from gateway.observability.http_endpoint import Readiness, start_http
 from gateway.quotas.connection_rates import ConnectionRates
@@ -98,6 +99,8 @@ async def _serve_until_stopped(settings: Settings, early: EarlyStart, listener: 
     try:
         ports = await _bind(listener)
         with zmq_context() as context, curve_authenticator(context, CurveKeys.of(settings.mesh)):
+            if broker.embedded_stores and broker.embedded_stores_in_process:
+                share_inproc(context)  # before the gateway's own nodes: they pair with the stores' (local_peers.py)
             storage = MeshStorage(context, settings.mesh, max_unacked_bytes=broker.max_unacked_bytes)
             try:
                 async with trio.open_nursery() as nursery:

@@ -2,21 +2,31 @@
 
 The tower runs in the gateway's process (it only relays beacons); each store
 runs in a process of its own, so that store I/O and the gateway's request
-handling use both cores.
+handling use both cores. With embedded.stores.in.process the stores run in
+the gateway's process instead, their records and ACKs passed over inproc
+(local_peers.py): a record's round trip then wakes no ZeroMQ I/O thread nor
+another process, at the price of sharing the gateway's core. Either way a
+store that fails is started again, as below.
 """
 
 from __future__ import annotations
 
 import contextlib
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 
 import structlog
 import trio
 import zmq
 
-from gateway.mesh.store.storage_failure import STORAGE_FAILED
-from gateway.mesh.store.store_node import DIRECTORY_UNUSABLE, existing_store_uuid
+from gateway.directory_lock import DirectoryInUse
+from gateway.lifecycle import first_failure
+from gateway.mesh.mesh_node import MeshBindError
+from gateway.mesh.store.entry import CorruptLogError
+from gateway.mesh.store.storage_failure import STORAGE_FAILED, StorageFailed
+from gateway.mesh.store.store_node import DIRECTORY_UNUSABLE, existing_store_uuid, exit_code_of
+from gateway.mesh.store.store_node import run_store as run_store_node
 from gateway.mesh.tower import run_tower
 from gateway.settings.table import Settings
 from gateway.store_processes import start_store, stop_store, store_directory
@@ -39,8 +49,11 @@ async def run_embedded_mesh(context: zmq.Context, settings: Settings, store_fail
     async with trio.open_nursery() as nursery:
         await nursery.start(run_tower, context, settings.mesh)
         for number in range(settings.broker.embedded_stores):
-            nursery.start_soon(run_store, settings, number, store_failed,
-                               started[number] if number < len(started) else None)
+            if settings.broker.embedded_stores_in_process:
+                nursery.start_soon(run_store_in_process, context, settings, number, store_failed)
+            else:
+                nursery.start_soon(run_store, settings, number, store_failed,
+                                   started[number] if number < len(started) else None)
         task_status.started()
 
 
@@ -66,13 +79,47 @@ async def run_store(settings: Settings, number: int, store_failed: StoreFailed,
     HTTP endpoint. Its first process may have been started before the loop ran
     (`started_early`, store_processes.py).
     """
+    async def one_run() -> int:
+        nonlocal started_early
+        process, started_early = started_early or start_store(settings, number), None
+        return await exit_code(process)
+
+    await _supervise(settings, number, store_failed, one_run)
+
+
+async def run_store_in_process(context: zmq.Context, settings: Settings, number: int,
+                               store_failed: StoreFailed) -> None:
+    """One embedded store on the gateway's own loop and ZeroMQ context, supervised as a store
+    process is: its failures become the exit codes the process would have had."""
+    store = replace(settings.store, store_db=store_directory(settings, number))
+
+    async def one_run() -> int:
+        returncode = 0
+        try:
+            await run_store_node(context, settings.mesh, store, sync_in_loop=False)
+        except* (StorageFailed, OSError, CorruptLogError) as group:
+            returncode = exit_code_of(first_failure(group), store.store_db)
+        except* (MeshBindError, DirectoryInUse) as group:
+            log.error("store_failed", number=number, reason=str(first_failure(group)))
+            returncode = 1
+        except* Exception as group:  # a store's bug ends that store, as its process would end, not the gateway
+            log.error("store_crashed", number=number, exc_info=first_failure(group))
+            returncode = 1
+        return returncode
+
+    await _supervise(settings, number, store_failed, one_run)
+
+
+async def _supervise(settings: Settings, number: int, store_failed: StoreFailed,
+                     one_run: Callable[[], Awaitable[int]]) -> None:
+    """Run embedded store `number` again and again, `one_run` giving each run's exit code."""
     directory = store_directory(settings, number)
     failures = 0
     while True:
-        log.info("store_starting", number=number, directory=str(directory), early=started_early is not None)
+        log.info("store_starting", number=number, directory=str(directory),
+                 in_process=settings.broker.embedded_stores_in_process)
         started = trio.current_time()
-        returncode = await exit_code(started_early or start_store(settings, number))
-        started_early = None
+        returncode = await one_run()
         if returncode == DIRECTORY_UNUSABLE:
             raise EmbeddedStoreFailed(f"embedded store {number} cannot use its data directory {directory} (see "
                                       f"its store_directory_unusable line): fix or move it, or give another log.dirs")

@@ -35,7 +35,9 @@ def store_environment() -> dict[str, str]:
 
 
 def start_stores(settings: Settings) -> list[subprocess.Popen]:
-    """Every embedded store, started."""
+    """Every embedded store, started (none: they run in the gateway's process)."""
+    if settings.broker.embedded_stores_in_process:
+        return []
     return [start_store(settings, number) for number in range(settings.broker.embedded_stores)]
 
 

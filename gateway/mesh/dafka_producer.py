@@ -28,7 +28,7 @@ import zmq
 
 from gateway.lifecycle import run_node, start_command
 from gateway.mesh.leader_epochs import NO_EPOCH, Epochs, epoch_at
-from gateway.mesh.mesh_node import MeshNode, keep_serving, sender_of
+from gateway.mesh.mesh_node import MeshNode, keep_serving
 from gateway.settings.declaration import Command
 from gateway.settings.table import MeshSettings
 from gateway.zmq_trio import subscription_event
@@ -392,9 +392,9 @@ class Producer:
                         self._foreign_acks(message)
                     continue
                 if isinstance(message, Ack):
-                    partition.on_plain_ack(sender_of(first_frame), message.sequence)
+                    partition.on_plain_ack(self.node.sender_of(first_frame), message.sequence)
                 elif isinstance(message, EpochAck):
-                    partition.on_epoch_ack(sender_of(first_frame), message.sequence, message.epoch)
+                    partition.on_epoch_ack(self.node.sender_of(first_frame), message.sequence, message.epoch)
                 elif isinstance(message, Fetch):
                     answers.extend(partition.answer(message))
             if answers:  # the receive yielded already: ACKs alone cost no further step

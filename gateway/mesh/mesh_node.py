@@ -13,11 +13,13 @@ A ZeroMQ error never ends a node: one bad beacon or peer is logged and skipped.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 import structlog
 import trio
 import zmq
 
+from gateway.mesh.local_peers import local_peers
 from gateway.mesh.peer_table import PeerTable, RelayingClock
 from gateway.settings.table import MeshSettings
 from gateway.zmq_curve import CurveKeys, connect, serve
@@ -83,6 +85,12 @@ class MeshNode:
             self.publisher.zsock.setsockopt(zmq.XPUB_VERBOSE, 1)
         self._bind(config.mesh_bind_host)
         self.port = int(self.publisher.zsock.getsockopt_string(zmq.LAST_ENDPOINT).rsplit(":", 1)[1])
+        self._local = local_peers(context)  # local_peers.py: its partner is reached over inproc
+        self._inproc = None if self._local is None else self._local.publish(self.uuid, kind)
+        if self._inproc is not None:
+            self.publisher.zsock.bind(self._inproc)
+        self._links: dict[str, str] = {}  # a peer's advertised endpoint -> the inproc one connected instead
+        self.partner: str | None = None  # the peer connected over inproc
         self.subscriber = Socket(context, zmq.SUB)
         connect(self.subscriber.zsock, keys)
         self.subscriber.zsock.rcvhwm = DATA_HWM
@@ -117,8 +125,24 @@ class MeshNode:
                                 f"an address of this machine (127.0.0.1 by default, * for every interface)") from None
 
     def close(self) -> None:
+        if self._inproc is not None:
+            self._local.withdraw(self.uuid, self._inproc)
         for socket in (self.publisher, self.subscriber, self._beacon_out, self._beacon_in):
             socket.close()
+
+    def sender_of(self, frame: zmq.Frame) -> str:
+        """Which node published a received frame: its advertised UUID, else its IP; a frame
+        without either came over inproc, from the partner."""
+        try:
+            return frame.get(NODE_PROPERTY)
+        except zmq.ZMQError:
+            pass
+        try:
+            return "peer:" + frame.get("Peer-Address")
+        except zmq.ZMQError:
+            if self.partner is None:
+                raise
+            return self.partner
 
     def subscribe(self, prefix: bytes) -> None:
         self.subscriber.subscribe(prefix)
@@ -178,6 +202,9 @@ class MeshNode:
             self._disconnect(seen.disconnect)
         if seen.replaced is not None:
             self.log.info("peer_replaced", peer=seen.replaced, by=beacon.uuid, endpoint=beacon.endpoint)
+            if beacon.endpoint in self._links:  # the connection kept is to the local node that left
+                self._disconnect(beacon.endpoint)
+                seen = replace(seen, connect=beacon.endpoint)
         if seen.connect is not None and not self._connect(beacon):
             self.peers.forget(beacon.uuid)
             return
@@ -187,7 +214,12 @@ class MeshNode:
     def _connect(self, beacon: TowerBeacon) -> bool:
         """Connect to a peer; False (logged once) if its endpoint is unusable (a host `*`, garbage)."""
         try:
-            self.subscriber.connect(beacon.endpoint)
+            link = self._link(beacon)
+            self.subscriber.connect(link)
+            if link != beacon.endpoint:
+                self._links[beacon.endpoint] = link
+                self.partner = beacon.uuid
+                self.log.info("peer_linked_inproc", peer=beacon.uuid, endpoint=beacon.endpoint)
             return True
         except zmq.ZMQError:
             self.log.warning("peer_unreachable", peer=beacon.uuid, endpoint=beacon.endpoint, exc_info=True)
@@ -196,9 +228,15 @@ class MeshNode:
                 del self._unreachable[next(iter(self._unreachable))]
             return False
 
+    def _link(self, beacon: TowerBeacon) -> str:
+        """The endpoint to connect for a peer: its inproc one if it is our first partner here."""
+        if self._local is None or self._links:
+            return beacon.endpoint
+        return self._local.partner_endpoint(self.kind, beacon.uuid) or beacon.endpoint
+
     def _disconnect(self, endpoint: str) -> None:
         try:
-            self.subscriber.disconnect(endpoint)
+            self.subscriber.disconnect(self._links.pop(endpoint, endpoint))
         except zmq.ZMQError:  # the table disconnects each endpoint once: a bug, but not a fatal one
             self.log.exception("peer_disconnect_failed", endpoint=endpoint)
 
@@ -225,10 +263,3 @@ class MeshNode:
                 self._disconnect(self.peers.forget(uuid))
                 self.log.info("peer_expired", peer=uuid, endpoint=endpoint)
 
-
-def sender_of(frame: zmq.Frame) -> str:
-    """Which node published a received frame: its advertised UUID, else its IP."""
-    try:
-        return frame.get(NODE_PROPERTY)
-    except zmq.ZMQError:
-        return "peer:" + frame.get("Peer-Address")

@@ -191,8 +191,12 @@ class BrokerSettings:
         POSITIVE, 10000, "how often timed-out transactions are looked for and aborted")
     telemetry_max_bytes: int = kafka(POSITIVE, 1048576, "largest client metrics push accepted (KIP-714); "
                                                         "pushes are accepted and dropped")
-    embedded_stores: int = setting(Integer(0, 64), 1, "stores the gateway runs itself, each a process "
-                                                      "under log.dirs; 0: join an existing mesh", G)
+    embedded_stores: int = setting(Integer(0, 64), 1, "stores the gateway runs itself under log.dirs, each a "
+                                                      "process (or in its own, embedded.stores.in.process); 0: "
+                                                      "join an existing mesh", G)
+    embedded_stores_in_process: bool = setting(Boolean(), False, "run the embedded stores in the gateway's "
+                                               "process, records and ACKs passed over inproc: lower latency, "
+                                               "but the store's work on the gateway's core", G)
     expected_stores: int = setting(POSITIVE, 1, "stores to wait for at start-up when joining a mesh "
                                                 "(embedded.stores 0)", G)
     expected_stores_wait_ms: int = setting(MS, 5000, "once min.insync.replicas stores answer, how long start-up "

@@ -4,6 +4,11 @@ import pytest
 
 from tests.gateway.server import RUNNING, GatewayProcess
 
+# The embedded stores as processes (the default) and in the gateway's process: tests whose
+# traffic should pass both ways take `shared_gateway` through this mark.
+STORE_PLACEMENTS = pytest.mark.parametrize("shared_gateway", [(), ("--embedded-stores-in-process", "true")],
+                                           ids=["store-processes", "stores-in-process"], indirect=True)
+
 
 @pytest.fixture(autouse=True)
 def no_gateway_outlives_its_test():
@@ -22,9 +27,10 @@ def gateway(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def shared_gateway(tmp_path_factory):
-    """One gateway for a whole test module; tests use topics of their own."""
-    server = GatewayProcess(tmp_path_factory.mktemp("gateway")).start()
+def shared_gateway(request, tmp_path_factory):
+    """One gateway for a whole test module; tests use topics of their own. Parametrized
+    indirectly (STORE_PLACEMENTS), its parameter is the gateway's further options."""
+    server = GatewayProcess(tmp_path_factory.mktemp("gateway"), *getattr(request, "param", ())).start()
     yield server
     server.stop()
 

@@ -50,10 +50,13 @@ def acknowledged_before(server: GatewayProcess, topic: str, count: int, interrup
     return acknowledged
 
 
+@pytest.mark.parametrize("in_process", ["false", "true"], ids=["store-processes", "stores-in-process"])
 @pytest.mark.parametrize("fsync", ["batch", "interval"])
-def test_acknowledged_records_survive_sigkill(tmp_path, fsync):
-    """Either fsync policy: what a store ACKed is at least in the OS, which outlives the processes."""
-    server = GatewayProcess(tmp_path / "gateway", "--store-fsync", fsync, "--store-fsync-interval-ms", "200").start()
+def test_acknowledged_records_survive_sigkill(tmp_path, fsync, in_process):
+    """Either fsync policy, the store in its own process or in the gateway's: what a store ACKed
+    is at least in the OS, which outlives the processes."""
+    server = GatewayProcess(tmp_path / "gateway", "--store-fsync", fsync, "--store-fsync-interval-ms", "200",
+                            "--embedded-stores-in-process", in_process).start()
     acknowledged = acknowledged_before(server, "crash", 5000, GatewayProcess.kill)
     try:
         policy = "batch" if fsync == "batch" else "interval 0.2s"

@@ -74,8 +74,9 @@ def read_back(bootstrap: str, last: bytes) -> list[bytes]:
         consumer.close()
 
 
-def test_a_full_disk_gives_errors_never_false_acknowledgements_and_writing_resumes(tmp_path):
-    gateway = GatewayProcess(tmp_path / "gateway").start()
+@pytest.mark.parametrize("in_process", ["false", "true"], ids=["store-processes", "stores-in-process"])
+def test_a_full_disk_gives_errors_never_false_acknowledgements_and_writing_resumes(tmp_path, in_process):
+    gateway = GatewayProcess(tmp_path / "gateway", "--embedded-stores-in-process", in_process).start()
     producer = KafkaProducer(bootstrap_servers=gateway.bootstrap, acks="all", retries=0,
                              request_timeout_ms=REQUEST_TIMEOUT_MS, max_block_ms=REQUEST_TIMEOUT_MS)
     single = KafkaProducer(bootstrap_servers=gateway.bootstrap, acks=1, retries=0,

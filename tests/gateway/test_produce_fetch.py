@@ -6,6 +6,7 @@ import pytest
 
 from tests.gateway.admin import create_topic
 from tests.gateway.clients import CLIENTS, Sent, compression_config, confluent_consume, confluent_produce, same_records
+from tests.gateway.conftest import STORE_PLACEMENTS
 from tests.gateway.server import GatewayProcess
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
@@ -31,6 +32,7 @@ def varied_records(count: int, partitions: int = 1) -> list[Sent]:
     ]
 
 
+@STORE_PLACEMENTS
 @pytest.mark.parametrize("codec", CODECS)
 @pytest.mark.parametrize("client", list(CLIENTS))
 def test_round_trip_every_codec(shared_gateway, client, codec):
@@ -46,6 +48,7 @@ def test_round_trip_every_codec(shared_gateway, client, codec):
         assert by_value[(record.partition, record.key, record.value)].timestamp_ms == record.timestamp_ms
 
 
+@STORE_PLACEMENTS
 @pytest.mark.parametrize("acks", [0, 1, "all"])
 @pytest.mark.parametrize("client", list(CLIENTS))
 def test_round_trip_every_acks(shared_gateway, client, acks):
@@ -61,6 +64,7 @@ def test_round_trip_every_acks(shared_gateway, client, acks):
     assert same_records(sent, consume(shared_gateway.bootstrap, topic, [0], len(sent)))
 
 
+@STORE_PLACEMENTS
 @pytest.mark.parametrize("client", list(CLIENTS))
 def test_records_over_one_megabyte(shared_gateway, client):
     produce, consume = CLIENTS[client]

@@ -1,10 +1,13 @@
 """The nodes as trio tasks in one process: producer -> store -> ACK, consumer delivery."""
 
+import pytest
 import trio
 
 from gateway.mesh.dafka_consumer import Consumer
 from gateway.mesh.dafka_producer import Producer
-from gateway.mesh.store.store_node import run_store
+from gateway.mesh.local_peers import share_inproc
+from gateway.mesh.peer_table import Peer
+from gateway.mesh.store.store_node import existing_store_uuid, run_store
 from gateway.mesh.tower import run_tower
 from gateway.settings.table import StoreSettings
 from gateway.zmq_trio import zmq_context
@@ -12,12 +15,17 @@ from tests.mesh.conftest import fast_config
 from tests.mesh.memory_log import MemoryLog
 
 
-async def test_records_are_acked_delivered_and_gaps_fetched(tmp_path):
+@pytest.mark.parametrize("over_inproc", [False, True])
+async def test_records_are_acked_delivered_and_gaps_fetched(tmp_path, over_inproc):
+    """Over TCP, and with the nodes paired over inproc (local_peers.py), where ACKs still
+    count for the store that sent them though inproc carries no sender."""
     config = fast_config(consumer_offset_reset="earliest")
     store = StoreSettings(store_db=tmp_path / "store")
     log = MemoryLog()
     dropped = {3, 4, 10}
     with zmq_context() as context, trio.fail_after(20):
+        if over_inproc:
+            share_inproc(context)
         producer = Producer(context, config, drop=lambda _uuid, sequence: sequence in dropped)
         consumer = Consumer(context, config, ["orders"])
         try:
@@ -43,6 +51,10 @@ async def test_records_are_acked_delivered_and_gaps_fetched(tmp_path):
                 assert [(s, bytes(c)) for s, c in await consumer.read("orders", partition.uuid, 5, 10)] == [
                     (i, b"record %d" % i) for i in range(5, 15)
                 ]
+                writer = existing_store_uuid(store.store_db)
+                assert partition.acked_by(writer) == 19
+                assert (producer.node.partner == writer) is over_inproc
+                assert (consumer.node.partner is not None) is over_inproc  # the store's reader
                 nursery.cancel_scope.cancel()
         finally:
             producer.close()
@@ -144,3 +156,35 @@ async def test_a_store_that_expired_the_consumer_counts_again_once_it_reconnects
                 nursery.cancel_scope.cancel()
         finally:
             consumer.close()
+
+
+async def test_a_store_restarted_in_the_process_is_paired_again(tmp_path):
+    """The store's writer keeps its UUID across a restart but publishes on a new inproc
+    endpoint: the producer drops the old link and ACKs come over the new one."""
+    config = fast_config()
+    store = StoreSettings(store_db=tmp_path / "store")
+    with zmq_context() as context, trio.fail_after(30):
+        share_inproc(context)
+        producer = Producer(context, config)
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(run_tower, context, config)
+                partition = producer.host("orders", next_sequence=0)
+                await nursery.start(producer.run)
+                for first in (0, 10):
+                    async with trio.open_nursery() as store_nursery:
+                        store_writer, _ = await store_nursery.start(run_store, context, config, store)
+                        writer = store_writer.node.uuid
+                        while not producer.node.peers.get(writer, Peer("", 0)).endpoint.endswith(
+                                f":{store_writer.node.port}"):  # the restarted writer's beacon heard
+                            await trio.sleep(0.05)
+                        assert producer.node.partner == writer
+                        await trio.sleep(0.3)  # subscriptions travel after the connections
+                        for i in range(first, first + 10):
+                            await partition.publish(b"record %d" % i)
+                        await partition.wait_acked(first + 9, stores=1)
+                        assert partition.acked_by(writer) == first + 9
+                        store_nursery.cancel_scope.cancel()
+                nursery.cancel_scope.cancel()
+        finally:
+            producer.close()

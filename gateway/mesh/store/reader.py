@@ -19,7 +19,7 @@ from itertools import takewhile
 import trio
 import zmq
 
-from gateway.mesh.mesh_node import MeshNode, keep_serving, sender_of
+from gateway.mesh.mesh_node import MeshNode, keep_serving
 from gateway.mesh.store.fences import FenceBook, batch_epoch
 from gateway.settings.table import MeshSettings
 from protocol.dafka import (
@@ -121,7 +121,7 @@ class StoreReader:
                 self.node.log.warning("bad_message", reason=error.reason)
                 continue
             if isinstance(message, (Ack, EpochAck)):
-                self.rota.note_ack(sender_of(frames[0]), message)
+                self.rota.note_ack(self.node.sender_of(frames[0]), message)
             elif (isinstance(message, Fetch) and message.requester != self.writer_uuid
                   and self.rota.on_duty(message, self.node.peers)):
                 await self._answer_fetch(message)

@@ -54,16 +54,17 @@ def existing_store_uuid(directory: Path) -> str:
 
 
 async def run_store(context: zmq.Context, mesh: MeshSettings, store: StoreSettings, store_log=None, *,
-                    task_status=trio.TASK_STATUS_IGNORED) -> None:
+                    sync_in_loop: bool = True, task_status=trio.TASK_STATUS_IGNORED) -> None:
     """Run writer and reader, the cleaner, and the store-wide retention if any, until cancelled;
-    `store_log` defaults to a StoreLog under store.db."""
+    `store_log` defaults to a StoreLog under store.db; `sync_in_loop` as StoreWriter takes it."""
     directory = store.store_db
     directory.mkdir(parents=True, exist_ok=True)
     with locked_directory(directory):
         if store_log is None:
             store_log = await trio.to_thread.run_sync(partial(open_log, directory / "log", store))
         fences = FenceBook(directory)
-        writer = StoreWriter(context, mesh, store_log, uuid=store_uuid(directory), fences=fences)
+        writer = StoreWriter(context, mesh, store_log, uuid=store_uuid(directory), fences=fences,
+                             sync_in_loop=sync_in_loop)
         reader = StoreReader(context, mesh, store_log, writer_uuid=writer.node.uuid, fences=fences,
                              durable=writer.durable)
         try:
@@ -130,10 +131,10 @@ def main() -> None:
         log.error("store_directory_in_use", directory=str(settings.store.store_db), reason=str(first_failure(group)))
         sys.exit(1)
     except* (StorageFailed, OSError, CorruptLogError) as group:
-        sys.exit(_exit_code(first_failure(group), settings.store.store_db))
+        sys.exit(exit_code_of(first_failure(group), settings.store.store_db))
 
 
-def _exit_code(failure: BaseException, directory: Path) -> int:
+def exit_code_of(failure: BaseException, directory: Path) -> int:
     """A full or failing disk (even while the log opens) may recover: STORAGE_FAILED; else
     the directory is unusable as it is."""
     if isinstance(failure, OSError) and is_storage_error(failure):
