@@ -6,6 +6,8 @@ started on free ports with a temporary data directory, and stopped and removed
 at the end of the session. Each pytest-xdist worker gets a broker of its own.
 Groups rebalance without Kafka's initial 3 s delay (group.initial.rebalance.delay.ms=0,
 as test setups of Kafka usually have it), so a consumer's first poll comes at once.
+The store runs in the gateway's process (embedded.stores.in.process): tests wait on
+one record at a time more than they stream, and that is where it answers sooner.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import pytest
 
 from gateway.testing.broker_process import BrokerProcess
 
-TEST_OPTIONS = ("--group-initial-rebalance-delay-ms", "0")
+TEST_OPTIONS = ("--group-initial-rebalance-delay-ms", "0", "--embedded-stores-in-process", "true")
 
 
 @pytest.fixture(scope="session")
