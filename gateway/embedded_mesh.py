@@ -96,7 +96,7 @@ async def run_store_in_process(context: zmq.Context, settings: Settings, number:
     async def one_run() -> int:
         returncode = 0
         try:
-            await run_store_node(context, settings.mesh, store, sync_in_loop=False)
+            await run_store_node(context, settings.mesh, store)
         except* (StorageFailed, OSError, CorruptLogError) as group:
             returncode = exit_code_of(first_failure(group), store.store_db)
         except* (MeshBindError, DirectoryInUse) as group:

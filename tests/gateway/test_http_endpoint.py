@@ -54,6 +54,19 @@ def test_a_gateway_reports_health_readiness_and_metrics(observed_gateway):
     assert get(http, "/nothing")[0] == 404
 
 
+def test_a_store_in_the_gateways_process_reports_on_the_gateways_metrics(tmp_path):
+    http = free_port()
+    server = GatewayProcess(tmp_path / "gateway", "--http-port", str(http), "--embedded-stores-in-process",
+                            "true").start()
+    try:
+        kafka_python_produce(server.bootstrap, "observed", [Sent(b"x" * 100) for _ in range(5)], acks="all")
+        metrics = get(http, "/metrics")[1]
+        assert sample(metrics, "dafka_store_records_written_total") >= 2  # the batch, and journal entries
+        assert sample(metrics, "dafka_gateway_live_stores") == 1
+    finally:
+        server.stop()
+
+
 def test_a_gateway_is_not_ready_once_it_stops(observed_gateway):
     server, http = observed_gateway
     wait_until(lambda: get(http, "/ready")[0] == 200, TIMEOUT_S, "ready once listening")

@@ -23,13 +23,15 @@ OUTCOMES = {zmq.EVENT_HANDSHAKE_SUCCEEDED: "succeeded", zmq.EVENT_HANDSHAKE_FAIL
             zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL: "refused", zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL: "refused"}
 
 
-@pytest.fixture
-def curve_gateway(tmp_path):
+@pytest.fixture(params=["false", "true"], ids=["store-processes", "stores-in-process"])
+def curve_gateway(tmp_path, request):
+    """The secure mesh, its store in a process of its own or (inproc to the gateway) in the gateway's."""
     keys = tmp_path / "keys"
     keys.mkdir()
     zmq.auth.create_certificates(keys, "mesh")
     server = GatewayProcess(tmp_path / "gateway", "--mesh-curve-secret-key-file", str(keys / "mesh.key_secret"),
-                            "--mesh-curve-public-keys-dir", str(keys)).start()
+                            "--mesh-curve-public-keys-dir", str(keys),
+                            "--embedded-stores-in-process", request.param).start()
     yield server, keys
     server.stop()
 

@@ -54,17 +54,16 @@ def existing_store_uuid(directory: Path) -> str:
 
 
 async def run_store(context: zmq.Context, mesh: MeshSettings, store: StoreSettings, store_log=None, *,
-                    sync_in_loop: bool = True, task_status=trio.TASK_STATUS_IGNORED) -> None:
+                    task_status=trio.TASK_STATUS_IGNORED) -> None:
     """Run writer and reader, the cleaner, and the store-wide retention if any, until cancelled;
-    `store_log` defaults to a StoreLog under store.db; `sync_in_loop` as StoreWriter takes it."""
+    `store_log` defaults to a StoreLog under store.db."""
     directory = store.store_db
     directory.mkdir(parents=True, exist_ok=True)
     with locked_directory(directory):
         if store_log is None:
             store_log = await trio.to_thread.run_sync(partial(open_log, directory / "log", store))
         fences = FenceBook(directory)
-        writer = StoreWriter(context, mesh, store_log, uuid=store_uuid(directory), fences=fences,
-                             sync_in_loop=sync_in_loop)
+        writer = StoreWriter(context, mesh, store_log, uuid=store_uuid(directory), fences=fences)
         reader = StoreReader(context, mesh, store_log, writer_uuid=writer.node.uuid, fences=fences,
                              durable=writer.durable)
         try:

@@ -11,9 +11,9 @@ committing task runs the next one that fsyncs in a worker thread, so that a
 slow disk (a sync can take a second) does not stall the loop: the next batch
 is then received and grows meanwhile. A commit that only hands its writes to
 the OS (store.fsync interval, between fsyncs) runs inline: in a worker thread
-it cost a third more CPU per record, both threads contending for the GIL. A
-store in the gateway's process syncs in a worker thread always
-(`sync_in_loop` False): a sync there would stall the gateway's requests too.
+it cost a third more CPU per record, both threads contending for the GIL.
+The same holds for a store in the gateway's process, where a slow sync
+stalls the gateway's requests too, but once: the next goes to a thread.
 While an inline commit runs, arriving records wait in ZeroMQ's queues and
 the next commit takes them together.
 
@@ -79,10 +79,8 @@ class _Commit(NamedTuple):
 
 
 class StoreWriter:
-    def __init__(self, context: zmq.Context, config: MeshSettings, log, *, uuid: str, fences: FenceBook,
-                 sync_in_loop: bool = True):
+    def __init__(self, context: zmq.Context, config: MeshSettings, log, *, uuid: str, fences: FenceBook):
         self.node = MeshNode(context, config, kind="store-writer", uuid=uuid)
-        self._sync_in_loop = sync_in_loop  # False: a commit that syncs always runs in a worker thread
         self.log = log
         self.fences = fences
         self._truncations_due: dict[tuple[str, str], int] = {}  # key -> first sequence to delete
@@ -347,7 +345,7 @@ class StoreWriter:
             self._committed_all(commit)
 
     def _commits_inline(self) -> bool:
-        return not self.log.fsync_due() or (self._sync_in_loop and self.last_commit_s < INLINE_COMMIT_S)
+        return self.last_commit_s < INLINE_COMMIT_S or not self.log.fsync_due()
 
     def _commit_inline(self) -> None:
         commit = self._take_commit()
