@@ -156,6 +156,24 @@ def test_the_gateway_serves_once_min_insync_stores_answer(tmp_path):
         assert "event='serving_without_all_stores'" in server.log_path.read_text()
 
 
+def test_two_stores_in_the_gateways_process_both_count_for_acks_all(tmp_path):
+    """min.insync.replicas=2 with both embedded stores in the gateway's process: the producer
+    pairs over inproc with one store's writer and hears the other over TCP, and each one's
+    ACKs count for that store, so acks=all is answered; all of it is there after a restart."""
+    server = GatewayProcess(tmp_path / "gateway", "--min-insync-replicas", "2", "--embedded-stores-in-process",
+                            "true", stores=2).start()
+    try:
+        sent = [Sent(value=b"%d" % n) for n in range(20)]
+        assert confluent_produce(server.bootstrap, "paired", sent, acks="all") == list(range(20))
+        assert "event='peer_linked_inproc' node='producer'" in server.log_path.read_text()
+        server.stop()
+        server.start()
+        assert [got.value for got in confluent_consume(server.bootstrap, "paired", [0], 20)] == [
+            record.value for record in sent]
+    finally:
+        server.stop()
+
+
 def test_a_store_that_falls_behind_leaves_the_in_sync_stores(tmp_path):
     """Two stores, min.insync.replicas=2: one frozen (connected but taking nothing) is out of
     sync after replica.lag.time.max.ms: acks=all gets NOT_ENOUGH_REPLICAS, acks=1 records
