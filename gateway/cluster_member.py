@@ -20,7 +20,6 @@ take over at once (a controller's successor replays journals no longer written).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 
 import structlog
@@ -46,6 +45,7 @@ from gateway.cluster.remote_markers import serve_marker_requests
 from gateway.server.dispatch import Dispatcher
 from gateway.settings.table import BrokerSettings, Settings
 from gateway.storage.mesh_storage import fence_quorum
+from gateway.wall_clock import now_ms
 from gateway.zmq_curve import CurveKeys
 
 log = structlog.get_logger()
@@ -139,7 +139,7 @@ class ClusterMember:
         services = await as_controller(role, self.cluster, self.sharing)
         for name, state in self.leaders.shared_topics().items():
             if services.topics.get(name) is None:  # deleted while no controller ran: the journal says so
-                deleted_at_ms = int(time.time() * 1000)  # or before: the name names no topic since
+                deleted_at_ms = now_ms()  # or before: the name names no topic since
                 await self.sharing.unshare(state, deleted_at_ms)
                 services.topics.tell_deleted(name, deleted_at_ms)
         role.start_soon(assign_leaders, self.client, self.claims, self.membership, self.leaders)

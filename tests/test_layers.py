@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 BASE = ("gateway.kafka_error", "gateway.zmq_trio", "gateway.zmq_curve", "gateway.directory_lock", "gateway.data_directory",
         "gateway.logging_setup", "gateway.lifecycle",
-        "gateway.collector", "gateway.allocator", "gateway.observability")
+        "gateway.collector", "gateway.allocator", "gateway.observability", "gateway.wall_clock")
 LAYERS = {  # layer: the module prefixes it holds
     "protocol": ("protocol",),
     "settings": ("gateway.settings",),

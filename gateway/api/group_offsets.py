@@ -6,10 +6,10 @@ from gateway.acls.model import Operation, ResourceType
 from gateway.api.authorization import allowed, allowed_names, group_id, requires
 from gateway.api.registry import handles
 from gateway.api.services import Services, Topics
-from gateway.group.classic import now_ms
 from gateway.group.committed_offsets import MAX_METADATA_CHARS, Committed
 from gateway.kafka_error import KafkaError
 from gateway.server.dispatch import Request
+from gateway.wall_clock import now_ms
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 

@@ -17,12 +17,12 @@ throttled for, and its connection muted as long.
 
 from __future__ import annotations
 
-import time
 from typing import NamedTuple
 
 import structlog
 import trio
 
+import gateway.wall_clock as wall_clock
 from gateway.acls.model import Operation, ResourceType
 from gateway.api.authorization import FAILURES, allowed, allowed_names, failure, may_create
 from gateway.api.internal_topics import is_internal
@@ -129,7 +129,7 @@ async def _append(request: Request, services: Services, topic_name: str, data, a
         raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS,
                          f"fewer in-sync stores than min.insync.replicas ({partition.min_insync})")
     rules = topics.derived(topic, _produce_rules)
-    now_ms = int(time.time() * 1000)
+    now_ms = wall_clock.now_ms()
     batch = checked_batch(data.records, request.version, rules.max_bytes, rules.codec,
                           rules.timestamps and rules.timestamps._replace(now_ms=now_ms))
     if rules.compacted:

@@ -12,13 +12,12 @@ request for more or fewer than one partition INVALID_REQUEST.
 
 from __future__ import annotations
 
-import time
-
 from gateway.acls.model import Operation, ResourceType
 from gateway.api.authorization import requires
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.server.dispatch import Request
+from gateway.wall_clock import now_ms
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 
@@ -49,7 +48,7 @@ async def describe_quorum(request: Request, services: Services):
 
 
 def _quorum(services: Services, listener: str, version: int):
-    cluster, now = services.cluster, int(time.time() * 1000)
+    cluster, now = services.cluster, now_ms()
     brokers, controller = cluster.brokers(listener), cluster.controller_id
 
     def replica(node: int):

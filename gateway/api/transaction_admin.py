@@ -9,8 +9,8 @@ from gateway.api.authorization import allowed, allowed_names
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.server.dispatch import Request
-from gateway.txn.txn_coordinator import now_ms
 from gateway.txn.txn_metadata import TxnState
+from gateway.wall_clock import now_ms
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 

@@ -17,6 +17,7 @@ from gateway.chp.pair import Pair
 from gateway.lifecycle import run_node, served, start_command
 from gateway.settings.declaration import Command
 from gateway.settings.table import ChpSettings, MeshSettings
+from gateway.wall_clock import now_ms
 from gateway.zmq_curve import CurveKeys, serve
 from gateway.zmq_trio import Socket
 from protocol.chp import (
@@ -145,7 +146,7 @@ class ChpServer:
                     raise DecodeError(f"KVSET may not use the command key {update.key}")
                 expected_sequence(update)
                 # The ttl counts from here, also for an update a passive keeps pending.
-                update = with_absolute_ttl(update, _now_ms())
+                update = with_absolute_ttl(update, now_ms())
             except DecodeError as error:
                 log.warning("chp.bad_update", reason=str(error))
                 continue
@@ -179,13 +180,9 @@ class ChpServer:
         while True:
             await trio.sleep(self.flush_interval)
             if self.active:
-                for deletion in self.hashmap.expire(_now_ms()):
+                for deletion in self.hashmap.expire(now_ms()):
                     await self.enqueue(deletion)
 
-
-def _now_ms() -> int:
-    # Expiries are wall-clock instants so that they mean the same on every host.
-    return time.time_ns() // 1_000_000
 
 
 async def _serve(context: zmq.Context, settings: ChpSettings, mesh: MeshSettings, *,

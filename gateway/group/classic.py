@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
@@ -10,6 +9,7 @@ from enum import Enum
 
 from gateway.group.timer import Reply
 from gateway.kafka_error import KafkaError
+from gateway.wall_clock import now_ms
 from protocol.kafka.consumer_protocol import subscribed_topics
 from protocol.kafka.error_codes import ErrorCode
 
@@ -285,6 +285,3 @@ class ClassicGroup:
         group.leader = entry["leader"] if entry["leader"] in group.members else group.leader
         return group
 
-
-def now_ms() -> int:
-    return int(time.time() * 1000)

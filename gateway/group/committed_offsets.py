@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gateway.group.classic import now_ms
+from gateway.wall_clock import now_ms
 
 # Kafka's offset.metadata.max.bytes: longer metadata is refused.
 MAX_METADATA_CHARS = 4096

@@ -27,7 +27,6 @@ compressed), so such a consumer must parse the batch to get the values.
 
 from __future__ import annotations
 
-import time
 from array import array
 from bisect import bisect_left, bisect_right
 
@@ -37,6 +36,7 @@ from gateway.kafka_error import KafkaError
 from gateway.partitions.partition_log import MeshRead, PartitionLog
 from gateway.partitions.recent_batches import StoredBatch
 from gateway.partitions.watermark_waiters import WatermarkWaiters
+from gateway.wall_clock import now_ms
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import Record, build_batch
 
@@ -146,7 +146,7 @@ class NativePartition:
     def _advance(self, end: int) -> None:
         if end <= self.high_watermark:
             return
-        self._arrivals.learned(self.high_watermark, int(time.time() * 1000))
+        self._arrivals.learned(self.high_watermark, now_ms())
         self.high_watermark = end
         self._fetch_waiters.wake()
 

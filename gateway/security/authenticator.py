@@ -4,13 +4,13 @@ configuration, SCRAM credentials from their store, the unsecured OAUTHBEARER val
 from __future__ import annotations
 
 import secrets
-import time
 from collections.abc import Callable
 
 import structlog
 
 from gateway.settings.jaas import CLOCK_SKEW, OAUTHBEARER_MODULE, PLAIN_MODULE, module_options
 from gateway.settings.table import BrokerSettings
+from gateway.wall_clock import now_ms
 from protocol.sasl.exchange import Exchange
 from protocol.sasl.oauthbearer import OAuthBearerExchange, UnsecuredValidator
 from protocol.sasl.plain import PlainExchange
@@ -56,6 +56,6 @@ class Authenticator:
         if mechanism == "PLAIN":
             return PlainExchange(self._plain_users)
         if mechanism == "OAUTHBEARER":
-            return OAuthBearerExchange(self._validator, lambda: int(time.time() * 1000))
+            return OAuthBearerExchange(self._validator, lambda: now_ms())
         scram = SCRAM_MECHANISMS[mechanism]
         return ScramExchange(scram, lambda user: self._credentials(user, scram.name), secrets.token_urlsafe(24))

@@ -10,7 +10,6 @@ client claimed, its address, the mechanism and the reason, never a secret.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import trio
@@ -20,6 +19,7 @@ from gateway.security.authenticator import Authenticator
 from gateway.server.answers import CloseConnection
 from gateway.server.authentication import DURING_AUTHENTICATION
 from gateway.server.principal import KafkaPrincipal, user
+from gateway.wall_clock import now_ms
 from protocol.kafka.apis import ALL, by_name
 from protocol.kafka.error_codes import ErrorCode
 from protocol.sasl.exchange import Exchange, SaslFailure
@@ -143,7 +143,7 @@ class SaslSession:
         max_ms, expires_ms = self.authenticator.max_reauth_ms, self._exchange.expires_ms
         if expires_ms is None:
             return max_ms or None
-        left_ms = max(0, expires_ms - int(time.time() * 1000))
+        left_ms = max(0, expires_ms - now_ms())
         return min(left_ms, max_ms) if max_ms else left_ms
 
     def _count(self, result: str) -> None:

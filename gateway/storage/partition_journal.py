@@ -27,13 +27,13 @@ still open as they are: the coordinator holds them pending.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from typing import Protocol
 
 import trio
 
 from gateway.kafka_error import KafkaError
+from gateway.wall_clock import now_ms
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import ControlType, Record, RecordBatch, build_batch, read_batch_marker
 
@@ -83,7 +83,7 @@ class PartitionJournal:
     async def write(self, entry: dict) -> None:
         """Append the entry's records and return once `min.insync.replicas` stores hold them;
         NOT_COORDINATOR once this gateway no longer leads the partition."""
-        rows = [Record(index, int(time.time() * 1000), key, value, ((ENTRY_HEADER, _encoded(part)),))
+        rows = [Record(index, now_ms(), key, value, ((ENTRY_HEADER, _encoded(part)),))
                 for index, (key, value, part) in enumerate(self.slices(entry))]
         if not rows:
             return

@@ -16,7 +16,6 @@ sync) is logged and lost, the journal being the state's truth.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from itertools import groupby
 
@@ -25,6 +24,7 @@ import trio
 
 from gateway.kafka_error import KafkaError
 from gateway.topics.topic_registry import TopicRegistry
+from gateway.wall_clock import now_ms
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import Record, RecordBatch, build_batch
 
@@ -56,7 +56,7 @@ class InternalLogs:
 
     async def _append(self, name: str, records: list[Keyed]) -> None:
         topic = await self.registry.internal(name)
-        now = int(time.time() * 1000)
+        now = now_ms()
         for partition, keyed in groupby(sorted(records, key=lambda r: r[0]), key=lambda r: r[0]):
             rows = [Record(index, now, key, value) for index, (_, key, value) in enumerate(keyed)]
             if topic.partitions[partition] is None:  # a new controller, before it leads the internal topics

@@ -8,10 +8,9 @@ the rest (gateway/mesh/store/cleaner.py).
 
 from __future__ import annotations
 
-import time
-
 import trio
 
+import gateway.wall_clock as wall_clock
 from gateway.partitions.cleaning_points import CompactionConfig
 from gateway.settings.table import BrokerSettings
 from gateway.topics.topic import Topic
@@ -55,7 +54,7 @@ async def keep_cleaning_points_moving(topics: dict[str, Topic], settings: Broker
     sent: dict[str, object] = {}  # address -> the compaction last sent
     while True:
         await trio.sleep(interval_ms / 1000)
-        now_ms = int(time.time() * 1000)
+        now_ms = wall_clock.now_ms()
         directives, compacted_partitions = [], []
         for topic in list(topics.values()):
             compacted = is_compacted(topic, settings)

@@ -9,13 +9,13 @@ the heads the stores report.
 from __future__ import annotations
 
 import functools
-import time
 import uuid
 from typing import Callable, TypeVar
 
 import structlog
 import trio
 
+import gateway.wall_clock as wall_clock
 from gateway.data_directory import CHECKPOINTS_DIRECTORY
 from gateway.kafka_error import KafkaError
 from gateway.partitions.offset_index import OffsetIndex
@@ -306,7 +306,7 @@ class TopicRegistry(ClusterTopics):
             topic = self._changeable(name, ErrorCode.TOPIC_DELETION_DISABLED, "delete")
             ends = await self._ends(topic)
             await self.journal.write({"type": "topic_deleted", "name": name, "ends": ends})
-            deleted_at_ms = int(time.time() * 1000)
+            deleted_at_ms = wall_clock.now_ms()
             if self.sharing is not None:
                 await self.sharing.unshare(topic.state(), deleted_at_ms)
             self._forget(topic)
@@ -445,7 +445,7 @@ class TopicRegistry(ClusterTopics):
         log.retention.check.interval.ms loop does."""
         while True:
             await trio.sleep(self.settings.log_retention_check_interval_ms / 1000)
-            now_ms = int(time.time() * 1000)
+            now_ms = wall_clock.now_ms()
             for topic in list(self.topics.values()):
                 if topic.native or "delete" not in policies(topic, self.settings):
                     continue

@@ -10,13 +10,13 @@ group coordinator (group/offsets_markers.py).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import structlog
 import trio
 
 from gateway.kafka_error import KafkaError
+from gateway.wall_clock import now_ms
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import ControlType, RecordBatch, build_control_batch
 
@@ -52,7 +52,7 @@ async def write_marker(partition, commit: bool, producer_id: int, producer_epoch
     """Append one COMMIT or ABORT control batch and return once it is durable;
     KafkaError if the partition refuses it (an older producer or coordinator epoch)."""
     batch = build_control_batch(ControlType.COMMIT if commit else ControlType.ABORT, offset=0,
-                                timestamp=int(time.time() * 1000), producer_id=producer_id,
+                                timestamp=now_ms(), producer_id=producer_id,
                                 producer_epoch=producer_epoch, coordinator_epoch=coordinator_epoch)
     _, sequence = await partition.append(RecordBatch(memoryview(bytearray(batch))))
     await partition.wait_durable(sequence)

@@ -15,7 +15,6 @@ bumped, which fences its producer.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Protocol
@@ -29,6 +28,7 @@ from gateway.settings.table import BrokerSettings
 from gateway.storage.journal import Journal
 from gateway.txn.marker_writer import PartitionOf, write_markers
 from gateway.txn.txn_metadata import MAX_EPOCH, NO_EPOCH, PREPARING, TransactionMetadata, TxnState
+from gateway.wall_clock import now_ms
 from protocol.kafka.coordinator_records import OFFSETS_PARTITIONS, OFFSETS_TOPIC, coordinator_partition
 from protocol.kafka.error_codes import ErrorCode
 
@@ -36,9 +36,6 @@ log = structlog.get_logger()
 
 RETRY_DELAY_S = 1.0
 
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def offsets_partition(group_id: str) -> int:

@@ -8,7 +8,6 @@ the same store to producers counting distinct ACKs. Run as
 from __future__ import annotations
 
 import sys
-import time
 from functools import partial
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from gateway.mesh.store.store_log import StoreLog
 from gateway.mesh.store.writer import StoreWriter
 from gateway.settings.declaration import Command
 from gateway.settings.table import MeshSettings, StoreSettings
+from gateway.wall_clock import now_ms
 from protocol.dafka import new_uuid
 
 log = structlog.get_logger()
@@ -100,7 +100,7 @@ async def enforce_retention(store_log: StoreLog, interval_ms: int) -> None:
     """Delete the segments the store-wide retention no longer keeps, every interval."""
     while True:
         await trio.sleep(interval_ms / 1000)
-        await trio.to_thread.run_sync(store_log.enforce_retention, int(time.time() * 1000))
+        await trio.to_thread.run_sync(store_log.enforce_retention, now_ms())
 
 
 async def keep_cleaning(cleaner: StoreCleaner, backoff_ms: int) -> None:

@@ -46,6 +46,7 @@ from typing import NamedTuple
 import trio
 import zmq
 
+import gateway.wall_clock as wall_clock
 from gateway.mesh.leader_epochs import NO_EPOCH
 from gateway.mesh.mesh_node import MeshNode, keep_serving
 from gateway.mesh.ordering import PartitionSequencer, Sequencers, fill_gaps, keep_filling_gaps
@@ -379,7 +380,7 @@ class StoreWriter:
         is emptied before its records from there on are appended. The fence book before the
         truncations and appends it describes (fences.py trims it to the log on load)."""
         started = time.perf_counter()
-        now_ms = int(time.time() * 1000)
+        now_ms = wall_clock.now_ms()
         for key in forgets:
             self.log.forget(*key)
         for key, before in discards.items():

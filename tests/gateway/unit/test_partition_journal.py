@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from gateway.group.classic import now_ms
 from gateway.group.committed_offsets import Committed
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.group.offsets_markers import OffsetsPartitionMarkers
@@ -14,6 +13,7 @@ from gateway.group.offsets_records import keyed_slices
 from gateway.kafka_error import KafkaError
 from gateway.settings.table import Settings
 from gateway.storage.partition_journal import PartitionJournal
+from gateway.wall_clock import now_ms
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import ControlType, RecordBatch, assign_offsets, build_control_batch, read_batch_marker
 
