@@ -22,7 +22,6 @@ from typing import NamedTuple
 import structlog
 import trio
 
-import gateway.wall_clock as wall_clock
 from gateway.acls.model import Operation, ResourceType
 from gateway.api.authorization import FAILURES, allowed, allowed_names, failure, may_create
 from gateway.api.internal_topics import is_internal
@@ -42,6 +41,7 @@ from gateway.partitions.batch_checks import (
 from gateway.quotas.entities import PRODUCER_BYTE_RATE
 from gateway.server.answers import NO_RESPONSE, CloseConnection, Deferred
 from gateway.server.dispatch import Request
+from gateway.wall_clock import now_ms
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 
@@ -129,15 +129,15 @@ async def _append(request: Request, services: Services, topic_name: str, data, a
         raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS,
                          f"fewer in-sync stores than min.insync.replicas ({partition.min_insync})")
     rules = topics.derived(topic, _produce_rules)
-    now_ms = wall_clock.now_ms()
+    now = now_ms()
     batch = checked_batch(data.records, request.version, rules.max_bytes, rules.codec,
-                          rules.timestamps and rules.timestamps._replace(now_ms=now_ms))
+                          rules.timestamps and rules.timestamps._replace(now_ms=now))
     if rules.compacted:
         check_keyed(batch, f"{topic_name}-{data.index}")
     if batch.is_transactional and request.body.transactional_id is not None:
         services.transactions.check_produce(request.body.transactional_id, batch.producer_id,
                                             batch.producer_epoch, topic_name, data.index)
-    append_time = now_ms if rules.log_append_time else None
+    append_time = now if rules.log_append_time else None
     answer.base_offset, last_sequence = await partition.append(
         batch, log_append_time=append_time, room_timeout_s=max(request.body.timeout_ms, 0) / 1000)
     bytes_in(topic_name).inc(batch.size)

@@ -184,7 +184,6 @@ class ChpServer:
                     await self.enqueue(deletion)
 
 
-
 async def _serve(context: zmq.Context, settings: ChpSettings, mesh: MeshSettings, *,
                  task_status=trio.TASK_STATUS_IGNORED) -> None:
     await ChpServer(settings, context, CurveKeys.of(mesh)).run(task_status=task_status)

@@ -284,4 +284,3 @@ class ClassicGroup:
                 assignment=bytes.fromhex(m["assignment"])))
         group.leader = entry["leader"] if entry["leader"] in group.members else group.leader
         return group
-

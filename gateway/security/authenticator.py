@@ -56,6 +56,6 @@ class Authenticator:
         if mechanism == "PLAIN":
             return PlainExchange(self._plain_users)
         if mechanism == "OAUTHBEARER":
-            return OAuthBearerExchange(self._validator, lambda: now_ms())
+            return OAuthBearerExchange(self._validator, now_ms)
         scram = SCRAM_MECHANISMS[mechanism]
         return ScramExchange(scram, lambda user: self._credentials(user, scram.name), secrets.token_urlsafe(24))

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import trio
 
-import gateway.wall_clock as wall_clock
 from gateway.partitions.cleaning_points import CompactionConfig
 from gateway.settings.table import BrokerSettings
 from gateway.topics.topic import Topic
+from gateway.wall_clock import now_ms
 from protocol.journal.discard_directive import Discard
 
 
@@ -54,7 +54,7 @@ async def keep_cleaning_points_moving(topics: dict[str, Topic], settings: Broker
     sent: dict[str, object] = {}  # address -> the compaction last sent
     while True:
         await trio.sleep(interval_ms / 1000)
-        now_ms = wall_clock.now_ms()
+        now = now_ms()
         directives, compacted_partitions = [], []
         for topic in list(topics.values()):
             compacted = is_compacted(topic, settings)
@@ -62,7 +62,7 @@ async def keep_cleaning_points_moving(topics: dict[str, Topic], settings: Broker
             for state, partition in zip(topic.partition_states, topic.partitions, strict=False):
                 if partition is None:  # led by another gateway of the cluster, which sends its directives
                     continue
-                compaction = partition.compaction(config, now_ms) if compacted else None
+                compaction = partition.compaction(config, now) if compacted else None
                 if sent.get(state.address) != compaction:
                     directives.append(Discard(topic.name, state.address, state.first_sequence, compaction))
                     sent[state.address] = compaction

@@ -15,7 +15,6 @@ from typing import Callable, TypeVar
 import structlog
 import trio
 
-import gateway.wall_clock as wall_clock
 from gateway.data_directory import CHECKPOINTS_DIRECTORY
 from gateway.kafka_error import KafkaError
 from gateway.partitions.offset_index import OffsetIndex
@@ -36,6 +35,7 @@ from gateway.topics.takeover_retries import TakeoverRetries
 from gateway.topics.topic import PartitionState, Topic, check_topic_name
 from gateway.topics.topic_compaction import keep_cleaning_points_moving, partition_discards, policies
 from gateway.topics.topic_configs import TOPIC_CONFIGS, InvalidConfig, checked_overrides
+from gateway.wall_clock import now_ms
 from protocol.dafka import new_uuid
 from protocol.journal.discard_directive import Discard
 from protocol.kafka.error_codes import ErrorCode
@@ -306,7 +306,7 @@ class TopicRegistry(ClusterTopics):
             topic = self._changeable(name, ErrorCode.TOPIC_DELETION_DISABLED, "delete")
             ends = await self._ends(topic)
             await self.journal.write({"type": "topic_deleted", "name": name, "ends": ends})
-            deleted_at_ms = wall_clock.now_ms()
+            deleted_at_ms = now_ms()
             if self.sharing is not None:
                 await self.sharing.unshare(topic.state(), deleted_at_ms)
             self._forget(topic)
@@ -445,13 +445,13 @@ class TopicRegistry(ClusterTopics):
         log.retention.check.interval.ms loop does."""
         while True:
             await trio.sleep(self.settings.log_retention_check_interval_ms / 1000)
-            now_ms = wall_clock.now_ms()
+            now = now_ms()
             for topic in list(self.topics.values()):
                 if topic.native or "delete" not in policies(topic, self.settings):
                     continue
                 retention_ms = int(topic.config("retention.ms", self.settings))
                 retention_bytes = int(topic.config("retention.bytes", self.settings))
-                moved = [p.apply_retention(now_ms, retention_ms, retention_bytes) for p in led(topic)]
+                moved = [p.apply_retention(now, retention_ms, retention_bytes) for p in led(topic)]
                 if any(moved) and topic.name in self.topics:
                     log.info("retention_applied", topic=topic.name,
                              log_start_offsets=[p.log_start_offset for p in led(topic)])

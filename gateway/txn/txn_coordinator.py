@@ -37,7 +37,6 @@ log = structlog.get_logger()
 RETRY_DELAY_S = 1.0
 
 
-
 def offsets_partition(group_id: str) -> int:
     """The __consumer_offsets partition Kafka keeps a group in."""
     return coordinator_partition(group_id, OFFSETS_PARTITIONS)

@@ -46,12 +46,12 @@ from typing import NamedTuple
 import trio
 import zmq
 
-import gateway.wall_clock as wall_clock
 from gateway.mesh.leader_epochs import NO_EPOCH
 from gateway.mesh.mesh_node import MeshNode, keep_serving
 from gateway.mesh.ordering import PartitionSequencer, Sequencers, fill_gaps, keep_filling_gaps
 from gateway.mesh.store.fences import BookWrite, FenceBook, PartitionFence, batch_epoch
 from gateway.settings.table import MeshSettings
+from gateway.wall_clock import now_ms
 from protocol.dafka import NO_START, Ack, DirectRecord, EpochAck, Fence, Fenced, Head, Record, encode, subscription
 from protocol.journal.discard_directive import DISCARD_SUBJECT, Compaction, decode_discard
 
@@ -380,7 +380,7 @@ class StoreWriter:
         is emptied before its records from there on are appended. The fence book before the
         truncations and appends it describes (fences.py trims it to the log on load)."""
         started = time.perf_counter()
-        now_ms = wall_clock.now_ms()
+        now = now_ms()
         for key in forgets:
             self.log.forget(*key)
         for key, before in discards.items():
@@ -390,7 +390,7 @@ class StoreWriter:
         for key, sequence in truncations.items():
             self.log.truncate_from(*key, sequence)
         for (subject, partition), (first, contents) in appends.items():
-            self.log.append_many(subject, partition, first, contents, now_ms)
+            self.log.append_many(subject, partition, first, contents, now)
             if subject == DISCARD_SUBJECT:  # directives below were applied, and later ones supersede them
                 self.log.discard_before(DISCARD_SUBJECT, partition, first)
         if self.log.sync():
