@@ -20,12 +20,9 @@ import structlog
 import trio
 import zmq
 
-from gateway.directory_lock import DirectoryInUse
 from gateway.lifecycle import first_failure
-from gateway.mesh.mesh_node import MeshBindError
-from gateway.mesh.store.entry import CorruptLogError
-from gateway.mesh.store.storage_failure import STORAGE_FAILED, StorageFailed
-from gateway.mesh.store.store_node import DIRECTORY_UNUSABLE, existing_store_uuid, exit_code_of
+from gateway.mesh.store.storage_failure import STORAGE_FAILED
+from gateway.mesh.store.store_node import DIRECTORY_UNUSABLE, STORE_FAILURES, existing_store_uuid, exit_code_of
 from gateway.mesh.store.store_node import run_store as run_store_node
 from gateway.mesh.tower import run_tower
 from gateway.settings.table import Settings
@@ -97,11 +94,8 @@ async def run_store_in_process(context: zmq.Context, settings: Settings, number:
         returncode = 0
         try:
             await run_store_node(context, settings.mesh, store)
-        except* (StorageFailed, OSError, CorruptLogError) as group:
+        except* STORE_FAILURES as group:
             returncode = exit_code_of(first_failure(group), store.store_db)
-        except* (MeshBindError, DirectoryInUse) as group:
-            log.error("store_failed", number=number, reason=str(first_failure(group)))
-            returncode = 1
         except* Exception as group:  # a store's bug ends that store, as its process would end, not the gateway
             log.error("store_crashed", number=number, exc_info=first_failure(group))
             returncode = 1

@@ -90,7 +90,7 @@ class MeshNode:
         if self._inproc is not None:
             self.publisher.zsock.bind(self._inproc)
         self._links: dict[str, str] = {}  # a peer's advertised endpoint -> the inproc one connected instead
-        self.partner: str | None = None  # the peer connected over inproc
+        self.partner: str | None = None  # the peer linked over inproc (kept once unlinked: its frames may be queued)
         self.subscriber = Socket(context, zmq.SUB)
         connect(self.subscriber.zsock, keys)
         self.subscriber.zsock.rcvhwm = DATA_HWM

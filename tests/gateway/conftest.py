@@ -4,10 +4,14 @@ import pytest
 
 from tests.gateway.server import RUNNING, GatewayProcess
 
-# The embedded stores as processes (the default) and in the gateway's process: tests whose
-# traffic should pass both ways take `shared_gateway` through this mark.
-STORE_PLACEMENTS = pytest.mark.parametrize("shared_gateway", [(), ("--embedded-stores-in-process", "true")],
-                                           ids=["store-processes", "stores-in-process"], indirect=True)
+# The embedded stores as processes (the default) and in the gateway's process, for tests that
+# should pass both ways: IN_PROCESS gives a test `in_process`, the value of
+# --embedded-stores-in-process; STORE_PLACEMENTS gives it `shared_gateway` started so.
+_PLACEMENTS = {"store-processes": "false", "stores-in-process": "true"}
+IN_PROCESS = pytest.mark.parametrize("in_process", list(_PLACEMENTS.values()), ids=list(_PLACEMENTS))
+STORE_PLACEMENTS = pytest.mark.parametrize("shared_gateway",
+                                           [("--embedded-stores-in-process", value) for value in _PLACEMENTS.values()],
+                                           ids=list(_PLACEMENTS), indirect=True)
 
 
 @pytest.fixture(autouse=True)

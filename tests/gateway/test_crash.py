@@ -6,6 +6,7 @@ import pytest
 from confluent_kafka import Producer
 
 from tests.gateway.clients import Sent, confluent_consume, confluent_produce, kafka_python_produce
+from tests.gateway.conftest import IN_PROCESS
 from tests.gateway.groups import wait_until
 from tests.gateway.server import GatewayProcess
 
@@ -50,7 +51,7 @@ def acknowledged_before(server: GatewayProcess, topic: str, count: int, interrup
     return acknowledged
 
 
-@pytest.mark.parametrize("in_process", ["false", "true"], ids=["store-processes", "stores-in-process"])
+@IN_PROCESS
 @pytest.mark.parametrize("fsync", ["batch", "interval"])
 def test_acknowledged_records_survive_sigkill(tmp_path, fsync, in_process):
     """Either fsync policy, the store in its own process or in the gateway's: what a store ACKed

@@ -17,6 +17,7 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaStorageError, NotEnoughReplicasAfterAppendError, NotEnoughReplicasError
 
+from tests.gateway.conftest import IN_PROCESS
 from tests.gateway.server import GatewayProcess, children
 
 pytestmark = pytest.mark.skipif(not hasattr(resource, "prlimit"), reason="needs resource.prlimit (Linux)")
@@ -74,7 +75,7 @@ def read_back(bootstrap: str, last: bytes) -> list[bytes]:
         consumer.close()
 
 
-@pytest.mark.parametrize("in_process", ["false", "true"], ids=["store-processes", "stores-in-process"])
+@IN_PROCESS
 def test_a_full_disk_gives_errors_never_false_acknowledgements_and_writing_resumes(tmp_path, in_process):
     gateway = GatewayProcess(tmp_path / "gateway", "--embedded-stores-in-process", in_process).start()
     producer = KafkaProducer(bootstrap_servers=gateway.bootstrap, acks="all", retries=0,

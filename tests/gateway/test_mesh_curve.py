@@ -16,6 +16,7 @@ import zmq.auth
 from zmq.utils.monitor import recv_monitor_message
 
 from tests.gateway.clients import Sent, kafka_python_consume, kafka_python_produce
+from tests.gateway.conftest import IN_PROCESS
 from tests.gateway.server import GatewayProcess
 
 TIMEOUT_S = 30.0
@@ -23,15 +24,15 @@ OUTCOMES = {zmq.EVENT_HANDSHAKE_SUCCEEDED: "succeeded", zmq.EVENT_HANDSHAKE_FAIL
             zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL: "refused", zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL: "refused"}
 
 
-@pytest.fixture(params=["false", "true"], ids=["store-processes", "stores-in-process"])
-def curve_gateway(tmp_path, request):
+@pytest.fixture
+def curve_gateway(tmp_path, in_process):
     """The secure mesh, its store in a process of its own or (inproc to the gateway) in the gateway's."""
     keys = tmp_path / "keys"
     keys.mkdir()
     zmq.auth.create_certificates(keys, "mesh")
     server = GatewayProcess(tmp_path / "gateway", "--mesh-curve-secret-key-file", str(keys / "mesh.key_secret"),
                             "--mesh-curve-public-keys-dir", str(keys),
-                            "--embedded-stores-in-process", request.param).start()
+                            "--embedded-stores-in-process", in_process).start()
     yield server, keys
     server.stop()
 
@@ -79,6 +80,7 @@ def data_ports(server: GatewayProcess) -> list[int]:
     return [int(port) for port in re.findall(r"event='node_started'.*?port=(\d+)", server.log_path.read_text())]
 
 
+@IN_PROCESS
 def test_an_unknown_peer_can_neither_read_nor_publish(curve_gateway, tmp_path):
     server, keys = curve_gateway
     kafka_python_produce(server.bootstrap, "curve-topic", [Sent(b"over curve")], acks="all")

@@ -38,6 +38,8 @@ DIRECTORY_UNUSABLE = 3
 
 
 UUID_FILE = "writer.uuid"
+# What ends a store with an exit code of its own (exit_code_of) rather than a crash.
+STORE_FAILURES = (MeshBindError, DirectoryInUse, StorageFailed, OSError, CorruptLogError)
 
 
 def store_uuid(directory: Path) -> str:
@@ -123,19 +125,21 @@ def main() -> None:
     try:
         run_node(served, settings.http, run_store, settings.mesh, settings.store,
                  lifeline=loaded.arguments.exit_on_stdin_eof, mesh=settings.mesh)
-    except* MeshBindError as group:
-        log.error("store_failed", reason=str(first_failure(group)))
-        sys.exit(1)
-    except* DirectoryInUse as group:
-        log.error("store_directory_in_use", directory=str(settings.store.store_db), reason=str(first_failure(group)))
-        sys.exit(1)
-    except* (StorageFailed, OSError, CorruptLogError) as group:
+    except* STORE_FAILURES as group:
         sys.exit(exit_code_of(first_failure(group), settings.store.store_db))
 
 
 def exit_code_of(failure: BaseException, directory: Path) -> int:
-    """A full or failing disk (even while the log opens) may recover: STORAGE_FAILED; else
-    the directory is unusable as it is."""
+    """The exit code of a store that `failure` (one of STORE_FAILURES) ended, logged: 1 for a
+    mesh socket it cannot bind or a directory another store holds; a full or failing disk
+    (even while the log opens) may recover: STORAGE_FAILED; else the directory is unusable
+    as it is."""
+    if isinstance(failure, MeshBindError):
+        log.error("store_failed", reason=str(failure))
+        return 1
+    if isinstance(failure, DirectoryInUse):
+        log.error("store_directory_in_use", directory=str(directory), reason=str(failure))
+        return 1
     if isinstance(failure, OSError) and is_storage_error(failure):
         failure = StorageFailed(failure)
     if isinstance(failure, StorageFailed):
