@@ -25,7 +25,7 @@ from gateway.api.registry import ROUTES
 from gateway.broker import start_broker
 from gateway.data_directory import StartupError
 from gateway.early_start import EarlyStart
-from gateway.embedded_mesh import EmbeddedStoreFailed, StoreFailed, run_embedded_mesh
+from gateway.embedded_mesh import EmbeddedStoreFailed, StoreRuns, run_embedded_mesh
 from gateway.lifecycle import first_failure, settle_process
 from gateway.mesh.local_peers import share_inproc
 from gateway.mesh.mesh_node import MeshBindError
@@ -108,7 +108,7 @@ async def _serve_until_stopped(settings: Settings, early: EarlyStart, listener: 
                     nursery.start_soon(_stop_on_signal, signals, nursery.cancel_scope, stopping, readiness)
                     await start_http(nursery, settings.http, readiness)
                     if broker.embedded_stores:
-                        await _start_embedded_mesh(nursery, context, settings, storage.store_failed, early.stores)
+                        await _start_embedded_mesh(nursery, context, settings, storage, early.stores)
                     await nursery.start(storage.run)
                     listener.dispatcher = Dispatcher(ROUTES, None)
                     member = await start_broker(nursery, settings, storage, ports, listener.dispatcher)
@@ -159,9 +159,9 @@ async def _bind(listener: KafkaListener) -> dict[str, int]:
 
 
 async def _start_embedded_mesh(nursery: trio.Nursery, context: zmq.Context, settings: Settings,
-                               store_failed: StoreFailed, started: list[subprocess.Popen]) -> None:
+                               runs: StoreRuns, started: list[subprocess.Popen]) -> None:
     try:
-        await nursery.start(run_embedded_mesh, context, settings, store_failed, started)
+        await nursery.start(run_embedded_mesh, context, settings, runs, started)
     except* zmq.ZMQError as failures:
         mesh = settings.mesh
         raise StartupError(f"cannot bind the embedded tower on {mesh.tower_sub_address} and "

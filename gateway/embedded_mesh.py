@@ -15,6 +15,8 @@ import contextlib
 import subprocess
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
+from typing import Protocol
 
 import structlog
 import trio
@@ -36,10 +38,15 @@ STORE_STABLE_S = 30.0  # a store that ran this long before exiting starts the co
 STORE_FAILURES_TO_GIVE_UP = 5
 
 
-StoreFailed = Callable[[str], None]  # told the writer UUID of a store whose disk failed
+class StoreRuns(Protocol):
+    """Who is told when an embedded store (its writer's UUID) starts and exits (MeshStorage)."""
+
+    def store_started(self, store: str) -> None: ...
+
+    def store_exited(self, store: str, disk_failed: bool) -> None: ...
 
 
-async def run_embedded_mesh(context: zmq.Context, settings: Settings, store_failed: StoreFailed,
+async def run_embedded_mesh(context: zmq.Context, settings: Settings, runs: StoreRuns,
                             started: Sequence[subprocess.Popen] = (), *,
                             task_status=trio.TASK_STATUS_IGNORED) -> None:
     """The tower, then `embedded.stores` stores (those `started` already taken over), until cancelled."""
@@ -47,9 +54,9 @@ async def run_embedded_mesh(context: zmq.Context, settings: Settings, store_fail
         await nursery.start(run_tower, context, settings.mesh)
         for number in range(settings.broker.embedded_stores):
             if settings.broker.embedded_stores_in_process:
-                nursery.start_soon(run_store_in_process, context, settings, number, store_failed)
+                nursery.start_soon(run_store_in_process, context, settings, number, runs)
             else:
-                nursery.start_soon(run_store, settings, number, store_failed,
+                nursery.start_soon(run_store, settings, number, runs,
                                    started[number] if number < len(started) else None)
         task_status.started()
 
@@ -58,14 +65,14 @@ class EmbeddedStoreFailed(Exception):
     """An embedded store that keeps exiting soon after it starts."""
 
 
-async def run_store(settings: Settings, number: int, store_failed: StoreFailed,
+async def run_store(settings: Settings, number: int, runs: StoreRuns,
                     started_early: subprocess.Popen | None = None) -> None:
     """One embedded store as a child process, stopped with the gateway; restarted with
     a growing delay if it dies, and given up (EmbeddedStoreFailed) after
     STORE_FAILURES_TO_GIVE_UP exits in a row each soon after its start, unless its
     disk failed (STORAGE_FAILED): that store is restarted for as long as it takes,
-    since space may return, and `store_failed` is told, so that it does not count as
-    in sync until it has written again.
+    since space may return. `runs` is told of each start and exit, and whether the
+    disk failed: such a store does not count as in sync until it has written again.
 
     The store runs in a session of its own, so that a Ctrl-C meant for the
     gateway does not stop it before the gateway has answered in-flight
@@ -81,11 +88,11 @@ async def run_store(settings: Settings, number: int, store_failed: StoreFailed,
         process, started_early = started_early or start_store(settings, number), None
         return await exit_code(process)
 
-    await _supervise(settings, number, store_failed, one_run)
+    await _supervise(settings, number, runs, one_run)
 
 
 async def run_store_in_process(context: zmq.Context, settings: Settings, number: int,
-                               store_failed: StoreFailed) -> None:
+                               runs: StoreRuns) -> None:
     """One embedded store on the gateway's own loop and ZeroMQ context, supervised as a store
     process is: its failures become the exit codes the process would have had."""
     store = replace(settings.store, store_db=store_directory(settings, number))
@@ -101,10 +108,10 @@ async def run_store_in_process(context: zmq.Context, settings: Settings, number:
             returncode = 1
         return returncode
 
-    await _supervise(settings, number, store_failed, one_run)
+    await _supervise(settings, number, runs, one_run)
 
 
-async def _supervise(settings: Settings, number: int, store_failed: StoreFailed,
+async def _supervise(settings: Settings, number: int, runs: StoreRuns,
                      one_run: Callable[[], Awaitable[int]]) -> None:
     """Run embedded store `number` again and again, `one_run` giving each run's exit code."""
     directory = store_directory(settings, number)
@@ -113,15 +120,14 @@ async def _supervise(settings: Settings, number: int, store_failed: StoreFailed,
         log.info("store_starting", number=number, directory=str(directory),
                  in_process=settings.broker.embedded_stores_in_process)
         started = trio.current_time()
+        _tell(directory, runs.store_started)
         returncode = await one_run()
         if returncode == DIRECTORY_UNUSABLE:
             raise EmbeddedStoreFailed(f"embedded store {number} cannot use its data directory {directory} (see "
                                       f"its store_directory_unusable line): fix or move it, or give another log.dirs")
         failures = failures + 1 if trio.current_time() - started < STORE_STABLE_S else 1
         storage_failed = returncode == STORAGE_FAILED
-        if storage_failed:
-            with contextlib.suppress(OSError):  # none: it failed before it had an identity, or ACKed anything
-                store_failed(existing_store_uuid(directory))
+        _tell(directory, runs.store_exited, storage_failed)
         if failures >= STORE_FAILURES_TO_GIVE_UP and not storage_failed:
             raise EmbeddedStoreFailed(
                 f"embedded store {number} ({directory}) exited {failures} times in a row soon after starting "
@@ -130,6 +136,13 @@ async def _supervise(settings: Settings, number: int, store_failed: StoreFailed,
         log.warning("store_storage_failed" if storage_failed else "store_exited", number=number,
                     returncode=returncode, restart_in_s=delay)
         await trio.sleep(delay)
+
+
+def _tell(directory: Path, told: Callable[..., None], *details) -> None:
+    """Call `told` with the store's writer UUID and `details`, unless it has no UUID yet (it never
+    ran long enough to take one, so it has ACKed nothing)."""
+    with contextlib.suppress(OSError):
+        told(existing_store_uuid(directory), *details)
 
 
 async def exit_code(process: subprocess.Popen) -> int:

@@ -158,6 +158,11 @@ class ProducerPartition:
         """The highest sequence `store` has ACKed (-1: none)."""
         return self._acked_by.get(store, -1)
 
+    @property
+    def failed_stores(self) -> dict[str, int]:
+        """Stores whose disk failed that do not hold every record published then (-> the last)."""
+        return self._failed_stores
+
     def store_failed(self, store: str) -> None:
         """`store`'s disk failed: if it lacks records published, it counts for `acked_through`
         only once it holds them all, which a store restarted on a failing disk never does."""

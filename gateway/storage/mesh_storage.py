@@ -97,6 +97,7 @@ class MeshStorage:
         self.consumer = Consumer(context, config, ())
         self.watcher = MeshNode(context, config, kind="watcher")
         self._prefetched: dict[str, dict[str, int]] = {}
+        self._running: set[str] = set()  # embedded stores (writer UUIDs) running now
 
     def close(self) -> None:
         self.producer.close()
@@ -127,11 +128,26 @@ class MeshStorage:
         connections, and the gateway's publisher sees its subscriptions go at once."""
         return self.consumer.store_count()
 
-    def store_failed(self, store: str) -> None:
-        """The store whose writer is `store` exited as its disk failed: until it has written
-        again, it is not in sync for the partitions it lacks records of."""
-        log.warning("store_out_of_sync_until_written", store=store)
-        self.producer.store_failed(store)
+    def live_stores_for(self, partition: ProducerPartition) -> int:
+        """The live stores that may be in sync for `partition`: not those running again after
+        their disk failed that lack records of it (Kafka takes a replica whose log directory
+        failed out of the ISR at once, whatever the partition's age). Such a store counts as
+        running from its start, a moment before its reader greets us and it counts as live."""
+        live = self.live_stores()
+        failed = partition.failed_stores
+        return max(0, live - sum(store in self._running for store in failed)) if failed else live
+
+    def store_started(self, store: str) -> None:
+        """An embedded store whose writer is `store` was started (again)."""
+        self._running.add(store)
+
+    def store_exited(self, store: str, disk_failed: bool) -> None:
+        """An embedded store exited; if its disk failed, it is not in sync for the partitions
+        it lacks records of until it has written them."""
+        self._running.discard(store)
+        if disk_failed:
+            log.warning("store_out_of_sync_until_written", store=store)
+            self.producer.store_failed(store)
 
     def host(self, subject: str, uuid: str, next_sequence: int, epoch: int | None = None,
              epochs: tuple[tuple[int, int], ...] = ()) -> ProducerPartition:

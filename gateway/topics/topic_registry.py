@@ -188,7 +188,7 @@ class TopicRegistry(ClusterTopics):
             topic.name, number, mesh, self.storage.read, offsets, producers,
             min_insync=int(topic.config("min.insync.replicas", self.settings)),
             tail_bytes=self._tail_share,
-            live_stores=self.storage.live_stores,
+            live_stores=functools.partial(self.storage.live_stores_for, mesh),
             lag_s=self.settings.replica_lag_time_max_ms / 1000,
             read_ahead=self._read_ahead,
             log_start_offset=offsets.first_offset,

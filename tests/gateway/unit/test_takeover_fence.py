@@ -58,6 +58,9 @@ class Stores:
     def live_stores(self) -> int:
         return len(STORES)
 
+    def live_stores_for(self, partition: ProducerPartition) -> int:
+        return len(STORES)
+
     async def fence(self, subject: str, address: str, epoch: int, won) -> FenceOutcome:
         claim = self.claims.pop(0)
         await trio.sleep(self.answer_s)
