@@ -4,17 +4,19 @@ idempotent producer writes, then healed. Cut off, a leader's partitions move and
 is acknowledged once its successor began; a store or the active CHP server cut off costs the
 clients nothing. Every acknowledged record is read back once, at the offset it was given."""
 
+import os
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
 from confluent_kafka import ElectionType, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from gateway.mesh.store.entry import BadEntry, EntryReader
 from protocol.kafka.error_codes import ErrorCode
 from tests.gateway.clients import CLIENTS, Got
 from tests.gateway.groups import wait_until
@@ -172,8 +174,19 @@ def live_stores(gateway) -> int:
 def stored_bytes(store: Path) -> dict[str, int]:
     """Bytes of TOPIC's records in `store`, per partition address."""
     subject = store / "log" / f"s-{TOPIC.encode().hex()}"
-    return {partition.name: sum(f.stat().st_size for f in partition.glob("*.log"))
+    return {partition.name: sum(map(entries_bytes, partition.glob("*.log")))
             for partition in subject.iterdir() if partition.is_dir()}
+
+
+def entries_bytes(segment: Path) -> int:
+    """The bytes of the entries a segment file starts with: not the space reserved after them."""
+    with segment.open("rb") as file:
+        reader = EntryReader(file.fileno(), 0, os.fstat(file.fileno()).st_size)
+        with suppress(BadEntry):
+            while not reader.at_end():
+                reader.header()
+                reader.content()
+        return reader.position
 
 
 def test_the_active_chp_server_cut_off_leaves_the_cluster_serving(tmp_path, network):

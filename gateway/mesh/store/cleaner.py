@@ -150,7 +150,7 @@ class StoreCleaner:
         cleaning.mkdir()
         files = Files(2, 1)
         try:
-            copy = Segment.create(cleaning, base, files)
+            copy = Segment.create(cleaning, base, files, reserve=False)
             changed = False
             for entry in self._read(key, base):
                 if entry.sequence >= next_sequence:

@@ -283,6 +283,9 @@ class StoreLog:
                 return
             if not self._failed:  # after a failure, what is not durable was cut back
                 self._sync(fsync=True)
+                for partition in self._partitions.values():
+                    if partition.segments:
+                        partition.segments[-1].give_back_reserve(self._files)
             self._files.handles.close_all()
             self._fsync_pool.shutdown()
             os.close(self._lock_fd)
