@@ -108,7 +108,8 @@ TOPIC_CONFIGS = {c.name: c for c in (
     TopicConfig("min.cleanable.dirty.ratio", ("log.cleaner.min.cleanable.ratio",),
                 "Share of a log that must be uncompacted before it is cleaned."),
     TopicConfig("preallocate", ("log.preallocate",),
-                "Whether segment files are preallocated. " + INERT + "the stores write their own files."),
+                "Whether segment files are preallocated. " + INERT + "the stores reserve space ahead of "
+                "each active segment themselves."),
     TopicConfig("unclean.leader.election.enable", ("unclean.leader.election.enable",),
                 "Whether an out-of-sync replica may become leader. " + INERT + "every store holds what was "
                 "acknowledged to acks=all producers, and any gateway can lead."),
