@@ -120,14 +120,17 @@ def checked_batch(records, version: int, max_message_bytes: int, target: TopicCo
 
 
 def check_keyed(batch: RecordBatch, topic_partition: str) -> None:
-    """A compacted topic takes only records with keys, in Kafka's words."""
+    """A compacted topic takes only records with keys, in Kafka's words. As Kafka does, the
+    refusal names each keyless record's index in the batch, so a client fails those records
+    with INVALID_RECORD and the batch's others as refused for another record."""
     try:
-        keyless = any(record.key is None for record in batch.records())
+        keyless = [index for index, record in enumerate(batch.records()) if record.key is None]
     except DecodeError as exc:
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"malformed records: {exc}") from None
     if keyless:
-        raise KafkaError(ErrorCode.INVALID_RECORD,
-                         f"Compacted topic cannot accept message without key in topic partition {topic_partition}.")
+        why = f"Compacted topic cannot accept message without key in topic partition {topic_partition}."
+        raise KafkaError(ErrorCode.INVALID_RECORD, f"{len(keyless)} records refused: {why}",
+                         tuple((index, why) for index in keyless))
 
 
 def _check_size(size: int, max_message_bytes: int) -> None:

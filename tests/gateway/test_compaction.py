@@ -107,6 +107,20 @@ def test_keyless_records_are_refused(cleaning_gateway):
     assert keyless_refused(cleaning_gateway.bootstrap, "compacted-keyless")
 
 
+def test_only_the_keyless_records_of_a_batch_are_invalid(cleaning_gateway):
+    """Kafka names each keyless record of a refused batch; clients fail its keyed ones as
+    refused for another record's sake."""
+    create_topic(cleaning_gateway.bootstrap, "compacted-mixed", configs=CLEANS_QUICKLY)
+    producer = Producer({"bootstrap.servers": cleaning_gateway.bootstrap, "linger.ms": 1000})
+    errors = {}
+    for i in range(10):
+        producer.produce("compacted-mixed", key=None if i % 5 == 0 else b"k%d" % i, value=b"v%d" % i,
+                         on_delivery=lambda error, message: errors.update({message.value(): error.code()}))
+    assert producer.flush(30) == 0
+    assert errors == {b"v%d" % i: KafkaError.INVALID_RECORD if i % 5 == 0 else KafkaError._INVALID_DIFFERENT_RECORD
+                      for i in range(10)}
+
+
 def transaction(producer: Producer, topic: str, records: list[tuple[bytes, bytes]], *,
                 commit: bool) -> list[tuple[int, bytes, bytes]]:
     """(offset, key, value) of the transaction's records, once it ended."""
