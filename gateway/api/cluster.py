@@ -8,11 +8,11 @@ eligible-leader lists (KIP-966) are empty.
 
 from __future__ import annotations
 
-from gateway.acls.model import CLUSTER_NAME, Operation, ResourceType
+from gateway.acls.model import Operation, ResourceType
 from gateway.api.authorization import allowed, authorized_operations
 from gateway.api.internal_topics import internal_topic, is_internal, listed_internal_topics
 from gateway.api.leaders import leadership
-from gateway.api.metadata import NO_OPERATIONS, TOPIC_OPERATIONS
+from gateway.api.metadata import NO_OPERATIONS, TOPIC_OPERATIONS, cluster_operations
 from gateway.api.registry import handles
 from gateway.api.services import Services
 from gateway.server.dispatch import Request
@@ -24,8 +24,6 @@ CLUSTER = by_name("DescribeCluster")
 PARTITIONS = by_name("DescribeTopicPartitions")
 
 BROKER_ENDPOINT, CONTROLLER_ENDPOINT = 1, 2
-CLUSTER_OPERATIONS = (Operation.CREATE, Operation.ALTER, Operation.DESCRIBE, Operation.CLUSTER_ACTION,
-                      Operation.DESCRIBE_CONFIGS, Operation.ALTER_CONFIGS, Operation.IDEMPOTENT_WRITE)
 # Kafka's max.request.partition.size.limit default: the most partitions one answer holds.
 MAX_PARTITIONS = 2000
 
@@ -35,14 +33,11 @@ async def describe_cluster(request: Request, services: Services):
     body, cluster = request.body, services.cluster
     if body.endpoint_type != BROKER_ENDPOINT:
         return wrong_endpoint(body.endpoint_type, request.version)
-    operations = NO_OPERATIONS
-    if body.include_cluster_authorized_operations:
-        operations = authorized_operations(request, services, ResourceType.CLUSTER, CLUSTER_NAME, CLUSTER_OPERATIONS)
     return CLUSTER.Response(
         cluster_id=cluster.cluster_id, controller_id=cluster.controller_id, endpoint_type=BROKER_ENDPOINT,
         brokers=[CLUSTER.Response.Brokers(broker_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
                  for b in cluster.brokers(request.connection.listener)],
-        cluster_authorized_operations=operations,
+        cluster_authorized_operations=cluster_operations(request, services, body.include_cluster_authorized_operations),
     )
 
 

@@ -10,7 +10,7 @@ the coordinator.
 
 from __future__ import annotations
 
-from gateway.acls.model import Operation, ResourceType
+from gateway.acls.model import CLUSTER_NAME, Operation, ResourceType
 from gateway.api.authorization import allowed, authorized_operations, failure, may_create
 from gateway.api.internal_topics import internal_topic, internal_topic_by_id, listed_internal_topics
 from gateway.api.leaders import leadership
@@ -25,6 +25,8 @@ API = by_name("Metadata")
 NO_OPERATIONS = -2147483648  # Kafka's "authorized operations not requested"
 TOPIC_OPERATIONS = (Operation.READ, Operation.WRITE, Operation.CREATE, Operation.DELETE, Operation.ALTER,
                     Operation.DESCRIBE, Operation.DESCRIBE_CONFIGS, Operation.ALTER_CONFIGS)
+CLUSTER_OPERATIONS = (Operation.CREATE, Operation.ALTER, Operation.DESCRIBE, Operation.CLUSTER_ACTION,
+                      Operation.DESCRIBE_CONFIGS, Operation.ALTER_CONFIGS, Operation.IDEMPOTENT_WRITE)
 
 
 @handles("Metadata")
@@ -47,6 +49,8 @@ async def metadata(request: Request, services: Services):
         cluster_id=cluster.cluster_id,
         controller_id=cluster.controller_id,
         topics=described,
+        # v8-10 only: librdkafka's DescribeCluster asks here
+        cluster_authorized_operations=cluster_operations(request, services, body.include_cluster_authorized_operations),
     )
 
 
@@ -102,6 +106,16 @@ def topic_operations(request: Request, services: Services, name: str, wanted: bo
     if not wanted:
         return NO_OPERATIONS
     return authorized_operations(request, services, ResourceType.TOPIC, name, TOPIC_OPERATIONS)
+
+
+def cluster_operations(request: Request, services: Services, wanted: bool) -> int:
+    """The cluster's operations the request may do, as Kafka's bit field, if asked for: none
+    unless it may describe the cluster, as in Kafka."""
+    if not wanted:
+        return NO_OPERATIONS
+    if not allowed(request, services, Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+        return 0
+    return authorized_operations(request, services, ResourceType.CLUSTER, CLUSTER_NAME, CLUSTER_OPERATIONS)
 
 
 def _described(topic, leadership_of, operations: int, *, is_internal: bool):

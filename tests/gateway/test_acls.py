@@ -251,6 +251,22 @@ def test_authorized_operations_of_a_topic(open_gateway):
     assert set(described.authorized_operations) == {AclOperation.DESCRIBE}
 
 
+def test_authorized_operations_of_the_cluster(tmp_path):
+    """Through Metadata v8-10 as librdkafka asks: once an ACL speaks of the cluster, only what it allows,
+    and ALTER brings DESCRIBE with it."""
+    server = GatewayProcess(tmp_path, "--authorizer-class-name", STANDARD,
+                            "--allow-everyone-if-no-acl-found", "true").start()
+    try:
+        create_acls(server, AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL, ANONYMOUS,
+                                       "*", AclOperation.ALTER, AclPermissionType.ALLOW))
+        client = admin(server)  # held until the answer comes
+        cluster = client.describe_cluster(include_authorized_operations=True,
+                                          request_timeout=TIMEOUT_S).result(TIMEOUT_S)
+        assert set(cluster.authorized_operations) == {AclOperation.ALTER, AclOperation.DESCRIBE}
+    finally:
+        server.stop()
+
+
 def test_group_refused_without_read(open_gateway):
     topic, group = unique("grouped"), unique("closed-group")
     create_topic(open_gateway.bootstrap, topic)

@@ -11,6 +11,7 @@ import subprocess
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import (
+    AclOperation,
     AdminClient,
     AlterConfigOpType,
     ConfigEntry,
@@ -199,6 +200,14 @@ def test_describe_cluster(admin, shared_gateway):
     assert cluster.cluster_id == "dafka-gateway"
     assert cluster.controller.id == 0
     assert [(n.id, n.host, n.port) for n in cluster.nodes] == [(0, "127.0.0.1", shared_gateway.port)]
+
+
+def test_describe_cluster_with_authorized_operations(admin):
+    """librdkafka asks Metadata v8-10 for them; without an authorizer every cluster operation is allowed."""
+    cluster = admin.describe_cluster(include_authorized_operations=True).result(TIMEOUT_S)
+    assert set(cluster.authorized_operations) == {
+        AclOperation.CREATE, AclOperation.ALTER, AclOperation.DESCRIBE, AclOperation.CLUSTER_ACTION,
+        AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS, AclOperation.IDEMPOTENT_WRITE}
 
 
 def test_describe_and_list_topics(admin, shared_gateway):
