@@ -129,8 +129,15 @@ def check_keyed(batch: RecordBatch, topic_partition: str) -> None:
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"malformed records: {exc}") from None
     if keyless:
         why = f"Compacted topic cannot accept message without key in topic partition {topic_partition}."
-        raise KafkaError(ErrorCode.INVALID_RECORD, f"{len(keyless)} records refused: {why}",
-                         tuple((index, why) for index in keyless))
+        errors = tuple((index, why) for index in keyless)
+        raise KafkaError(ErrorCode.INVALID_RECORD, _record_errors_message(errors), errors)
+
+
+def _record_errors_message(errors: tuple[tuple[int, str], ...]) -> str:
+    """Kafka's message for a batch refused for its records' sake: their count and the first three."""
+    shown = ", ".join(f"RecordError(batchIndex={index}, message='{why}')" for index, why in errors[:3])
+    return (f"One or more records have been rejected due to {len(errors)} record errors in total, "
+            f"and only showing the first three errors at most: [{shown}]")
 
 
 def _check_size(size: int, max_message_bytes: int) -> None:
