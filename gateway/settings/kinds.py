@@ -189,6 +189,7 @@ class ChoiceList(Kind):
     """A comma-separated list of words from `choices`, as Kafka's cleanup.policy."""
 
     choices: tuple[str, ...] = ()
+    empty_allowed: bool = False  # Kafka's ValidList takes an empty list; some lists here need an item
     config_type: ClassVar[str] = "LIST"
     metavar: ClassVar[str] = "WORD,..."
 
@@ -196,7 +197,9 @@ class ChoiceList(Kind):
         return self.check(",".join(word.strip() for word in text.split(",") if word.strip()))
 
     def check(self, value) -> str:
-        if not isinstance(value, str) or not value or any(w not in self.choices for w in value.split(",")):
+        if not isinstance(value, str) or not (value or self.empty_allowed):
+            raise self.refused(value)
+        if value and any(w not in self.choices for w in value.split(",")):
             raise self.refused(value)
         return value
 

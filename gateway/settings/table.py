@@ -163,9 +163,9 @@ class BrokerSettings:
     log_local_retention_bytes: int = kafka(long(-2), -2, "local.retention.bytes of topics (inert)")
     log_message_timestamp_type: str = kafka(Choice(choices=("CreateTime", "LogAppendTime")), "CreateTime",
                                             "whether records keep the producer's timestamp or get the append time")
-    log_cleanup_policy: str = kafka(ChoiceList(choices=("compact", "delete")), "delete",
+    log_cleanup_policy: str = kafka(ChoiceList(choices=("compact", "delete"), empty_allowed=True), "delete",
                                     "what happens to old batches: delete (by retention), compact (the newest "
-                                    "record of each key kept), or both")
+                                    "record of each key kept), both, or neither (empty: kept for ever)")
     compression_type: str = kafka(Choice(choices=("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")),
                                   "producer", "codec topics store batches with; producer: the producer's own, "
                                               "else batches with another are recompressed")

@@ -62,7 +62,7 @@ THROTTLE = INERT + "the stores replicate by publish and subscribe, not by follow
 TOPIC_CONFIGS = {c.name: c for c in (
     TopicConfig("cleanup.policy", ("log.cleanup.policy",),
                 "delete: old batches go by retention; compact: the stores keep the newest record of each key; "
-                "compact,delete: both."),
+                "compact,delete: both; empty: neither, batches are kept for ever."),
     TopicConfig("compression.type", ("compression.type",),
                 "Codec batches are stored with: producer keeps the producer's, else batches with another codec "
                 "are recompressed (uncompressed, gzip, snappy, lz4, zstd)."),

@@ -130,6 +130,16 @@ def test_list_configs_take_append_subtract_and_delete(admin, shared_gateway):
     assert code == KafkaError.INVALID_CONFIG  # not a list
 
 
+def test_subtracting_the_last_cleanup_policy_leaves_it_empty(admin, shared_gateway):
+    """Kafka's ValidList takes an empty list: a topic neither deleted nor compacted keeps its batches."""
+    create_topic(shared_gateway.bootstrap, "tc-no-cleanup")
+    assert incremental(admin, "tc-no-cleanup", ("cleanup.policy", "delete", AlterConfigOpType.SUBTRACT)) is None
+    configs = described(admin, "tc-no-cleanup")
+    assert (configs["cleanup.policy"].value, configs["cleanup.policy"].source) == (
+        "", ConfigSource.DYNAMIC_TOPIC_CONFIG.value)
+    assert incremental(admin, "tc-no-cleanup", ("cleanup.policy", "", AlterConfigOpType.SET)) is None
+
+
 REPLICAS = "must be the literal '*' or a list of replicas in the following format: " \
            "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
 INVALID = [  # Kafka's ConfigDef words, the value as Kafka's message shows it
