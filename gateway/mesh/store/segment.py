@@ -42,7 +42,7 @@ log = structlog.get_logger()
 
 DIRECT_WRITE_BYTES = 64 * 1024
 FLUSH_BUFFER_BYTES = 1024 * 1024
-RESERVE_MIN_BYTES = 16 * 1024  # what an idle partition's active segment holds unused at most
+RESERVE_MIN_BYTES = 16 * 1024  # the least reserved ahead: all a partition with little data leaves unused
 RESERVE_MAX_BYTES = 4 * 1024 * 1024
 NO_TIMESTAMP = -(2**63)
 
