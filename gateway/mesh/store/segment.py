@@ -260,11 +260,9 @@ class Segment:
 
     def seal(self, files: Files) -> None:
         """Finish the segment for good: data and index durable, no reserved space left."""
-        self.flush(files)
+        self.flush(files)  # before the reserve goes: a later flush would reserve again
         self.give_back_reserve(files)
-        with naming(self.log_path):
-            os.fdatasync(files.fd(self.log_path))
-        self.record_durable(files)
+        self.sync(files)
         with naming(self.index_path):
             os.fdatasync(files.fd(self.index_path))
         self.sealed = True
