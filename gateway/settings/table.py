@@ -415,6 +415,11 @@ class StoreSettings:
     store_fsync_interval_ms: int = setting(MS, 1000, "milliseconds between fsyncs of the interval policy", G | S)
     store_segment_bytes: int = setting(BYTES, 67108864, "bytes of a log segment, the unit retention and "
                                                         "discards delete", G | S)
+    store_segment_reserve_max_bytes: int = setting(Integer(0), 4194304, "most disk space an active segment "
+                                                   "reserves ahead of its appends (16384 at first, as much again as "
+                                                   "it holds later), so that a sync need not commit a new file "
+                                                   "size; 0: none",
+                                                   G | S)
     store_retention_bytes: int = setting(UNLIMITED_OR, -1, "bytes each partition keeps at least before its oldest "
                                                       "segments go (-1: no limit; __dafka_gateway_* kept)", S)
     store_retention_ms: int = setting(UNLIMITED_OR, -1, "age of a segment's newest record after which it goes "

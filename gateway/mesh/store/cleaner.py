@@ -148,9 +148,9 @@ class StoreCleaner:
         cleaning = directory / CLEANING_DIRECTORY
         shutil.rmtree(cleaning, ignore_errors=True)
         cleaning.mkdir()
-        files = Files(2, 1)
+        files = Files(2, 1)  # no space reserved ahead: the copy is written whole, then sealed
         try:
-            copy = Segment.create(cleaning, base, files, reserve=False)
+            copy = Segment.create(cleaning, base, files)
             changed = False
             for entry in self._read(key, base):
                 if entry.sequence >= next_sequence:

@@ -70,11 +70,13 @@ class FileHandles:
 
 
 class Files:
-    """What segments share: descriptors, loaded sealed-segment indexes, and
-    directories whose new or removed entries still need an fsync."""
+    """What segments share: descriptors, loaded sealed-segment indexes,
+    directories whose new or removed entries still need an fsync, and how much
+    space an active segment reserves ahead of its writes at most (0: none)."""
 
-    def __init__(self, max_open_files: int, max_loaded_indexes: int):
+    def __init__(self, max_open_files: int, max_loaded_indexes: int, reserve_max_bytes: int = 0):
         self.handles = FileHandles(max_open_files)
+        self.reserve_max_bytes = reserve_max_bytes
         self.loaded_indexes = LruCache(max_loaded_indexes, lambda segment, _: segment.drop_index())
         self.dirty_directories: set[str] = set()
 

@@ -6,7 +6,7 @@ Small appends gather in a buffer (one write per flush); large ones are written
 at once, header and content together, without copying the content.
 
 A segment being appended to reserves file space ahead of its writes
-(posix_fallocate, more as it grows): an fdatasync of appends within the
+(posix_fallocate, more as it grows, up to Files.reserve_max_bytes): an fdatasync of appends within the
 reserved space need not commit a new file size, which on ext4 takes about a
 third off a sync. The reserved tail reads as zeros, which no entry starts
 with (its CRC would not match): recovery takes it for the end, sealing and
@@ -43,7 +43,6 @@ log = structlog.get_logger()
 DIRECT_WRITE_BYTES = 64 * 1024
 FLUSH_BUFFER_BYTES = 1024 * 1024
 RESERVE_MIN_BYTES = 16 * 1024  # the least reserved ahead: all a partition with little data leaves unused
-RESERVE_MAX_BYTES = 4 * 1024 * 1024
 NO_TIMESTAMP = -(2**63)
 
 
@@ -71,7 +70,7 @@ class ReadBudget:
 
 
 class Segment:
-    def __init__(self, directory: Path, base: int, *, sealed: bool, reserve: bool = True):
+    def __init__(self, directory: Path, base: int, *, sealed: bool):
         self.base = base
         self.log_path = str(directory / f"{base:020d}.log")
         self.index_path = str(directory / f"{base:020d}.idx")
@@ -80,7 +79,6 @@ class Segment:
         self.size = 0  # bytes appended, buffered ones included
         self.written = 0  # bytes handed to the OS
         self.synced = 0  # bytes known durable
-        self.reserve = reserve  # whether writes reserve space ahead (not for a copy written whole)
         self.file_size = 0  # written or reserved, as far as this segment asked
         self.max_timestamp_ms = NO_TIMESTAMP
         self.durable = DurablePoint(0, 0, NO_TIMESTAMP)  # what cut_back() returns to
@@ -92,8 +90,8 @@ class Segment:
         return self.base + self.count
 
     @classmethod
-    def create(cls, directory: Path, base: int, files: Files, *, reserve: bool = True) -> "Segment":
-        segment = cls(directory, base, sealed=False, reserve=reserve)
+    def create(cls, directory: Path, base: int, files: Files) -> "Segment":
+        segment = cls(directory, base, sealed=False)
         files.fd(segment.log_path)
         files.dirty_directories.add(str(directory))
         segment.index = SparseIndex()
@@ -184,16 +182,17 @@ class Segment:
     def _write(self, files: Files, buffers: list, end: int) -> None:
         """Write `buffers` at the written end, which then is `end`."""
         fd = files.fd(self.log_path)
-        if end > self.file_size and self.reserve:
-            self._reserve_for(fd, end)
+        if end > self.file_size and files.reserve_max_bytes:
+            self._reserve_for(fd, end, files.reserve_max_bytes)
         with naming(self.log_path):
             write_all(fd, buffers, self.written)
         self.written = end
         self.file_size = max(self.file_size, end)
 
-    def _reserve_for(self, fd: int, end: int) -> None:
-        """Reserve up to `end` and as much again (within bounds) for the writes after it."""
-        ahead = min(max(end, RESERVE_MIN_BYTES), RESERVE_MAX_BYTES)
+    def _reserve_for(self, fd: int, end: int, most: int) -> None:
+        """Reserve up to `end` and as much again (at least RESERVE_MIN_BYTES, at most `most`)
+        for the writes after it."""
+        ahead = min(max(end, RESERVE_MIN_BYTES), most)
         try:
             os.posix_fallocate(fd, self.file_size, end + ahead - self.file_size)
         except OSError as error:  # a full disk may still take the write itself: that decides

@@ -56,7 +56,8 @@ TEMPORARY_PREFIX = ".tmp-"
 class StoreLog:
     def __init__(self, directory: Path, *, fsync: str = "batch", fsync_interval_ms: int = 1000,
                  retention_bytes: int | None = None, retention_ms: int | None = None,
-                 max_open_files: int = 128, segment_bytes: int = 64 * 1024 * 1024):
+                 max_open_files: int = 128, segment_bytes: int = 64 * 1024 * 1024,
+                 reserve_max_bytes: int = 4 * 1024 * 1024):
         if fsync not in FSYNC_POLICIES:
             raise ValueError(f"fsync policy must be one of {FSYNC_POLICIES}")
         if not 0 < segment_bytes <= MAX_SEGMENT_BYTES:
@@ -68,7 +69,7 @@ class StoreLog:
         self._default_retention = (retention_bytes, retention_ms)
         self._retention: dict[str, tuple[int | None, int | None]] = {}
         self._segment_bytes = segment_bytes
-        self._files = Files(max_open_files, MAX_LOADED_INDEXES)
+        self._files = Files(max_open_files, MAX_LOADED_INDEXES, reserve_max_bytes)
         self._partitions: dict[tuple[str, str], Partition] = {}
         self._unsynced: set[Segment] = set()
         self._failed = False

@@ -87,7 +87,7 @@ def open_log(directory: Path, store: StoreSettings) -> StoreLog:
     return StoreLog(directory, fsync=store.store_fsync, fsync_interval_ms=store.store_fsync_interval_ms,
                     retention_bytes=unlimited_as_none(store.store_retention_bytes),
                     retention_ms=unlimited_as_none(store.store_retention_ms),
-                    segment_bytes=store.store_segment_bytes)
+                    segment_bytes=store.store_segment_bytes, reserve_max_bytes=store.store_segment_reserve_max_bytes)
 
 
 def unlimited_as_none(limit: int) -> int | None:

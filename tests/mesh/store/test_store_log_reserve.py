@@ -87,3 +87,15 @@ def test_reservations_grow_with_the_segment_and_are_bounded(tmp_path):
             (size,) = log_sizes(tmp_path)
             written = (sequence + 1) * (HEADER_SIZE + 100_000)
             assert written <= size <= max(2 * written, written + RESERVE_MIN_BYTES)
+
+
+def test_the_reserve_is_bounded_by_the_setting_and_zero_turns_it_off(tmp_path):
+    for most in (0, 20_000):
+        directory = tmp_path / str(most)
+        with StoreLog(directory, reserve_max_bytes=most) as store:
+            for sequence in range(40):
+                store.append("t", ADDRESS, sequence, bytes(1000), 0)
+                store.sync()
+                (size,) = log_sizes(directory)
+                written = (sequence + 1) * (HEADER_SIZE + 1000)
+                assert written <= size <= written + max(most, RESERVE_MIN_BYTES if most else 0)
