@@ -10,8 +10,8 @@ With `chp.servers` the gateway joins a cluster first (cluster_member.py):
 the controller starts as a lone gateway does, but leads only the partitions
 assigned to it; the others take their topics from the controller. Every
 gateway coordinates the groups and transactional ids of the
-__consumer_offsets and __transaction_state partitions it leads. ACLs and SCRAM credentials the controller
-shares, the others mirror them and forward changes to it.
+__consumer_offsets and __transaction_state partitions it leads. ACLs, SCRAM credentials and group configs
+the controller shares, the others mirror them and forward changes to it.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from gateway.cluster.producer_id_blocks import ProducerIdBlocks
 from gateway.cluster.remote_markers import remote_partitions
 from gateway.cluster.shared_journals import SharedJournal, follow_journals, serve_journal_changes
 from gateway.cluster_member import ClusterMember
+from gateway.group.group_configs import GroupConfigs
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.group.offsets_records import offsets_topic_records
 from gateway.group.sharded_groups import ShardedGroups
@@ -83,23 +84,27 @@ async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: 
     topics = TopicRegistry(broker, storage, Journal(storage, broker, "metadata", discards), discards, sharing,
                            cleaner_backoff_ms=settings.store.log_cleaner_backoff_ms)
     await nursery.start(topics.run)
-    groups, transactions = await _coordinators(nursery, broker, topics, cluster, sharing, producer_ids)
+    group_configs = GroupConfigs(Journal(storage, broker, "group_configs", discards), broker,
+                                 SharedJournal(sharing.client, "group_configs", follows=True))
+    groups, transactions = await _coordinators(nursery, broker, topics, cluster, sharing, producer_ids, group_configs)
     quotas = ClientQuotas(Journal(storage, broker, "quotas", discards), broker.quota_window_num,
                           broker.quota_window_size_seconds)
     # ACLs and SCRAM credentials mirrored from the controller, their journals never replayed nor written here
     acls = Acls(Journal(storage, broker, "acls", discards), broker, SharedJournal(sharing.client, "acls", follows=True))
     scram_credentials = ScramCredentials(Journal(storage, broker, "credentials", discards),
                                          SharedJournal(sharing.client, "credentials", follows=True))
-    nursery.start_soon(follow_journals, sharing.client, {"acls": acls.replace, "credentials": scram_credentials.replace})
+    nursery.start_soon(follow_journals, sharing.client, {"acls": acls.replace, "credentials": scram_credentials.replace,
+                                                         "group_configs": group_configs.replace})
     return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials,
-                     producer_ids=producer_ids)
+                     group_configs, producer_ids=producer_ids)
 
 
 async def _coordinators(nursery: trio.Nursery, broker: BrokerSettings, topics: TopicRegistry, cluster: ClusterView,
-                        sharing: TopicSharing, producer_ids) -> tuple[ShardedGroups, ShardedTransactions]:
+                        sharing: TopicSharing, producer_ids, group_configs: GroupConfigs
+                        ) -> tuple[ShardedGroups, ShardedTransactions]:
     """In a cluster: the coordinators of the internal topics' partitions this gateway leads, journaled
     on them (each topic made when FindCoordinator first asks for one of its keys)."""
-    groups = ShardedGroups(broker, MappingProxyType(topics.topics))
+    groups = ShardedGroups(broker, MappingProxyType(topics.topics), group_configs.value)
     transactions = ShardedTransactions(broker, producer_ids, _partition_of(topics, groups, cluster, sharing))
     for shards in (groups, transactions):
         await nursery.start(shards.run)
@@ -113,16 +118,19 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
     broker = settings.broker
     discards = DiscardDirectives(storage, broker.cluster_id)
     journals = {kind: Journal(storage, broker, kind, discards)
-                for kind in ("metadata", "groups", "transactions", "quotas", "acls", "credentials")}
+                for kind in ("metadata", "groups", "transactions", "quotas", "acls", "credentials", "group_configs")}
     await storage.prefetch_heads(*(journal.subject for journal in journals.values()), DISCARD_SUBJECT)
     await discards.open()  # each journal sends directives for its older generations at replay
     topics = TopicRegistry(broker, storage, journals["metadata"], discards, sharing,
                            cleaner_backoff_ms=settings.store.log_cleaner_backoff_ms)
     await nursery.start(topics.run)
+    group_configs = GroupConfigs(journals["group_configs"], broker, _shared(sharing, "group_configs"))
+    await nursery.start(group_configs.run)  # before the groups, whose members' timeouts it sets
     if sharing is None:
-        groups, transactions = await _lone_coordinators(nursery, broker, topics, journals)
+        groups, transactions = await _lone_coordinators(nursery, broker, topics, journals, group_configs)
     else:
-        groups, transactions = await _coordinators(nursery, broker, topics, cluster, sharing, topics.producer_ids)
+        groups, transactions = await _coordinators(nursery, broker, topics, cluster, sharing, topics.producer_ids,
+                                                   group_configs)
     quotas = ClientQuotas(journals["quotas"], broker.quota_window_num, broker.quota_window_size_seconds)
     await nursery.start(quotas.run)
     acls = Acls(journals["acls"], broker, _shared(sharing, "acls"))
@@ -131,13 +139,14 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
     await nursery.start(scram_credentials.run)
     if sharing is not None:
         nursery.start_soon(serve_journal_changes, sharing.client,
-                           {"acls": acls.apply_forwarded, "credentials": scram_credentials.apply_forwarded})
+                           {"acls": acls.apply_forwarded, "credentials": scram_credentials.apply_forwarded,
+                            "group_configs": group_configs.apply_forwarded})
     collector = BrokerStateCollector(topics, groups, journals, storage.live_stores)
     REGISTRY.register(collector)
     nursery.start_soon(_undo_when_ended, partial(REGISTRY.unregister, collector),
                        *(journal.close for journal in journals.values()), discards.close)
     log.info("broker_ready", topics=len(topics.topics))
-    return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials)
+    return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials, group_configs)
 
 
 async def _undo_when_ended(*undo) -> None:
@@ -151,12 +160,13 @@ async def _undo_when_ended(*undo) -> None:
 
 
 async def _lone_coordinators(nursery: trio.Nursery, broker: BrokerSettings, topics: TopicRegistry,
-                             journals: dict[str, Journal]) -> tuple[GroupCoordinator, TransactionCoordinator]:
+                             journals: dict[str, Journal], group_configs: GroupConfigs
+                             ) -> tuple[GroupCoordinator, TransactionCoordinator]:
     """Alone: one group and one transaction coordinator, each on its journal, whose changes are
     copied to Kafka's internal topics."""
     internal = InternalLogs(topics)  # told every change replay does not repeat
     await nursery.start(internal.run)
-    groups = GroupCoordinator(broker, journals["groups"], MappingProxyType(topics.topics))
+    groups = GroupCoordinator(broker, journals["groups"], MappingProxyType(topics.topics), group_configs.value)
     groups.log.on_change = lambda entry: internal.emit(OFFSETS_TOPIC, offsets_topic_records, entry)
     await nursery.start(groups.run)
     topics.deletion_watchers.append(groups.topic_deleted)
@@ -185,11 +195,12 @@ def _shared(sharing: TopicSharing | None, journal: str) -> SharedJournal | None:
 
 
 def _services(settings: Settings, cluster: ClusterView, topics: TopicRegistry, groups, transactions,
-              quotas: ClientQuotas, acls: Acls, scram_credentials: ScramCredentials, producer_ids=None) -> Services:
+              quotas: ClientQuotas, acls: Acls, scram_credentials: ScramCredentials, group_configs: GroupConfigs,
+              producer_ids=None) -> Services:
     return Services(cluster=cluster, topics=topics, groups=groups, transactions=transactions,
                     producer_ids=producer_ids or topics.producer_ids, fetch_sessions=FetchSessions(),
                     broker_configs=BrokerConfigs(settings, cluster), log_dir=settings.broker.log_dirs,
-                    quotas=quotas, acls=acls, scram_credentials=scram_credentials)
+                    quotas=quotas, acls=acls, scram_credentials=scram_credentials, group_configs=group_configs)
 
 
 async def wait_for_stores(broker: BrokerSettings, storage: MeshStorage) -> None:

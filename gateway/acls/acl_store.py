@@ -18,7 +18,7 @@ from gateway.acls.authorizer import AclSet, Policy, Who, authorize, authorize_an
 from gateway.acls.model import AclBinding, AclFilter, Operation, ResourceType
 from gateway.settings.table import BrokerSettings
 from gateway.storage.journal import Journal
-from gateway.storage.journal_sharing import JournalSharing
+from gateway.storage.journal_sharing import JournaledState, JournalSharing
 
 log = structlog.get_logger()
 ENTRY = "acl"
@@ -29,10 +29,11 @@ def policy_of(settings: BrokerSettings) -> Policy:
     return Policy(super_users, settings.allow_everyone_if_no_acl_found)
 
 
-class Acls:
+class Acls(JournaledState):
+    ENTRY = ENTRY
+
     def __init__(self, journal: Journal, settings: BrokerSettings, sharing: JournalSharing | None = None):
-        self.journal = journal
-        self.sharing = sharing
+        super().__init__(journal, sharing)
         self.enabled = bool(settings.authorizer_class_name)
         self.policy = policy_of(settings)
         self.bindings = AclSet()  # what decisions see: a change's bindings all at once
@@ -41,38 +42,16 @@ class Acls:
         self._journaled: set[AclBinding] = set()
         self._lock = trio.Lock()
 
-    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        self._replay(await self.journal.replay())
-        await self._share()
-        async with trio.open_nursery() as nursery:
-            self.journal.compact_with(nursery, self._snapshot)
-            task_status.started()
-            await trio.sleep_forever()
-
-    def _replay(self, entries: list[dict]) -> None:
-        for entry in entries:
-            if entry["type"] == ENTRY:
-                binding = AclBinding.from_list(entry["binding"])
-                _put(self._journaled, binding, entry["present"])
-                _put(self.bindings, binding, entry["present"])
+    def _apply(self, entry: dict) -> None:
+        binding = AclBinding.from_list(entry["binding"])
+        _put(self._journaled, binding, entry["present"])
+        _put(self.bindings, binding, entry["present"])
 
     def _snapshot(self) -> list[dict]:
         return [_entry(b, True) for b in sorted(self._journaled)]
 
-    async def _share(self) -> None:
-        if self.sharing is not None:
-            await self.sharing.share(self._snapshot())
-
-    def replace(self, entries: list[dict]) -> None:
-        """Mirror the bindings the controller shared (a gateway that follows it)."""
+    def _clear(self) -> None:
         self.bindings, self._journaled = AclSet(), set()
-        self._replay(entries)
-
-    async def _forwarded(self, change: dict) -> dict:
-        """The controller's outcome of a change, its bindings mirrored here at once."""
-        result = await self.sharing.forward(change)
-        self.replace(self.sharing.shared())
-        return result
 
     def authorize(self, who: Who, operation: Operation, resource_type: ResourceType, name: str) -> bool:
         if not self.enabled or authorize(self.bindings, self.policy, who, operation, resource_type, name):
@@ -89,16 +68,16 @@ class Acls:
 
     async def create(self, bindings: list[AclBinding]) -> None:
         """Add bindings once journaled (those already there: nothing to do, as in Kafka)."""
-        if self._follows:
-            await self._forwarded({"create": [b.as_list() for b in bindings]})
+        if self.follows:
+            await self.forwarded({"create": [b.as_list() for b in bindings]})
             return
         async with self._lock:
             await self._change(sorted(set(bindings) - set(self.bindings)), present=True)
 
     async def delete(self, filters: list[AclFilter]) -> list[list[AclBinding]]:
         """The bindings each filter matched, all of them removed once journaled."""
-        if self._follows:
-            result = await self._forwarded({"delete": [selected.as_list() for selected in filters]})
+        if self.follows:
+            result = await self.forwarded({"delete": [selected.as_list() for selected in filters]})
             return [[AclBinding.from_list(b) for b in found] for found in result["matched"]]
         async with self._lock:
             matched = [self.describe(selected) for selected in filters]
@@ -117,10 +96,6 @@ class Acls:
             log.info("acl_created" if present else "acl_deleted", binding=binding.as_list())
         if bindings:
             await self._share()
-
-    @property
-    def _follows(self) -> bool:
-        return self.sharing is not None and self.sharing.follows
 
     async def apply_forwarded(self, change: dict) -> dict:
         """The controller: a change another gateway of the cluster was sent."""

@@ -2,7 +2,8 @@
 
 Topics keep config overrides; broker settings are fixed at start-up, so a
 broker resource is described as read-only and altering it gets Kafka's answer
-for configs that cannot be updated dynamically.
+for configs that cannot be updated dynamically. Groups keep config overrides
+too (gateway/group/group_configs.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from gateway.acls import model as acl
 from gateway.api.authorization import require
 from gateway.api.registry import handles
 from gateway.api.services import BrokerConfigs, Services, Topics
+from gateway.group.group_configs import GROUP_CONFIGS
 from gateway.server.dispatch import Request
 from gateway.topics.topic import KafkaError, check_topic_name
 from gateway.topics.topic_configs import TOPIC_CONFIGS, InvalidConfig, topic_config
@@ -36,6 +38,7 @@ class ResourceType(IntEnum):
     TOPIC = 2
     BROKER = 4
     BROKER_LOGGER = 8
+    GROUP = 32
 
 
 class Operation(IntEnum):
@@ -130,6 +133,8 @@ def resource_entries(services: Services, kind: int, name: str) -> list[ConfigEnt
     if kind == ResourceType.BROKER_LOGGER:
         check_node(name, node, empty_allowed=False)
         return logger_entries()
+    if kind == ResourceType.GROUP:
+        return group_entries(services, name)
     raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {kind}")
 
 
@@ -189,6 +194,8 @@ def require_on_resource(request: Request, services: Services, operation: acl.Ope
         require(request, services, operation, acl.ResourceType.TOPIC, resource.resource_name)
     elif resource.resource_type in (ResourceType.BROKER, ResourceType.BROKER_LOGGER):
         require(request, services, operation, acl.ResourceType.CLUSTER)
+    elif resource.resource_type == ResourceType.GROUP:
+        require(request, services, operation, acl.ResourceType.GROUP, resource.resource_name)
 
 
 async def alter_resources(request: Request, services: Services, api, alter_one):
@@ -219,6 +226,8 @@ async def alter_configs(request: Request, services: Services):
         elif resource.resource_type == ResourceType.BROKER:
             check_node(resource.resource_name, services.cluster.node_id, empty_allowed=True)
             refuse_broker_change(resource.configs)
+        elif resource.resource_type == ResourceType.GROUP:
+            await alter_group(services, resource, replace=True, validate_only=validate_only)
         else:  # the legacy API never took BROKER_LOGGER
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
 
@@ -240,6 +249,8 @@ async def incremental_alter_configs(request: Request, services: Services):
             check_node(name, services.cluster.node_id, empty_allowed=False)
             if resource.configs:
                 raise KafkaError(ErrorCode.INVALID_REQUEST, "log levels are fixed at start-up on this broker")
+        elif kind == ResourceType.GROUP:
+            await alter_group(services, resource, replace=False, validate_only=validate_only)
         else:
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
 
@@ -278,3 +289,33 @@ def changed_list(overrides: dict[str, str], op, topics: Topics) -> list[str]:
         elif op.config_operation == Operation.SUBTRACT and item in items:
             items.remove(item)
     return items
+
+
+def group_entries(services: Services, name: str) -> list[ConfigEntry]:
+    """Every group config: the group's override if any, else the broker's setting as Kafka's default."""
+    if not name:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+    overrides = services.group_configs.of(name)
+    entries = []
+    for config in GROUP_CONFIGS.values():
+        value = str(services.group_configs.value(name, config))
+        source = ConfigSource.DYNAMIC_GROUP_CONFIG if config.name in overrides else ConfigSource.DEFAULT_CONFIG
+        entries.append(ConfigEntry(config.name, value, source, ConfigType.INT, config.doc,
+                                   synonyms=(Synonym(config.name, value, source),)))
+    return entries
+
+
+async def alter_group(services: Services, resource, *, replace: bool, validate_only: bool) -> None:
+    """A group's configs set (`replace`: the legacy API's whole new set) or changed; no group config is a LIST."""
+    if not resource.resource_name:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
+    changes = {}
+    for op in resource.configs:
+        operation = getattr(op, "config_operation", Operation.SET)  # the legacy API only sets
+        if operation in (Operation.APPEND, Operation.SUBTRACT):
+            verb = Operation(operation).name
+            raise KafkaError(ErrorCode.INVALID_CONFIG, f"Can't {verb} to key {op.name} because its type is not LIST.")
+        if operation not in (Operation.SET, Operation.DELETE):
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown operation type {operation}")
+        changes[op.name] = op.value if operation == Operation.SET else None
+    await services.group_configs.alter(resource.resource_name, changes, replace=replace, validate_only=validate_only)

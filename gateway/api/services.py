@@ -29,6 +29,7 @@ from gateway.group.committed_offsets import Committed
 from gateway.group.consumer_group import ConsumerGroup
 from gateway.group.consumer_membership import HeartbeatResult
 from gateway.group.consumer_requests import HeartbeatRequest
+from gateway.group.group_configs import GroupConfig
 from gateway.group.timer import Reply
 from gateway.partitions.fetch_sessions import FetchSession
 from gateway.partitions.producer_state import ActiveProducer
@@ -289,6 +290,19 @@ class Acls(Protocol):
     async def delete(self, filters: list[AclFilter]) -> list[list[AclBinding]]: ...
 
 
+class GroupConfigStore(Protocol):
+    """Groups' config overrides (GROUP config resources)."""
+
+    def of(self, group_id: str) -> dict[str, str]: ...
+
+    def value(self, group_id: str, config: GroupConfig) -> int: ...
+
+    def groups(self) -> list[str]: ...
+
+    async def alter(self, group_id: str, changes: dict[str, str | None], *, replace: bool,
+                    validate_only: bool) -> None: ...
+
+
 class BrokerConfigs(Protocol):
     def entries(self) -> list[BrokerConfig]: ...
 
@@ -308,3 +322,4 @@ class Services:
     quotas: Quotas
     acls: Acls
     scram_credentials: ScramCredentialStore
+    group_configs: GroupConfigStore

@@ -6,7 +6,8 @@ back leaves with -2 and keeps its place until its session expires). Each
 heartbeat updates the member, bumps the group epoch if subscriptions or the
 subscribed topics changed, recomputes the target assignment for a new group
 epoch and moves the member one step towards its target. Members that miss
-group.consumer.session.timeout.ms, or do not revoke partitions within their
+their session timeout (the group's consumer.session.timeout.ms, else
+group.consumer.session.timeout.ms), or do not revoke partitions within their
 rebalance timeout, are fenced. Changes are journaled before they are answered.
 """
 
@@ -29,6 +30,7 @@ from gateway.group.consumer_requests import (
     updated_member,
     validate,
 )
+from gateway.group.group_configs import HEARTBEAT_INTERVAL, SESSION_TIMEOUT
 from gateway.group.migration import check_upgradable, downgraded, downgrades, upgraded
 from gateway.group.reconcile import Assignment, ConsumerMember, MemberState, Target, reconcile
 from gateway.kafka_error import KafkaError
@@ -95,7 +97,7 @@ class ConsumerMembership:
         changed_assignment = reconciled.assigned != member.assigned
         return group, HeartbeatResult(
             member_id=member_id, epoch=reconciled.epoch,
-            interval_ms=self.settings.group_consumer_heartbeat_interval_ms,
+            interval_ms=self.coordinator.config_value(group.group_id, HEARTBEAT_INTERVAL),
             assignment=reconciled.assigned if joining or request.is_full() or changed_assignment else None)
 
     def check_room(self, group: ConsumerGroup, member_id: str) -> None:
@@ -279,7 +281,7 @@ class ConsumerMembership:
 
     def expect_heartbeat(self, group: ConsumerGroup, member_id: str) -> None:
         group_id, classic = group.group_id, group.members[member_id].classic
-        timeout_ms = classic.session_timeout_ms if classic else self.settings.group_consumer_session_timeout_ms
+        timeout_ms = classic.session_timeout_ms if classic else self.coordinator.config_value(group_id, SESSION_TIMEOUT)
         self.timer.schedule(("consumer-session", group_id, member_id), timeout_ms,
                             lambda: self.fence_later(group_id, member_id, "its session expired"))
 

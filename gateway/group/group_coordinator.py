@@ -23,6 +23,7 @@ from gateway.group.committed_offsets import Committed, OffsetStore, pending_entr
 from gateway.group.consumer_group import ConsumerGroup
 from gateway.group.consumer_membership import ConsumerMembership, HeartbeatResult
 from gateway.group.consumer_requests import HeartbeatRequest
+from gateway.group.group_configs import ConfigValue, broker_values
 from gateway.group.group_journal import GroupLog
 from gateway.group.offsets_markers import OffsetsPartitionMarkers, PartitionOf
 from gateway.group.reconcile import ConsumerMember
@@ -40,8 +41,10 @@ FIRST_MEMBER_EPOCH_COMMIT_VERSION = 9
 
 
 class GroupCoordinator:
-    def __init__(self, settings: BrokerSettings, journal: Journal | None, topics: Mapping | None = None):
+    def __init__(self, settings: BrokerSettings, journal: Journal | None, topics: Mapping | None = None,
+                 config_value: ConfigValue | None = None):
         self.settings = settings
+        self.config_value = config_value or broker_values(settings)  # a group's session timeout and interval
         self.topics = topics if topics is not None else {}  # the broker's topics by name, read only
         self.offsets = OffsetStore()
         self.log = GroupLog(journal, self.offsets)

@@ -19,7 +19,7 @@ import trio
 
 from gateway.kafka_error import KafkaError
 from gateway.storage.journal import Journal
-from gateway.storage.journal_sharing import JournalSharing
+from gateway.storage.journal_sharing import JournaledState, JournalSharing
 from protocol.kafka.error_codes import ErrorCode
 from protocol.sasl.scram import BY_TYPE, MAX_ITERATIONS, MIN_ITERATIONS, ScramCredential, ScramMechanism
 
@@ -46,37 +46,19 @@ def check_iterations(iterations: int) -> None:
         raise KafkaError(ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too many iterations")
 
 
-class ScramCredentials:
+class ScramCredentials(JournaledState):
+    ENTRY = ENTRY
+
     def __init__(self, journal: Journal, sharing: JournalSharing | None = None):
-        self.journal = journal
-        self.sharing = sharing
+        super().__init__(journal, sharing)
         self.credentials: dict[Key, ScramCredential] = {}
         self._lock = trio.Lock()
-
-    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        self._replay(await self.journal.replay())
-        await self._share()
-        async with trio.open_nursery() as nursery:
-            self.journal.compact_with(nursery, self._snapshot)
-            task_status.started()
-            await trio.sleep_forever()
-
-    def _replay(self, entries: list[dict]) -> None:
-        for entry in entries:
-            if entry["type"] == ENTRY:
-                self._apply(entry)
 
     def _snapshot(self) -> list[dict]:
         return [_entry(key, credential) for key, credential in self.credentials.items()]
 
-    async def _share(self) -> None:
-        if self.sharing is not None:
-            await self.sharing.share(self._snapshot())
-
-    def replace(self, entries: list[dict]) -> None:
-        """Mirror the credentials the controller shared (a gateway that follows it)."""
+    def _clear(self) -> None:
         self.credentials = {}
-        self._replay(entries)
 
     def _apply(self, entry: dict) -> None:
         key, credential = (entry["user"], entry["mechanism"]), _credential(entry)
@@ -101,11 +83,10 @@ class ScramCredentials:
     async def alter(self, user: str, mechanism: ScramMechanism, credential: ScramCredential | None) -> None:
         """Set (or, None, delete) a user's credential for a mechanism, once journaled."""
         entry = _entry((user, mechanism.name), credential)
-        if self.sharing is not None and self.sharing.follows:
-            await self.sharing.forward(entry)
-            self.replace(self.sharing.shared())
-            return
-        await self.apply_forwarded(entry)
+        if self.follows:
+            await self.forwarded(entry)
+        else:
+            await self.apply_forwarded(entry)
 
     async def apply_forwarded(self, entry: dict) -> dict:
         """Journal and apply a change: one this gateway was sent, or (the controller) another gateway."""

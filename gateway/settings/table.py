@@ -180,6 +180,14 @@ class BrokerSettings:
     group_consumer_heartbeat_interval_ms: int = kafka(POSITIVE, 5000, "heartbeat interval of "
                                                                       "group.protocol=consumer members")
     group_consumer_session_timeout_ms: int = kafka(POSITIVE, 45000, "silence after which such a member is fenced")
+    group_consumer_min_session_timeout_ms: int = kafka(POSITIVE, 45000, "smallest consumer.session.timeout.ms "
+                                                                        "a group config may set")
+    group_consumer_max_session_timeout_ms: int = kafka(POSITIVE, 60000, "largest consumer.session.timeout.ms "
+                                                                        "a group config may set")
+    group_consumer_min_heartbeat_interval_ms: int = kafka(POSITIVE, 5000, "smallest consumer.heartbeat.interval.ms "
+                                                                          "a group config may set")
+    group_consumer_max_heartbeat_interval_ms: int = kafka(POSITIVE, 15000, "largest consumer.heartbeat.interval.ms "
+                                                                           "a group config may set")
     group_consumer_max_size: int = kafka(POSITIVE, 2**31 - 1, "members of one consumer-protocol group at most")
     group_consumer_migration_policy: str = kafka(
         Choice(choices=("disabled", "upgrade", "downgrade", "bidirectional"), ignore_case=True), "bidirectional",

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import trio
+
 
 class JournalSharing(Protocol):
     follows: bool
@@ -20,3 +22,55 @@ class JournalSharing(Protocol):
     def shared(self) -> list[dict]: ...
 
     async def forward(self, change: dict) -> dict: ...
+
+
+class JournaledState:
+    """A store whose state is its own journal's entries of type `ENTRY`: replayed at start, compacted
+    into `_snapshot()`, and in a cluster shared by the controller and mirrored by the other gateways."""
+
+    ENTRY: str
+
+    def __init__(self, journal, sharing: JournalSharing | None):
+        self.journal = journal
+        self.sharing = sharing
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        self._replay(await self.journal.replay())
+        await self._share()
+        async with trio.open_nursery() as nursery:
+            self.journal.compact_with(nursery, self._snapshot)
+            task_status.started()
+            await trio.sleep_forever()
+
+    def _replay(self, entries: list[dict]) -> None:
+        for entry in entries:
+            if entry["type"] == self.ENTRY:
+                self._apply(entry)
+
+    def _apply(self, entry: dict) -> None:
+        raise NotImplementedError
+
+    def _snapshot(self) -> list[dict]:
+        raise NotImplementedError
+
+    def _clear(self) -> None:
+        raise NotImplementedError
+
+    async def _share(self) -> None:
+        if self.sharing is not None:
+            await self.sharing.share(self._snapshot())
+
+    def replace(self, entries: list[dict]) -> None:
+        """Mirror the state the controller shared (a gateway that follows it)."""
+        self._clear()
+        self._replay(entries)
+
+    @property
+    def follows(self) -> bool:
+        return self.sharing is not None and self.sharing.follows
+
+    async def forwarded(self, change: dict) -> dict:
+        """The controller's outcome of a change, its state mirrored here at once."""
+        result = await self.sharing.forward(change)
+        self.replace(self.sharing.shared())
+        return result

@@ -11,6 +11,7 @@ class ConfigSource(IntEnum):
     STATIC_BROKER_CONFIG = 4
     DEFAULT_CONFIG = 5
     DYNAMIC_BROKER_LOGGER_CONFIG = 6
+    DYNAMIC_GROUP_CONFIG = 8
 
 
 class ConfigType(IntEnum):

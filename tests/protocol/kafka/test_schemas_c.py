@@ -33,6 +33,7 @@ APIS = [
     ("describe_user_scram_credentials", 50, "DescribeUserScramCredentials", "0", "0+"),
     ("alter_user_scram_credentials", 51, "AlterUserScramCredentials", "0", "0+"),
     ("push_telemetry", 72, "PushTelemetry", "0", "0+"),
+    ("list_config_resources", 74, "ListConfigResources", "0-1", "0+"),
 ]
 
 
@@ -184,6 +185,24 @@ def test_get_telemetry_subscriptions():
     assert field(declared.request, "client_instance_id").type == "uuid"
     assert field(declared.response, "accepted_compression_types").type == "[]int8"
     assert names(declared.response)[-2:] == ["delta_temporality", "requested_metrics"]
+
+
+def test_list_config_resources():
+    """v0 is Kafka 4.0's ListClientMetricsResources (names only, of client-metrics subscriptions); v1
+    (Kafka 4.1) asks for types and answers each resource's type, 16 (CLIENT_METRICS) where absent."""
+    declared = api("list_config_resources")
+    assert (field(declared.request, "resource_types").type, field(declared.request, "resource_types").versions) == (
+        "[]int8", "1+")
+    assert names(declared.response) == ["throttle_time_ms", "error_code", "config_resources"]
+    resource_type = field(declared.response, "config_resources.resource_type")
+    assert (resource_type.type, resource_type.versions, resource_type.default) == ("int8", "1+", 16)
+    Resource = declared.Response.ConfigResources
+    answer = declared.Response(config_resources=[Resource(resource_name="g", resource_type=32)])
+    # Flexible from v0: throttle, error, compact array of one, compact string "g", (v1: type 32), tags.
+    body = b"\x00\x00\x00\x00" + b"\x00\x00" + b"\x02" + b"\x02g"
+    assert encode_response(74, 0, 1, answer)[4:] == b"\x00" + body + b"\x00\x00"
+    assert encode_response(74, 1, 1, answer)[4:] == b"\x00" + body + b"\x20\x00\x00"
+    assert decode_response(74, 0, encode_response(74, 0, 1, answer))[1].config_resources[0].resource_type == 16
 
 
 def test_reassignment_apis():
