@@ -30,6 +30,8 @@ from confluent_kafka.admin import (
     AclOperation,
     AclPermissionType,
     AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
     ConfigResource,
     NewTopic,
     ResourcePatternType,
@@ -442,3 +444,18 @@ def test_cluster_and_group_admin_refused(gateway_factory):
         assert quotas.error_code == KafkaError.CLUSTER_AUTHORIZATION_FAILED
     finally:
         kp.close()
+
+
+def test_group_configs_need_describe_and_alter_configs_on_the_group(open_gateway):
+    """Kafka asks DESCRIBE_CONFIGS / ALTER_CONFIGS on the group resource itself; an ACL on the group
+    (here a DENY of ALTER_CONFIGS) closes both to everyone it does not allow."""
+    group, other = unique("configured"), unique("open")
+    deny(open_gateway, ResourceType.GROUP, group, AclOperation.ALTER_CONFIGS)
+    client = admin(open_gateway)
+    session = [ConfigEntry("consumer.session.timeout.ms", "50000", incremental_operation=AlterConfigOpType.SET)]
+    refused = ConfigResource(ResourceType.GROUP, group, incremental_configs=session)
+    assert error_code(client.incremental_alter_configs([refused])[refused]) == KafkaError.GROUP_AUTHORIZATION_FAILED
+    hidden = ConfigResource(ResourceType.GROUP, group)
+    assert error_code(client.describe_configs([hidden])[hidden]) == KafkaError.GROUP_AUTHORIZATION_FAILED
+    allowed = ConfigResource(ResourceType.GROUP, other, incremental_configs=session)
+    client.incremental_alter_configs([allowed])[allowed].result(TIMEOUT_S)
