@@ -10,8 +10,10 @@ With `chp.servers` the gateway joins a cluster first (cluster_member.py):
 the controller starts as a lone gateway does, but leads only the partitions
 assigned to it; the others take their topics from the controller. Every
 gateway coordinates the groups and transactional ids of the
-__consumer_offsets and __transaction_state partitions it leads. ACLs, SCRAM credentials and group configs
-the controller shares, the others mirror them and forward changes to it.
+__consumer_offsets and __transaction_state partitions it leads. ACLs, SCRAM credentials, group configs and
+dynamic broker configs the controller shares, the others mirror them and forward changes to it.
+The dynamic broker configs are replayed first: topics open with the settings
+they say.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ from gateway.acls.acl_store import Acls
 from gateway.api.services import Services
 from gateway.cluster.broker_configs import BrokerConfigs
 from gateway.cluster.cluster_view import ClusterView
+from gateway.cluster.dynamic_configs import DynamicConfigs
 from gateway.cluster.leadership import TopicSharing
 from gateway.cluster.producer_id_blocks import ProducerIdBlocks
 from gateway.cluster.remote_markers import remote_partitions
-from gateway.cluster.shared_journals import SharedJournal, follow_journals, serve_journal_changes
+from gateway.cluster.shared_journals import SharedJournal, follow_journals, serve_journal_changes, shared_entries
 from gateway.cluster_member import ClusterMember
 from gateway.group.group_configs import GroupConfigs
 from gateway.group.group_coordinator import GroupCoordinator
@@ -81,8 +84,13 @@ async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: 
     """A gateway that is not the controller: its journals are the controller's, never replayed here."""
     broker = settings.broker
     discards = DiscardDirectives(storage, broker.cluster_id)
-    topics = TopicRegistry(broker, storage, Journal(storage, broker, "metadata", discards), discards, sharing,
-                           cleaner_backoff_ms=settings.store.log_cleaner_backoff_ms)
+    # Dynamic broker configs mirrored from the controller, their journal never replayed nor written here
+    dynamic = DynamicConfigs(Journal(storage, broker, "configs", discards), broker,
+                             SharedJournal(sharing.client, "configs", follows=True))
+    dynamic.replace(shared_entries(sharing.client, "configs"))
+    topics = TopicRegistry(dynamic.effective, storage, Journal(storage, broker, "metadata", discards), discards,
+                           sharing, cleaner_backoff_ms=settings.store.log_cleaner_backoff_ms)
+    dynamic.watchers.append(topics.reconfigure)
     await nursery.start(topics.run)
     group_configs = GroupConfigs(Journal(storage, broker, "group_configs", discards), broker,
                                  SharedJournal(sharing.client, "group_configs", follows=True))
@@ -94,9 +102,10 @@ async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: 
     scram_credentials = ScramCredentials(Journal(storage, broker, "credentials", discards),
                                          SharedJournal(sharing.client, "credentials", follows=True))
     nursery.start_soon(follow_journals, sharing.client, {"acls": acls.replace, "credentials": scram_credentials.replace,
-                                                         "group_configs": group_configs.replace})
+                                                         "group_configs": group_configs.replace,
+                                                         "configs": dynamic.replace})
     return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials,
-                     group_configs, producer_ids=producer_ids)
+                     group_configs, dynamic, producer_ids=producer_ids)
 
 
 async def _coordinators(nursery: trio.Nursery, broker: BrokerSettings, topics: TopicRegistry, cluster: ClusterView,
@@ -118,11 +127,15 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
     broker = settings.broker
     discards = DiscardDirectives(storage, broker.cluster_id)
     journals = {kind: Journal(storage, broker, kind, discards)
-                for kind in ("metadata", "groups", "transactions", "quotas", "acls", "credentials", "group_configs")}
+                for kind in ("metadata", "groups", "transactions", "quotas", "acls", "credentials", "group_configs",
+                             "configs")}
     await storage.prefetch_heads(*(journal.subject for journal in journals.values()), DISCARD_SUBJECT)
     await discards.open()  # each journal sends directives for its older generations at replay
-    topics = TopicRegistry(broker, storage, journals["metadata"], discards, sharing,
+    dynamic = DynamicConfigs(journals["configs"], broker, _shared(sharing, "configs"))
+    await nursery.start(dynamic.run)
+    topics = TopicRegistry(dynamic.effective, storage, journals["metadata"], discards, sharing,
                            cleaner_backoff_ms=settings.store.log_cleaner_backoff_ms)
+    dynamic.watchers.append(topics.reconfigure)
     await nursery.start(topics.run)
     group_configs = GroupConfigs(journals["group_configs"], broker, _shared(sharing, "group_configs"))
     await nursery.start(group_configs.run)  # before the groups, whose members' timeouts it sets
@@ -140,13 +153,14 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
     if sharing is not None:
         nursery.start_soon(serve_journal_changes, sharing.client,
                            {"acls": acls.apply_forwarded, "credentials": scram_credentials.apply_forwarded,
-                            "group_configs": group_configs.apply_forwarded})
+                            "group_configs": group_configs.apply_forwarded, "configs": dynamic.apply_forwarded})
     collector = BrokerStateCollector(topics, groups, journals, storage.live_stores)
     REGISTRY.register(collector)
     nursery.start_soon(_undo_when_ended, partial(REGISTRY.unregister, collector),
                        *(journal.close for journal in journals.values()), discards.close)
     log.info("broker_ready", topics=len(topics.topics))
-    return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials, group_configs)
+    return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials, group_configs,
+                     dynamic)
 
 
 async def _undo_when_ended(*undo) -> None:
@@ -196,10 +210,10 @@ def _shared(sharing: TopicSharing | None, journal: str) -> SharedJournal | None:
 
 def _services(settings: Settings, cluster: ClusterView, topics: TopicRegistry, groups, transactions,
               quotas: ClientQuotas, acls: Acls, scram_credentials: ScramCredentials, group_configs: GroupConfigs,
-              producer_ids=None) -> Services:
+              dynamic: DynamicConfigs, producer_ids=None) -> Services:
     return Services(cluster=cluster, topics=topics, groups=groups, transactions=transactions,
                     producer_ids=producer_ids or topics.producer_ids, fetch_sessions=FetchSessions(),
-                    broker_configs=BrokerConfigs(settings, cluster), log_dir=settings.broker.log_dirs,
+                    broker_configs=BrokerConfigs(settings, cluster, dynamic), log_dir=settings.broker.log_dirs,
                     quotas=quotas, acls=acls, scram_credentials=scram_credentials, group_configs=group_configs)
 
 

@@ -1,9 +1,10 @@
 """DescribeConfigs, AlterConfigs and IncrementalAlterConfigs.
 
-Topics keep config overrides; broker settings are fixed at start-up, so a
-broker resource is described as read-only and altering it gets Kafka's answer
-for configs that cannot be updated dynamically. Groups keep config overrides
-too (gateway/group/group_configs.py).
+Topics keep config overrides. A BROKER resource is this gateway (named by
+its node id) or the cluster's default (named ""): its dynamic configs are
+changed as Kafka's are (gateway/cluster/dynamic_configs.py), and a topic
+without an override of a config takes what its broker synonyms say, dynamic
+ones first. Groups keep config overrides too (gateway/group/group_configs.py).
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from gateway.acls import model as acl
 from gateway.api.authorization import require
 from gateway.api.registry import handles
 from gateway.api.services import BrokerConfigs, Services, Topics
+from gateway.cluster.broker_configs import Synonym
 from gateway.group.group_configs import GROUP_CONFIGS
 from gateway.server.dispatch import Request
 from gateway.topics.topic import KafkaError, check_topic_name
 from gateway.topics.topic_configs import TOPIC_CONFIGS, InvalidConfig, topic_config
 from protocol.kafka.apis import by_name
+from protocol.kafka.config_values import ConfigOperation as Operation
 from protocol.kafka.config_values import ConfigSource, ConfigType
 from protocol.kafka.error_codes import ErrorCode
 
@@ -39,20 +42,6 @@ class ResourceType(IntEnum):
     BROKER = 4
     BROKER_LOGGER = 8
     GROUP = 32
-
-
-class Operation(IntEnum):
-    SET = 0
-    DELETE = 1
-    APPEND = 2
-    SUBTRACT = 3
-
-
-@dataclass(frozen=True)
-class Synonym:
-    name: str
-    value: str
-    source: ConfigSource
 
 
 @dataclass(frozen=True)
@@ -78,8 +67,7 @@ def topic_entries(overrides: dict[str, str], services: Services) -> list[ConfigE
     """Every topic config: the override if any, else what it inherits from the broker's settings."""
     entries = []
     for config in TOPIC_CONFIGS.values():
-        inherited = [services.broker_configs.get(name) for name in config.synonyms]
-        synonyms = tuple(Synonym(c.name, c.value, c.source) for c in inherited if c.value is not None)
+        synonyms = services.broker_configs.synonyms(config.synonyms)
         if config.name in overrides:
             synonyms = (Synonym(config.name, overrides[config.name], ConfigSource.DYNAMIC_TOPIC_CONFIG), *synonyms)
             value, source = overrides[config.name], ConfigSource.DYNAMIC_TOPIC_CONFIG
@@ -92,10 +80,11 @@ def topic_entries(overrides: dict[str, str], services: Services) -> list[ConfigE
     return entries
 
 
-def broker_entries(broker_configs: BrokerConfigs) -> list[ConfigEntry]:
-    return [ConfigEntry(c.name, c.value, c.source, c.type, c.doc, read_only=True,
-                        synonyms=(Synonym(c.name, c.value, c.source),), sensitive=c.sensitive)
-            for c in broker_configs.entries()]
+def broker_entries(broker_configs: BrokerConfigs, name: str) -> list[ConfigEntry]:
+    """This broker's configs, or the cluster default's (name "")."""
+    configs = broker_configs.entries() if name else broker_configs.default_entries()
+    return [ConfigEntry(c.name, c.value, c.source, c.type, c.doc, read_only=c.read_only, synonyms=c.synonyms,
+                        sensitive=c.sensitive) for c in configs]
 
 
 def logger_entries() -> list[ConfigEntry]:
@@ -128,8 +117,7 @@ def resource_entries(services: Services, kind: int, name: str) -> list[ConfigEnt
         return topic_entries(topic.configs, services)
     if kind == ResourceType.BROKER:
         check_node(name, node, empty_allowed=True)
-        # "" is the cluster-wide dynamic default resource: there are none.
-        return broker_entries(services.broker_configs) if name else []
+        return broker_entries(services.broker_configs, name)
     if kind == ResourceType.BROKER_LOGGER:
         check_node(name, node, empty_allowed=False)
         return logger_entries()
@@ -165,8 +153,9 @@ async def describe_configs(request: Request, services: Services):
             result.error_code, result.error_message = exc.code, exc.message or None
         else:
             wanted = resource.configuration_keys
+            # No keys, or an empty list of them, asks for every config (as Kafka reads it).
             result.configs = [described(e, request.version, body.include_synonyms, body.include_documentation)
-                              for e in entries if wanted is None or e.name in wanted]
+                              for e in entries if not wanted or e.name in wanted]
         results.append(result)
     return DESCRIBE.Response(results=results)
 
@@ -179,12 +168,6 @@ def check_entries(configs, nullable_deletes: bool) -> None:
                and not (nullable_deletes and c.config_operation == Operation.DELETE)]
     if missing:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Null value not supported for : {', '.join(missing)}")
-
-
-def refuse_broker_change(configs) -> None:
-    if configs:
-        names = ", ".join(c.name for c in configs)
-        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: {names}")
 
 
 def require_on_resource(request: Request, services: Services, operation: acl.Operation, resource) -> None:
@@ -225,7 +208,9 @@ async def alter_configs(request: Request, services: Services):
                                                   validate_only=validate_only)
         elif resource.resource_type == ResourceType.BROKER:
             check_node(resource.resource_name, services.cluster.node_id, empty_allowed=True)
-            refuse_broker_change(resource.configs)
+            await services.broker_configs.dynamic.alter(
+                resource.resource_name, replaced={c.name: c.value for c in resource.configs},
+                validate_only=validate_only)
         elif resource.resource_type == ResourceType.GROUP:
             await alter_group(services, resource, replace=True, validate_only=validate_only)
         else:  # the legacy API never took BROKER_LOGGER
@@ -244,7 +229,9 @@ async def incremental_alter_configs(request: Request, services: Services):
                 name, lambda current: applied(current, resource.configs, services.topics), validate_only=validate_only)
         elif kind == ResourceType.BROKER:
             check_node(name, services.cluster.node_id, empty_allowed=True)
-            refuse_broker_change(resource.configs)
+            await services.broker_configs.dynamic.alter(
+                name, operations=[(c.name, c.config_operation, c.value) for c in resource.configs],
+                validate_only=validate_only)
         elif kind == ResourceType.BROKER_LOGGER:
             check_node(name, services.cluster.node_id, empty_allowed=False)
             if resource.configs:

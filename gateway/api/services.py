@@ -21,7 +21,7 @@ import trio
 
 from gateway.acls.authorizer import Who
 from gateway.acls.model import AclBinding, AclFilter, Operation, ResourceType
-from gateway.cluster.broker_configs import BrokerConfig
+from gateway.cluster.broker_configs import BrokerConfig, Synonym
 from gateway.cluster.cluster_view import BrokerEndpoint
 from gateway.group.classic import ClassicGroup, JoinResult, SyncResult
 from gateway.group.classic_membership import JoinRequest
@@ -290,6 +290,11 @@ class Acls(Protocol):
     async def delete(self, filters: list[AclFilter]) -> list[list[AclBinding]]: ...
 
 
+class DynamicBrokerConfigs(Protocol):
+    async def alter(self, resource: str, *, replaced: dict[str, str] | None = None,
+                    operations: list[tuple[str, int, str | None]] = (), validate_only: bool = False) -> None: ...
+
+
 class GroupConfigStore(Protocol):
     """Groups' config overrides (GROUP config resources)."""
 
@@ -304,9 +309,15 @@ class GroupConfigStore(Protocol):
 
 
 class BrokerConfigs(Protocol):
+    dynamic: DynamicBrokerConfigs
+
     def entries(self) -> list[BrokerConfig]: ...
 
     def get(self, name: str) -> BrokerConfig | None: ...
+
+    def default_entries(self) -> list[BrokerConfig]: ...
+
+    def synonyms(self, names: tuple[str, ...]) -> tuple[Synonym, ...]: ...
 
 
 @dataclass(frozen=True)

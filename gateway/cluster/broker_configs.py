@@ -1,10 +1,14 @@
 """The broker configs DescribeConfigs reports: every setting of the gateway, from the settings table.
 
-All are fixed at start-up: a setting given (in a file, the environment or a
-flag) is STATIC_BROKER_CONFIG, one left at its default DEFAULT_CONFIG, as
-Kafka reports server.properties lines and defaults. A setting Kafka knows by
-two names (node.id and broker.id) is reported under both. A password's value
-is never reported: it is null and sensitive, as Kafka describes PASSWORD configs.
+A config's value comes from the first of Kafka's levels that has it: this
+broker's dynamic config (DYNAMIC_BROKER_CONFIG), the cluster's dynamic
+default (DYNAMIC_DEFAULT_BROKER_CONFIG), the setting given in a file, the
+environment or a flag (STATIC_BROKER_CONFIG), its default (DEFAULT_CONFIG);
+its synonyms are every level that has it, in that order, as Kafka lists
+them. Only the configs the gateway changes live (dynamic_config_rules.py)
+are not read-only. A setting Kafka knows by two names (node.id and
+broker.id) is reported under both. A password's value is never reported: it
+is null and sensitive, as Kafka describes PASSWORD configs.
 """
 
 from __future__ import annotations
@@ -12,13 +16,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.cluster.cluster_view import ClusterView
-from gateway.settings.declaration import Command, declared
+from gateway.cluster.dynamic_config_rules import DEFAULT, LIVE
+from gateway.cluster.dynamic_configs import DynamicConfigs
+from gateway.settings.declaration import Command, Declared, declared
 from gateway.settings.table import SECTIONS, Settings
 from protocol.kafka.config_values import ConfigSource, ConfigType
 
 # Settings whose value comes from others: given when any of those was.
 DERIVED_FROM = {"listeners": ("listeners", "host.name", "port"),
                 "advertised.listeners": ("advertised.listeners", "listeners", "host.name", "port")}
+DECLARED = [(name, entry) for name, section in SECTIONS.items() for entry in declared(section)
+            if entry.commands & Command.GATEWAY]
+BY_NAME = {name: (section, entry) for section, entry in DECLARED for name in (entry.name, *entry.synonyms)}
+
+
+@dataclass(frozen=True)
+class Synonym:
+    name: str
+    value: str | None
+    source: ConfigSource
 
 
 @dataclass(frozen=True)
@@ -29,34 +45,79 @@ class BrokerConfig:
     type: ConfigType
     doc: str
     sensitive: bool = False
+    read_only: bool = True
+    synonyms: tuple[Synonym, ...] = ()  # most specific first
 
 
 class BrokerConfigs:
-    def __init__(self, settings: Settings, cluster: ClusterView):
+    def __init__(self, settings: Settings, cluster: ClusterView, dynamic: DynamicConfigs):
         self._settings = settings
         self._cluster = cluster
+        self.dynamic = dynamic
 
     def entries(self) -> list[BrokerConfig]:
-        return [config for section, entries in self._declared() for entry in entries
-                for config in self._configs(section, entry)]
+        """This broker's configs (the resource named by its node id)."""
+        return [self._config(section, entry, name) for section, entry in DECLARED
+                for name in (entry.name, *entry.synonyms)]
 
     def get(self, name: str) -> BrokerConfig | None:
-        return next((config for config in self.entries() if config.name == name), None)
+        found = BY_NAME.get(name)
+        return None if found is None else self._config(*found, name)
 
-    def _declared(self):
-        return [(name, [d for d in declared(section) if d.commands & Command.GATEWAY])
-                for name, section in SECTIONS.items()]
+    def default_entries(self) -> list[BrokerConfig]:
+        """The cluster-default resource's configs: its dynamic ones alone, as Kafka describes it."""
+        source = ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+        return [BrokerConfig(name, text, source, _type(BY_NAME[name][1]), BY_NAME[name][1].help, read_only=False,
+                             synonyms=(Synonym(name, text, source),))
+                for name, text in self.dynamic.configs(DEFAULT).items()]
 
-    def _configs(self, section: str, entry) -> list[BrokerConfig]:
-        value = getattr(getattr(self._settings, section), entry.attribute)
+    def synonyms(self, names: tuple[str, ...]) -> tuple[Synonym, ...]:
+        """Every level that sets one of `names` (a topic config's broker synonyms), in Kafka's order:
+        level by level, each name in turn."""
+        found = [synonym for name in names for synonym in self._levels(*BY_NAME[name], name)]
+        return tuple(sorted(found, key=lambda synonym: LEVELS.index(synonym.source)))
+
+    def _config(self, section: str, entry: Declared, name: str) -> BrokerConfig:
+        kind = _type(entry)
+        synonyms = self._levels(section, entry, name)
+        source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
+        value = self._text(section, entry, self._current(section))
+        return BrokerConfig(name, _hidden(entry, value), source, kind, entry.help,
+                            kind == ConfigType.PASSWORD, read_only=name not in LIVE, synonyms=synonyms)
+
+    def _levels(self, section: str, entry: Declared, name: str) -> tuple[Synonym, ...]:
+        """The levels that set config `name`, most specific first (a password's values null)."""
+        node = str(self._cluster.node_id)
+        found = [(source, self.dynamic.configs(resource).get(name)) for resource, source in (
+            (node, ConfigSource.DYNAMIC_BROKER_CONFIG), (DEFAULT, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))]
+        if set(DERIVED_FROM.get(entry.name, (entry.name,))) & self._settings.given:
+            found.append((ConfigSource.STATIC_BROKER_CONFIG, self._text(section, entry, getattr(self._settings, section))))
+        if entry.default is not None:
+            found.append((ConfigSource.DEFAULT_CONFIG, entry.kind.text(entry.default)))
+        return tuple(Synonym(name, _hidden(entry, text), source) for source, text in found if text is not None)
+
+    def _current(self, section: str):
+        """The section's settings as the gateway runs with them: the broker's with its dynamic configs."""
+        return self.dynamic.effective if section == "broker" else getattr(self._settings, section)
+
+    def _text(self, section: str, entry: Declared, settings) -> str | None:
+        """The setting's value in `settings`, as Kafka writes it."""
+        value = getattr(settings, entry.attribute)
         if entry.name == "listeners":
             value = self._settings.broker.bound_listeners()
         elif entry.name == "advertised.listeners":
             value = self._cluster.advertised_listeners()
-        kind = ConfigType[entry.kind.config_type]
-        sensitive = kind == ConfigType.PASSWORD
-        text = None if value is None or sensitive else entry.kind.text(value)
-        given = set(DERIVED_FROM.get(entry.name, (entry.name,))) & self._settings.given
-        source = ConfigSource.STATIC_BROKER_CONFIG if given else ConfigSource.DEFAULT_CONFIG
-        return [BrokerConfig(name, text, source, kind, entry.help, sensitive)
-                for name in (entry.name, *entry.synonyms)]
+        return None if value is None else entry.kind.text(value)
+
+
+LEVELS = (ConfigSource.DYNAMIC_BROKER_CONFIG, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+           ConfigSource.STATIC_BROKER_CONFIG, ConfigSource.DEFAULT_CONFIG)
+
+
+def _type(entry: Declared) -> ConfigType:
+    return ConfigType[entry.kind.config_type]
+
+
+def _hidden(entry: Declared, text: str | None) -> str | None:
+    """A password's value is never told."""
+    return None if _type(entry) == ConfigType.PASSWORD else text

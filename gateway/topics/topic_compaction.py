@@ -8,6 +8,8 @@ the rest (gateway/mesh/store/cleaner.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import trio
 
 from gateway.partitions.cleaning_points import CompactionConfig
@@ -46,7 +48,7 @@ def partition_discards(topic: Topic, settings: BrokerSettings) -> list[Discard]:
     return directives
 
 
-async def keep_cleaning_points_moving(topics: dict[str, Topic], settings: BrokerSettings, send,
+async def keep_cleaning_points_moving(topics: dict[str, Topic], current: Callable[[], BrokerSettings], send,
                                       interval_ms: int) -> None:
     """Send each compacted partition's directive when what may be cleaned moved; once
     without compaction when its topic stops being compacted. Then read the ABORT markers
@@ -54,7 +56,7 @@ async def keep_cleaning_points_moving(topics: dict[str, Topic], settings: Broker
     sent: dict[str, object] = {}  # address -> the compaction last sent
     while True:
         await trio.sleep(interval_ms / 1000)
-        now = now_ms()
+        now, settings = now_ms(), current()  # the broker settings of the moment: dynamic ones change
         directives, compacted_partitions = [], []
         for topic in list(topics.values()):
             compacted = is_compacted(topic, settings)

@@ -105,7 +105,7 @@ class TopicRegistry(ClusterTopics):
             self.journal.compact_with(nursery, self._metadata_snapshot)
             nursery.start_soon(self.native.run)
             nursery.start_soon(self.enforce_retention)
-            nursery.start_soon(keep_cleaning_points_moving, self.topics, self.settings, self.discards.send,
+            nursery.start_soon(keep_cleaning_points_moving, self.topics, lambda: self.settings, self.discards.send,
                                self.cleaner_backoff_ms)
             nursery.start_soon(self._checkpoint_periodically)
             nursery.start_soon(self._follow_stores)
@@ -215,13 +215,21 @@ class TopicRegistry(ClusterTopics):
 
     def derived(self, topic: Topic, compute: Callable[[Callable[[str], str]], T]) -> T:
         """`compute` of the topic's config values, computed again only when they change: a
-        change replaces the topic's overrides, and broker settings do not change at run time."""
+        change replaces the topic's overrides, or the broker settings (`reconfigure`)."""
         kept = self._derived.setdefault(topic.name, {}).get(compute)
-        if kept is not None and kept[0] is topic and kept[1] is topic.configs:
-            return kept[2]
+        if kept is not None and kept[:3] == (topic, topic.configs, self.settings):
+            return kept[3]
         value = compute(functools.partial(self.config, topic))
-        self._derived[topic.name][compute] = (topic, topic.configs, value)
+        self._derived[topic.name][compute] = (topic, topic.configs, self.settings, value)
         return value
+
+    def reconfigure(self, settings: BrokerSettings) -> None:
+        """Run with new broker settings (dynamic broker configs changed): every topic without an
+        override takes the new defaults, the partitions led here their min.insync.replicas at once."""
+        self.settings = settings
+        for topic in self.topics.values():
+            if not topic.native:
+                self._configured(topic)
 
     def inherited(self, name: str) -> str:
         """What a topic config is without an override."""

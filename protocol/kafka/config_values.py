@@ -27,3 +27,12 @@ class ConfigType(IntEnum):
     LIST = 7
     CLASS = 8
     PASSWORD = 9
+
+
+class ConfigOperation(IntEnum):
+    """IncrementalAlterConfigs' operation on one config (Kafka's AlterConfigOp.OpType)."""
+
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
