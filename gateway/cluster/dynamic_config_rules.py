@@ -26,9 +26,7 @@ DEFAULT = ""  # the name of the cluster-default resource
 SETTINGS: dict[str, Declared] = {entry.name: entry for section in SECTIONS.values() for entry in declared(section)
                                  if entry.commands & Command.GATEWAY}
 
-TOPIC_DEFAULTS = frozenset(config.synonyms[0] for config in TOPIC_CONFIGS.values() if config.synonyms)
-CONNECTION_LIMITS = frozenset({"max.connections", "max.connections.per.ip", "max.connection.creation.rate"})
-LIVE = TOPIC_DEFAULTS | CONNECTION_LIMITS
+LIVE = frozenset(config.synonyms[0] for config in TOPIC_CONFIGS.values() if config.synonyms)
 
 # Kafka's SslConfigs.RECONFIGURABLE_CONFIGS: dynamic only under a listener.name.NAME. prefix.
 LISTENER_PREFIX_ONLY = frozenset({
@@ -39,10 +37,10 @@ PER_BROKER = LISTENER_PREFIX_ONLY | {
     "listeners", "advertised.listeners", "listener.security.protocol.map", "ssl.protocol", "ssl.cipher.suites",
     "ssl.enabled.protocols", "ssl.endpoint.identification.algorithm", "ssl.client.auth", "sasl.jaas.config",
     "sasl.enabled.mechanisms"}
-# Kafka's dynamic configs that the gateway has but reads only at start-up: the listeners and their
-# security, the per-IP overrides (resolved when the listeners bind) and the stores' cleaner's.
-AT_START_UP = PER_BROKER | {"max.connections.per.ip.overrides", "log.cleaner.dedupe.buffer.size",
-                            "log.cleaner.backoff.ms"}
+# Kafka's dynamic configs that the gateway has but reads only at start-up: the listeners, their security
+# and connection limits (the listeners take them before the broker's state is read), the stores' cleaner's.
+AT_START_UP = PER_BROKER | {"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides",
+                            "max.connection.creation.rate", "log.cleaner.dedupe.buffer.size", "log.cleaner.backoff.ms"}
 
 
 def scala_set(names: list[str]) -> str:

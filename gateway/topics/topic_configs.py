@@ -1,8 +1,9 @@
 """Topic configs the gateway honours, with Kafka's names, types and defaults.
 
 A topic's value for a config is its own override, else the broker setting
-it inherits (Kafka's "synonyms", most specific first), else Kafka's default
-for the few without a broker setting. A topic config takes the values its
+it inherits (Kafka's "synonyms", most specific first; a dynamic broker
+config of it wins over the static one, gateway/cluster/dynamic_configs.py),
+else Kafka's default for the few without a broker setting. A topic config takes the values its
 broker setting takes. Every topic config of Kafka 4 is accepted; those that
 mean nothing here are inert (their doc says why, the README lists them),
 while a config the gateway honours takes only the values it honours.

@@ -131,6 +131,7 @@ def test_changes_kafka_refuses_are_refused_with_its_words(gateway):
     # Kafka's, but read only at start-up here
     assert refused("0", ("sasl.enabled.mechanisms", "PLAIN", SET)) == (
         "Cannot update these configs dynamically: Set(sasl.enabled.mechanisms)")
+    assert refused("", ("max.connections", "5", SET)) == "Cannot update these configs dynamically: Set(max.connections)"
     assert refused("", ("ssl.keystore.location", "/tmp/k", SET)) == (
         "These security configs can be dynamically updated only per-listener using the listener "
         "prefix: Set(ssl.keystore.location)")
