@@ -22,8 +22,10 @@ from kafka.admin import KafkaAdminClient
 from protocol.kafka.apis import by_name
 from protocol.kafka.config_values import ConfigOperation
 from tests.gateway.admin import create_topic
+from tests.gateway.groups import wait_until
 from tests.gateway.server import GatewayProcess
 from tests.gateway.test_admin_apis import exchange
+from tests.gateway.test_cluster import create_topic_through, gateway_cluster
 
 TIMEOUT_S = 30.0
 WEEK_MS = str(7 * 24 * 3600 * 1000)
@@ -204,3 +206,17 @@ def test_dynamic_configs_outlive_a_restart(tmp_path):
         assert described(admin, ResourceType.TOPIC, "kept")["compression.type"].value == "lz4"
     finally:
         server.stop()
+
+
+def test_a_cluster_takes_the_default_everywhere_and_each_gateway_its_own(tmp_path):
+    """Changes sent to a gateway that is not the controller are forwarded to it; every gateway applies
+    the cluster default, only gateway 2 its own value."""
+    with gateway_cluster(tmp_path, 2) as (first, second):
+        create_topic_through(first, "everywhere")
+        assert change(second, "", ("log.retention.ms", "3600000", SET)) == OK
+        assert change(second, "2", ("log.retention.ms", "60000", SET)) == OK
+        assert change(first, "2", ("log.retention.ms", "1", SET))[0] == INVALID_REQUEST  # gateway 2's, not 1's
+        wait_until(lambda: seen(first, TOPIC, "everywhere", "retention.ms")[:2] == (
+            "3600000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG), 10, "the controller applies the default")
+        assert seen(second, TOPIC, "everywhere", "retention.ms")[:2] == ("60000", ConfigSource.DYNAMIC_BROKER_CONFIG)
+        assert list(cluster_default(first)) == ["log.retention.ms"]
