@@ -27,14 +27,14 @@ from prometheus_client import REGISTRY
 
 from gateway.acls.acl_store import Acls
 from gateway.api.services import Services
-from gateway.cluster.broker_configs import BrokerConfigs
 from gateway.cluster.cluster_view import ClusterView
-from gateway.cluster.dynamic_configs import DynamicConfigs
 from gateway.cluster.leadership import TopicSharing
 from gateway.cluster.producer_id_blocks import ProducerIdBlocks
 from gateway.cluster.remote_markers import remote_partitions
 from gateway.cluster.shared_journals import SharedJournal, follow_journals, serve_journal_changes, shared_entries
 from gateway.cluster_member import ClusterMember
+from gateway.configs.broker_configs import BrokerConfigs
+from gateway.configs.dynamic_configs import DynamicConfigs
 from gateway.group.group_configs import GroupConfigs
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.group.offsets_records import offsets_topic_records

@@ -2,7 +2,7 @@
 
 Topics keep config overrides. A BROKER resource is this gateway (named by
 its node id) or the cluster's default (named ""): its dynamic configs are
-changed as Kafka's are (gateway/cluster/dynamic_configs.py), and a topic
+changed as Kafka's are (gateway/configs/dynamic_configs.py), and a topic
 without an override of a config takes what its broker synonyms say, dynamic
 ones first. Groups keep config overrides too (gateway/group/group_configs.py).
 """
@@ -19,7 +19,7 @@ from gateway.acls import model as acl
 from gateway.api.authorization import require
 from gateway.api.registry import handles
 from gateway.api.services import BrokerConfigs, Services, Topics
-from gateway.cluster.broker_configs import Synonym
+from gateway.configs.broker_configs import Synonym
 from gateway.group.group_configs import GROUP_CONFIGS
 from gateway.server.dispatch import Request
 from gateway.topics.topic import KafkaError, check_topic_name

@@ -21,8 +21,8 @@ import trio
 
 from gateway.acls.authorizer import Who
 from gateway.acls.model import AclBinding, AclFilter, Operation, ResourceType
-from gateway.cluster.broker_configs import BrokerConfig, Synonym
 from gateway.cluster.cluster_view import BrokerEndpoint
+from gateway.configs.broker_configs import BrokerConfig, Synonym
 from gateway.group.classic import ClassicGroup, JoinResult, SyncResult
 from gateway.group.classic_membership import JoinRequest
 from gateway.group.committed_offsets import Committed

@@ -2,7 +2,7 @@
 
 A topic's value for a config is its own override, else the broker setting
 it inherits (Kafka's "synonyms", most specific first; a dynamic broker
-config of it wins over the static one, gateway/cluster/dynamic_configs.py),
+config of it wins over the static one, gateway/configs/dynamic_configs.py),
 else Kafka's default for the few without a broker setting. A topic config takes the values its
 broker setting takes. Every topic config of Kafka 4 is accepted; those that
 mean nothing here are inert (their doc says why, the README lists them),

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import structlog
 import trio
 
-from gateway.cluster.dynamic_config_rules import DEFAULT, LIVE, SETTINGS, changed, checked, parsed
+from gateway.configs.dynamic_config_rules import DEFAULT, LIVE, SETTINGS, changed, checked, parsed
 from gateway.settings.table import BrokerSettings
 from gateway.storage.journal import Journal
 from gateway.storage.journal_sharing import JournaledState, JournalSharing

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.cluster.cluster_view import ClusterView
-from gateway.cluster.dynamic_config_rules import DEFAULT, LIVE
-from gateway.cluster.dynamic_configs import DynamicConfigs
+from gateway.configs.dynamic_config_rules import DEFAULT, LIVE
+from gateway.configs.dynamic_configs import DynamicConfigs
 from gateway.settings.declaration import Command, Declared, declared
 from gateway.settings.table import SECTIONS, Settings
 from protocol.kafka.config_values import ConfigSource, ConfigType
