@@ -116,7 +116,9 @@ async def _serve_until_stopped(settings: Settings, early: EarlyStart, listener: 
                     # the store of the services now serving: a gateway that becomes the controller replaces them
                     listener.authentication = sessions(Authenticator(
                         broker, lambda user, mechanism: listener.dispatcher.services.scram_credentials.lookup(
-                            user, mechanism)))
+                            user, mechanism),
+                        lambda token_id, mechanism: listener.dispatcher.services.delegation_tokens.credential(
+                            token_id, mechanism)))
                     listener.connection_quota = ConnectionRates(services.quotas, broker.max_connection_creation_rate,
                                                                 broker.quota_window_num,
                                                                 broker.quota_window_size_seconds)

@@ -10,10 +10,9 @@ With `chp.servers` the gateway joins a cluster first (cluster_member.py):
 the controller starts as a lone gateway does, but leads only the partitions
 assigned to it; the others take their topics from the controller. Every
 gateway coordinates the groups and transactional ids of the
-__consumer_offsets and __transaction_state partitions it leads. ACLs, SCRAM credentials, group configs and
-dynamic broker configs the controller shares, the others mirror them and forward changes to it.
-The dynamic broker configs are replayed first: topics open with the settings
-they say.
+__consumer_offsets and __transaction_state partitions it leads. ACLs, SCRAM credentials, delegation tokens,
+group configs and dynamic broker configs the controller shares, the others mirror them and forward changes
+to it. The dynamic broker configs are replayed first: topics open with the settings they say.
 """
 
 from __future__ import annotations
@@ -41,6 +40,7 @@ from gateway.group.offsets_records import offsets_topic_records
 from gateway.group.sharded_groups import ShardedGroups
 from gateway.partitions.fetch_sessions import FetchSessions
 from gateway.quotas.quota_store import ClientQuotas
+from gateway.security.delegation_token_store import DelegationTokens
 from gateway.security.scram_credentials import ScramCredentials
 from gateway.server.dispatch import Dispatcher
 from gateway.settings.table import BrokerSettings, Settings
@@ -97,14 +97,17 @@ async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: 
     groups, transactions = await _coordinators(nursery, broker, topics, cluster, sharing, producer_ids, group_configs)
     quotas = ClientQuotas(Journal(storage, broker, "quotas", discards), broker.quota_window_num,
                           broker.quota_window_size_seconds)
-    # ACLs and SCRAM credentials mirrored from the controller, their journals never replayed nor written here
+    # ACLs, SCRAM credentials and tokens mirrored from the controller, their journals never replayed nor written here
     acls = Acls(Journal(storage, broker, "acls", discards), broker, SharedJournal(sharing.client, "acls", follows=True))
     scram_credentials = ScramCredentials(Journal(storage, broker, "credentials", discards),
                                          SharedJournal(sharing.client, "credentials", follows=True))
+    tokens = DelegationTokens(Journal(storage, broker, "tokens", discards), broker,
+                              SharedJournal(sharing.client, "tokens", follows=True))
     nursery.start_soon(follow_journals, sharing.client, {"acls": acls.replace, "credentials": scram_credentials.replace,
+                                                         "tokens": tokens.replace,
                                                          "group_configs": group_configs.replace,
                                                          "configs": dynamic.replace})
-    return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials,
+    return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials, tokens,
                      group_configs, dynamic, producer_ids=producer_ids)
 
 
@@ -127,8 +130,8 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
     broker = settings.broker
     discards = DiscardDirectives(storage, broker.cluster_id)
     journals = {kind: Journal(storage, broker, kind, discards)
-                for kind in ("metadata", "groups", "transactions", "quotas", "acls", "credentials", "group_configs",
-                             "configs")}
+                for kind in ("metadata", "groups", "transactions", "quotas", "acls", "credentials", "tokens",
+                             "group_configs", "configs")}
     await storage.prefetch_heads(*(journal.subject for journal in journals.values()), DISCARD_SUBJECT)
     await discards.open()  # each journal sends directives for its older generations at replay
     dynamic = DynamicConfigs(journals["configs"], broker, _shared(sharing, "configs"))
@@ -150,17 +153,20 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
     await nursery.start(acls.run)
     scram_credentials = ScramCredentials(journals["credentials"], _shared(sharing, "credentials"))
     await nursery.start(scram_credentials.run)
+    tokens = DelegationTokens(journals["tokens"], broker, _shared(sharing, "tokens"))
+    await nursery.start(tokens.run)
     if sharing is not None:
         nursery.start_soon(serve_journal_changes, sharing.client,
                            {"acls": acls.apply_forwarded, "credentials": scram_credentials.apply_forwarded,
-                            "group_configs": group_configs.apply_forwarded, "configs": dynamic.apply_forwarded})
+                            "tokens": tokens.apply_forwarded, "group_configs": group_configs.apply_forwarded,
+                            "configs": dynamic.apply_forwarded})
     collector = BrokerStateCollector(topics, groups, journals, storage.live_stores)
     REGISTRY.register(collector)
     nursery.start_soon(_undo_when_ended, partial(REGISTRY.unregister, collector),
                        *(journal.close for journal in journals.values()), discards.close)
     log.info("broker_ready", topics=len(topics.topics))
-    return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials, group_configs,
-                     dynamic)
+    return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials, tokens,
+                     group_configs, dynamic)
 
 
 async def _undo_when_ended(*undo) -> None:
@@ -209,12 +215,13 @@ def _shared(sharing: TopicSharing | None, journal: str) -> SharedJournal | None:
 
 
 def _services(settings: Settings, cluster: ClusterView, topics: TopicRegistry, groups, transactions,
-              quotas: ClientQuotas, acls: Acls, scram_credentials: ScramCredentials, group_configs: GroupConfigs,
-              dynamic: DynamicConfigs, producer_ids=None) -> Services:
+              quotas: ClientQuotas, acls: Acls, scram_credentials: ScramCredentials, tokens: DelegationTokens,
+              group_configs: GroupConfigs, dynamic: DynamicConfigs, producer_ids=None) -> Services:
     return Services(cluster=cluster, topics=topics, groups=groups, transactions=transactions,
                     producer_ids=producer_ids or topics.producer_ids, fetch_sessions=FetchSessions(),
                     broker_configs=BrokerConfigs(settings, cluster, dynamic), log_dir=settings.broker.log_dirs,
-                    quotas=quotas, acls=acls, scram_credentials=scram_credentials, group_configs=group_configs)
+                    quotas=quotas, acls=acls, scram_credentials=scram_credentials, delegation_tokens=tokens,
+                    group_configs=group_configs)
 
 
 async def wait_for_stores(broker: BrokerSettings, storage: MeshStorage) -> None:

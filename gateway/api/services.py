@@ -36,6 +36,8 @@ from gateway.partitions.producer_state import ActiveProducer
 from gateway.partitions.recent_batches import StoredBatch
 from gateway.partitions.transaction_index import AbortedTransaction
 from gateway.quotas.entities import Entity
+from gateway.security.delegation_token_store import TokenInfo
+from gateway.server.principal import KafkaPrincipal
 from gateway.topics.topic import Topic
 from gateway.txn.txn_metadata import TransactionMetadata
 from protocol.kafka.error_codes import ErrorCode
@@ -274,6 +276,22 @@ class ScramCredentialStore(Protocol):
     async def alter(self, user: str, mechanism: ScramMechanism, credential: ScramCredential | None) -> None: ...
 
 
+class DelegationTokenStore(Protocol):
+    """Delegation tokens (KIP-48); creating, renewing and expiring raise the KafkaError Kafka's controller answers."""
+
+    enabled: bool
+    tokens: dict[str, TokenInfo]
+
+    def hmac(self, token_id: str) -> bytes: ...
+
+    async def create(self, owner: KafkaPrincipal, requester: KafkaPrincipal, renewers: list[KafkaPrincipal],
+                     max_lifetime_ms: int) -> TokenInfo: ...
+
+    async def renew(self, principal: KafkaPrincipal, token_hmac: bytes, period_ms: int) -> int: ...
+
+    async def expire(self, principal: KafkaPrincipal, token_hmac: bytes, period_ms: int) -> int: ...
+
+
 class Acls(Protocol):
     """The ACLs and the authorizer's decisions over them; `enabled` once an authorizer is configured."""
 
@@ -334,3 +352,4 @@ class Services:
     acls: Acls
     scram_credentials: ScramCredentialStore
     group_configs: GroupConfigStore
+    delegation_tokens: DelegationTokenStore

@@ -1,5 +1,5 @@
 """The SASL mechanisms a gateway offers, built from its settings: PLAIN users from the JAAS
-configuration, SCRAM credentials from their store, the unsecured OAUTHBEARER validator."""
+configuration, SCRAM credentials and delegation tokens from their stores, the unsecured OAUTHBEARER validator."""
 
 from __future__ import annotations
 
@@ -15,11 +15,12 @@ from protocol.sasl.exchange import Exchange
 from protocol.sasl.oauthbearer import OAuthBearerExchange, UnsecuredValidator
 from protocol.sasl.plain import PlainExchange
 from protocol.sasl.scram import MECHANISMS as SCRAM_MECHANISMS
-from protocol.sasl.scram import ScramCredential, ScramExchange
+from protocol.sasl.scram import ScramCredential, ScramExchange, TokenCredential
 
 log = structlog.get_logger()
 
 CredentialLookup = Callable[[str, str], ScramCredential | None]  # user, mechanism name
+TokenLookup = Callable[[str, str], TokenCredential | None]  # token id, mechanism name
 
 
 def unsecured_validator(options: dict[str, str]) -> UnsecuredValidator:
@@ -33,12 +34,13 @@ def unsecured_validator(options: dict[str, str]) -> UnsecuredValidator:
 
 
 class Authenticator:
-    def __init__(self, broker: BrokerSettings, credentials: CredentialLookup):
+    def __init__(self, broker: BrokerSettings, credentials: CredentialLookup, tokens: TokenLookup):
         self.mechanisms = tuple(broker.sasl_enabled_mechanisms.split(","))
         self.max_reauth_ms = broker.connections_max_reauth_ms
         self.failure_delay_s = broker.connection_failed_authentication_delay_ms / 1000
         self.protocols = dict(broker.listener_security_protocol_map)
         self._credentials = credentials
+        self._tokens = tokens
         plain = module_options(broker.sasl_jaas_config, PLAIN_MODULE)
         self._plain_users = {key.removeprefix("user_"): value for key, value in plain.items()
                              if key.startswith("user_")}
@@ -58,4 +60,5 @@ class Authenticator:
         if mechanism == "OAUTHBEARER":
             return OAuthBearerExchange(self._validator, now_ms)
         scram = SCRAM_MECHANISMS[mechanism]
-        return ScramExchange(scram, lambda user: self._credentials(user, scram.name), secrets.token_urlsafe(24))
+        return ScramExchange(scram, lambda user: self._credentials(user, scram.name), secrets.token_urlsafe(24),
+                             lambda token_id: self._tokens(token_id, scram.name))

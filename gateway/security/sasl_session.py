@@ -123,7 +123,8 @@ class SaslSession:
 
     def _completed(self) -> int:
         """Authenticated: the principal set, the session lifetime (ms, 0 for ever) started."""
-        principal, before = user(self._exchange.claimed), self._principal
+        exchange, before = self._exchange, self._principal
+        principal = user(exchange.token_owner or exchange.claimed, token_authenticated=exchange.token_owner is not None)
         if before is not None and principal != before:
             raise SaslFailure(f"principal changed during re-authentication from {before} to {principal}",
                               f"Cannot change principals during re-authentication from {before.type}."
@@ -134,12 +135,13 @@ class SaslSession:
         self.stage, self._principal, self._exchange = AUTHENTICATED, principal, None
         self.connection.principal = principal
         self.connection.log.info("authenticated", principal=str(principal), mechanism=self.mechanism,
+                                 token_authenticated=principal.token_authenticated,
                                  handshake_version=self.handshake_version, session_lifetime_ms=lifetime_ms or 0)
         return lifetime_ms or 0
 
     def _lifetime_ms(self) -> int | None:
         """How long the session lasts, as Kafka reckons it: connections.max.reauth.ms (0: for ever), and
-        no longer than the credential (an OAUTHBEARER token) lasts, whether that setting is 0 or not."""
+        no longer than the credential (an OAUTHBEARER or a delegation token) lasts, whether that setting is 0 or not."""
         max_ms, expires_ms = self.authenticator.max_reauth_ms, self._exchange.expires_ms
         if expires_ms is None:
             return max_ms or None

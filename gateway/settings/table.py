@@ -254,6 +254,15 @@ class BrokerSettings:
                                                        "ends with its token)")
     connection_failed_authentication_delay_ms: int = kafka(Integer(0), 100, "delay before a failed authentication "
                                                                             "is answered and its connection closed")
+    delegation_token_secret_key: Secret | None = kafka(
+        Password(), None, "key of the delegation tokens' HMACs, the same on every gateway of a cluster; unset: "
+                          "delegation tokens are off (their APIs answer DELEGATION_TOKEN_AUTH_DISABLED)")
+    delegation_token_max_lifetime_ms: int = kafka(long(1), 604800000, "longest a delegation token lives, "
+                                                                       "renewals included")
+    delegation_token_expiry_time_ms: int = kafka(long(1), 86400000, "how long a delegation token lives from its "
+                                                                     "creation or renewal, at most")
+    delegation_token_expiry_check_interval_ms: int = kafka(long(1), 3600000, "how often expired delegation tokens "
+                                                                              "are removed")
 
     def __post_init__(self):
         check_values(self)

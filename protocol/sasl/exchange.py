@@ -21,5 +21,6 @@ class Exchange(Protocol):
     complete: bool
     claimed: str | None  # the user the client claims to be, once its first token is read
     expires_ms: int | None  # when the credential expires (epoch ms), if it does
+    token_owner: str | None  # whose delegation token authenticated, the session's user; None: the claimed user
 
     def step(self, token: bytes) -> bytes: ...

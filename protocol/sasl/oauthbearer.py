@@ -92,6 +92,7 @@ class OAuthBearerExchange:
         self.complete = False
         self.claimed: str | None = None
         self.expires_ms: int | None = None
+        self.token_owner = None
         self._refused: SaslFailure | None = None  # told to the client, awaiting its acknowledgement
 
     def step(self, token: bytes) -> bytes:

@@ -16,6 +16,7 @@ class PlainExchange:
         self.complete = False
         self.claimed: str | None = None
         self.expires_ms = None
+        self.token_owner = None
 
     def step(self, token: bytes) -> bytes:
         if self.complete:

@@ -4,6 +4,11 @@ The server keeps per user only what RFC 5802 asks of it: the salt, the
 iteration count, StoredKey and ServerKey, derived once from the salted
 password a client sends with AlterUserScramCredentials; never the password,
 nor the salted password.
+
+A client authenticates with a delegation token as Kafka's clients do: the
+extension `tokenauth=true` after the nonce of its first message, the token id
+as the username and the base64 of the token's HMAC as the password; the
+session is then the token owner's.
 """
 
 from __future__ import annotations
@@ -57,6 +62,23 @@ class ScramCredential:
 
 
 Credentials = Callable[[str], "ScramCredential | None"]  # a user's credential for the exchange's mechanism
+TOKEN_AUTH = "tokenauth"  # Kafka's SCRAM extension naming a delegation token
+
+
+@dataclass(frozen=True)
+class TokenCredential:
+    """A delegation token's credential for the exchange's mechanism, and whose session it opens until when."""
+
+    credential: ScramCredential
+    owner: str
+    expires_ms: int
+
+
+TokenCredentials = Callable[[str], "TokenCredential | None"]  # by token id
+
+
+def no_tokens(token_id: str) -> None:
+    return None
 
 
 def _attributes(text: str) -> list[tuple[str, str]]:
@@ -68,6 +90,17 @@ def _attributes(text: str) -> list[tuple[str, str]]:
             raise SaslFailure(f"malformed SCRAM attribute {part[:20]!r}")
         pairs.append((name, value))
     return pairs
+
+
+def _extensions(parts: list[str]) -> dict[str, str]:
+    """Kafka's extensions after the nonce of a client-first message, name=value each."""
+    found = {}
+    for part in parts:
+        name, equals, value = part.partition("=")
+        if not name or not equals:
+            raise SaslFailure(f"malformed SCRAM extension {part[:20]!r}")
+        found[name] = value
+    return found
 
 
 def _username(saslname: str) -> str:
@@ -87,13 +120,16 @@ def _b64decode(text: str, what: str) -> bytes:
 class ScramExchange:
     """client-first → server-first, client-final → server-final; `nonce` is the server's share."""
 
-    def __init__(self, mechanism: ScramMechanism, credentials: Credentials, nonce: str):
+    def __init__(self, mechanism: ScramMechanism, credentials: Credentials, nonce: str,
+                 tokens: TokenCredentials = no_tokens):
         self.mechanism = mechanism
         self._credentials = credentials
+        self._tokens = tokens
         self._server_nonce = nonce
         self.complete = False
         self.claimed: str | None = None
-        self.expires_ms = None
+        self.token_owner: str | None = None
+        self.expires_ms: int | None = None
         self._step = self._client_first
         self._credential: ScramCredential | None = None
         self._gs2_header = self._client_first_bare = self._server_first = ""
@@ -113,21 +149,33 @@ class ScramExchange:
             raise SaslFailure("channel binding is not supported" if flag.startswith("p=") else "malformed gs2 header")
         if authzid and not authzid.startswith("a="):
             raise SaslFailure("malformed authorization id")
-        attributes = _attributes(bare)
+        parts = bare.split(",")
+        attributes = _attributes(",".join(parts[:2]))
         if len(attributes) < 2 or attributes[0][0] != "n" or attributes[1][0] != "r" or not attributes[1][1]:
             raise SaslFailure("malformed client-first message")
         self.claimed = _username(attributes[0][1])
         if authzid and _username(authzid[2:]) != self.claimed:
             raise SaslFailure("authorization id differs from the username")
-        self._credential = self._credentials(self.claimed)
-        if self._credential is None:
-            raise SaslFailure("unknown user or no credential for the mechanism")
+        self._credential = self._credential_of(self.claimed, _extensions(parts[2:]))
         self._gs2_header, self._client_first_bare = f"{flag},{authzid},", bare
         self._nonce = attributes[1][1] + self._server_nonce
         salt = base64.b64encode(self._credential.salt).decode()
         self._server_first = f"r={self._nonce},s={salt},i={self._credential.iterations}"
         self._step = self._client_final
         return self._server_first
+
+    def _credential_of(self, name: str, extensions: dict[str, str]) -> ScramCredential:
+        """The user's credential; with tokenauth=true (any case, as Java parses a boolean) the token's."""
+        if extensions.get(TOKEN_AUTH, "").lower() != "true":
+            credential = self._credentials(name)
+            if credential is None:
+                raise SaslFailure("unknown user or no credential for the mechanism")
+            return credential
+        token = self._tokens(name)
+        if token is None:
+            raise SaslFailure("unknown delegation token")
+        self.token_owner, self.expires_ms = token.owner, token.expires_ms
+        return token.credential
 
     def _client_final(self, text: str) -> str:
         without_proof, separator, proof = text.rpartition(",p=")

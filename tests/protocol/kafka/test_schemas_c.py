@@ -33,6 +33,10 @@ APIS = [
     ("describe_user_scram_credentials", 50, "DescribeUserScramCredentials", "0", "0+"),
     ("alter_user_scram_credentials", 51, "AlterUserScramCredentials", "0", "0+"),
     ("push_telemetry", 72, "PushTelemetry", "0", "0+"),
+    ("create_delegation_token", 38, "CreateDelegationToken", "0-3", "2+"),
+    ("renew_delegation_token", 39, "RenewDelegationToken", "0-2", "2+"),
+    ("expire_delegation_token", 40, "ExpireDelegationToken", "0-2", "2+"),
+    ("describe_delegation_token", 41, "DescribeDelegationToken", "0-3", "2+"),
     ("list_config_resources", 74, "ListConfigResources", "0-1", "0+"),
 ]
 
@@ -300,3 +304,22 @@ def test_scram_credential_apis():
     ]
     assert field(alter.request, "upsertions.mechanism").type == "int8"
     assert names(field(alter.response, "results").fields) == ["user", "error_code", "error_message"]
+
+
+def test_delegation_token_apis():
+    create = api("create_delegation_token")
+    assert names(create.request) == ["owner_principal_type", "owner_principal_name", "renewers", "max_lifetime_ms"]
+    assert field(create.request, "owner_principal_name").nullable == "3+"
+    assert names(create.response)[-1] == "throttle_time_ms"
+    assert field(create.response, "token_requester_principal_name").versions == "3+"
+    for module, period in (("renew_delegation_token", "renew_period_ms"),
+                           ("expire_delegation_token", "expiry_time_period_ms")):
+        declared = api(module)
+        assert names(declared.request) == ["hmac", period]
+        assert names(declared.response) == ["error_code", "expiry_timestamp_ms", "throttle_time_ms"]
+    describe = api("describe_delegation_token")
+    assert field(describe.request, "owners").nullable == "0+"
+    assert names(field(describe.response, "tokens").fields) == [
+        "principal_type", "principal_name", "token_requester_principal_type", "token_requester_principal_name",
+        "issue_timestamp", "expiry_timestamp", "max_timestamp", "token_id", "hmac", "renewers",
+    ]
