@@ -26,6 +26,7 @@ CREATE, RENEW, EXPIRE, DESCRIBE = (by_name(f"{verb}DelegationToken") for verb in
                                                                                     "Describe"))
 REFUSED_TIMESTAMP = -1  # Kafka's timestamps in the broker's own refusals; its controller's leave them 0
 USER_TYPE = "User"
+FIRST_REQUESTER_VERSION = 3  # Create and Describe tell who requested a token from v3 on
 
 
 def _token_requests_allowed(request: Request) -> bool:
@@ -42,9 +43,13 @@ async def create_delegation_token(request: Request, services: Services):
     owner = KafkaPrincipal(body.owner_principal_type, body.owner_principal_name) if body.owner_principal_name \
         else requester
 
+    def created(**fields):
+        return CREATE.Response(principal_type=owner.type, principal_name=owner.name,
+                               **_requester(requester, request.version), **fields)
+
     def refusal(code: ErrorCode, timestamp: int = REFUSED_TIMESTAMP):
-        return _created(owner, requester, error_code=code, issue_timestamp_ms=timestamp,
-                        expiry_timestamp_ms=timestamp, max_timestamp_ms=timestamp)
+        return created(error_code=code, issue_timestamp_ms=timestamp, expiry_timestamp_ms=timestamp,
+                       max_timestamp_ms=timestamp)
 
     if not _token_requests_allowed(request):
         return refusal(ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED)
@@ -57,15 +62,16 @@ async def create_delegation_token(request: Request, services: Services):
         token = await services.delegation_tokens.create(owner, requester, renewers, body.max_lifetime_ms)
     except KafkaError as exc:
         return refusal(exc.code, 0)
-    return _created(owner, requester, issue_timestamp_ms=token.issue_ms, expiry_timestamp_ms=token.expiry_ms,
-                    max_timestamp_ms=token.max_ms, token_id=token.token_id,
-                    hmac=services.delegation_tokens.hmac(token.token_id))
+    return created(issue_timestamp_ms=token.issue_ms, expiry_timestamp_ms=token.expiry_ms,
+                   max_timestamp_ms=token.max_ms, token_id=token.token_id,
+                   hmac=services.delegation_tokens.hmac(token.token_id))
 
 
-def _created(owner: KafkaPrincipal, requester: KafkaPrincipal, **fields):
-    return CREATE.Response(principal_type=owner.type, principal_name=owner.name,
-                           token_requester_principal_type=requester.type,
-                           token_requester_principal_name=requester.name, **fields)
+def _requester(requester: KafkaPrincipal, version: int) -> dict:
+    """The requester's fields of a token, in the versions that have them."""
+    if version < FIRST_REQUESTER_VERSION:
+        return {}
+    return {"token_requester_principal_type": requester.type, "token_requester_principal_name": requester.name}
 
 
 @handles("RenewDelegationToken")
@@ -101,7 +107,8 @@ async def describe_delegation_token(request: Request, services: Services):
     if owners == []:  # an empty list (not null, which is everyone's): none
         return DESCRIBE.Response()
     tokens = [token for token in store.tokens.values() if _visible(request, services, owners, token)]
-    return DESCRIBE.Response(tokens=[_described(token, store.hmac(token.token_id)) for token in tokens])
+    return DESCRIBE.Response(tokens=[_described(token, store.hmac(token.token_id), request.version)
+                                     for token in tokens])
 
 
 def _visible(request: Request, services: Services, owners: list[KafkaPrincipal] | None, token: TokenInfo) -> bool:
@@ -114,10 +121,9 @@ def _visible(request: Request, services: Services, owners: list[KafkaPrincipal] 
             or allowed(request, services, Operation.DESCRIBE_TOKENS, ResourceType.USER, str(token.owner)))
 
 
-def _described(token: TokenInfo, hmac: bytes):
+def _described(token: TokenInfo, hmac: bytes, version: int):
     Token, Renewer = DESCRIBE.Response.Tokens, DESCRIBE.Response.Tokens.Renewers
     return Token(principal_type=token.owner.type, principal_name=token.owner.name,
-                 token_requester_principal_type=token.requester.type,
-                 token_requester_principal_name=token.requester.name, issue_timestamp=token.issue_ms,
+                 **_requester(token.requester, version), issue_timestamp=token.issue_ms,
                  expiry_timestamp=token.expiry_ms, max_timestamp=token.max_ms, token_id=token.token_id, hmac=hmac,
                  renewers=[Renewer(principal_type=p.type, principal_name=p.name) for p in token.renewers])

@@ -1,4 +1,4 @@
-"""ACLs and SCRAM credentials in a cluster of gateways (issue 17): whatever gateway a change is
+"""ACLs, SCRAM credentials and delegation tokens in a cluster of gateways (issue 17): whatever gateway a change is
 sent to, the controller journals it and every gateway authorizes and authenticates by it; a new
 controller serves what it replayed.
 
@@ -30,6 +30,7 @@ from tests.gateway.sasl_connection import RawConnection
 from tests.gateway.sasl_setup import MECHANISM_TYPES, client_config, log_lines, with_sasl_listener
 from tests.gateway.test_acls import ANONYMOUS, STANDARD, unique
 from tests.gateway.test_cluster import PARTITIONS, create_topic_through, gateway_cluster, metadata, spread_over
+from tests.gateway.token_calls import SECRET, create, renew, signed_in, token_session
 from tests.protocol.sasl.scram_client import ScramClient
 
 CREATE, DELETE, DESCRIBE = by_name("CreateAcls"), by_name("DeleteAcls"), by_name("DescribeAcls")
@@ -44,8 +45,8 @@ DENIED = {(ANONYMOUS, AclOperation.WRITE, AclPermissionType.DENY),
 
 def secured_gateways(tmp_path):
     """Three gateways with an authorizer that lets everyone do what no ACL speaks of, each with a
-    SASL_PLAINTEXT listener beside its PLAINTEXT one."""
-    return gateway_cluster(tmp_path, 3, *OPEN_AUTHORIZER, prepare=with_sasl_listener)
+    SASL_PLAINTEXT listener beside its PLAINTEXT one, delegation tokens on."""
+    return gateway_cluster(tmp_path, 3, *OPEN_AUTHORIZER, *SECRET, prepare=with_sasl_listener)
 
 
 @pytest.fixture(scope="module")
@@ -165,6 +166,18 @@ def test_a_scram_user_created_through_a_follower_authenticates_through_every_gat
         assert log_lines(gateway, "event='authenticated'", f"principal='User:{USER}'", f"mechanism='{MECHANISM}'")
 
 
+def test_a_token_created_through_a_follower_authenticates_through_every_gateway(secured_cluster):
+    controller, first, second = secured_cluster
+    token = create(signed_in(first.sasl_port, "alice"), renewers=("User:quinn",))
+    assert token.error_code == ErrorCode.NONE
+    for gateway in secured_cluster:
+        wait_until(lambda g=gateway: token_session(g.sasl_port, token.token_id, token.hmac) is not None, TIMEOUT_S,
+                   "the token known to every gateway")
+    renewed = renew(signed_in(second.sasl_port, "quinn"), token.hmac, 60_000)
+    assert renewed.error_code == ErrorCode.NONE  # the controller found it by its HMAC, and quinn may renew it
+    assert renewed.expiry_timestamp_ms < token.expiry_timestamp_ms
+
+
 def test_a_new_controller_serves_what_it_replayed_and_the_changes_forwarded_to_it(tmp_path):
     with secured_gateways(tmp_path) as gateways:
         controller, first, second = gateways
@@ -172,6 +185,7 @@ def test_a_new_controller_serves_what_it_replayed_and_the_changes_forwarded_to_i
         create_topic_through(controller, topic)
         create_acls_through(first, topic, DENIED)
         create_scram_user_through(first, USER, PASSWORD)
+        token = create(signed_in(first.sasl_port, "alice"))
         controller.kill()
         wait_until(lambda: metadata(second).controller_id in (2, 3), TIMEOUT_S, "another gateway controls")
         successor, follower = (first, second) if metadata(second).controller_id == 2 else (second, first)
@@ -186,3 +200,4 @@ def test_a_new_controller_serves_what_it_replayed_and_the_changes_forwarded_to_i
             wait_until(lambda g=gateway: authenticates(g.sasl_port) and authenticates(g.sasl_port, "dora",
                                                                                       "dora-secret-512"),
                        TIMEOUT_S, "old and new users everywhere")
+            assert token_session(gateway.sasl_port, token.token_id, token.hmac) is not None

@@ -8,9 +8,10 @@ from protocol.sasl.scram import ScramMechanism
 
 
 class ScramClient:
-    def __init__(self, mechanism: ScramMechanism, user: str, password: str, nonce: str):
+    def __init__(self, mechanism: ScramMechanism, user: str, password: str, nonce: str, extensions: str = ""):
+        """`extensions`: Kafka's, name=value,... after the nonce (tokenauth=true for a delegation token)."""
         self.mechanism, self.password = mechanism, password
-        self.bare = f"n={user.replace('=', '=3D').replace(',', '=2C')},r={nonce}"
+        self.bare = f"n={user.replace('=', '=3D').replace(',', '=2C')},r={nonce}" + (extensions and f",{extensions}")
         self._server_signature = b""
 
     def first(self) -> bytes:

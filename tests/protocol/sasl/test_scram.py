@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from protocol.sasl.exchange import SaslFailure
-from protocol.sasl.scram import MECHANISMS, SHA_256, ScramCredential, ScramExchange
+from protocol.sasl.scram import MECHANISMS, SHA_256, ScramCredential, ScramExchange, TokenCredential
 from tests.protocol.sasl.scram_client import ScramClient
 
 # RFC 7677, section 3: user "user", password "pencil".
@@ -99,3 +99,28 @@ def test_a_name_with_commas_and_equals_signs_is_decoded():
     client = ScramClient(SHA_256, user, "secret", "n")
     server.step(client.final(server.step(client.first())))
     assert server.claimed == user
+
+
+def test_a_delegation_token_authenticates_with_tokenauth_as_its_owner_until_its_expiry():
+    hmac_text = base64.b64encode(b"h" * 64).decode()
+    token = TokenCredential(credential(SHA_256, hmac_text), "alice", 1_700_000_000_000)
+    server = ScramExchange(SHA_256, {}.get, "server", {"token-id": token}.get)
+    client = ScramClient(SHA_256, "token-id", hmac_text, "client", extensions="tokenauth=true")
+    assert client.verifies(server.step(client.final(server.step(client.first()))))
+    assert (server.claimed, server.token_owner, server.expires_ms) == ("token-id", "alice", 1_700_000_000_000)
+
+
+@pytest.mark.parametrize("extensions", ["", "tokenauth=false"])
+def test_a_token_id_without_tokenauth_true_is_an_unknown_user(extensions):
+    token = TokenCredential(credential(SHA_256, "secret"), "alice", 0)
+    server = ScramExchange(SHA_256, {}.get, "server", {"token-id": token}.get)
+    client = ScramClient(SHA_256, "token-id", "secret", "client", extensions=extensions)
+    with pytest.raises(SaslFailure, match="unknown user"):
+        server.step(client.first())
+
+
+def test_an_unknown_token_and_a_malformed_extension_fail():
+    with pytest.raises(SaslFailure, match="unknown delegation token"):
+        exchange(SHA_256, {"token-id": credential(SHA_256, "secret")}).step(b"n,,n=token-id,r=abc,tokenauth=TRUE")
+    with pytest.raises(SaslFailure, match="extension"):
+        exchange(SHA_256, {"alice": credential(SHA_256, "secret")}).step(b"n,,n=alice,r=abc,tokenauth")
