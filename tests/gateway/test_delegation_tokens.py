@@ -7,12 +7,15 @@ from __future__ import annotations
 import time
 
 import pytest
+from confluent_kafka.admin import AdminClient, ConfigResource
+from confluent_kafka.admin import ResourceType as ConfigResourceType
 
 from gateway.acls.model import Operation, PatternType, Permission, ResourceType
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
+from tests.gateway.clients import TIMEOUT_S
 from tests.gateway.sasl_connection import RawConnection
-from tests.gateway.sasl_setup import sasl_gateway
+from tests.gateway.sasl_setup import PLAIN_USERS, client_config, sasl_gateway
 from tests.gateway.test_acls import STANDARD
 from tests.gateway.token_calls import (
     SECRET,
@@ -122,3 +125,18 @@ def test_before_v3_a_token_is_the_requesters_and_described_without_requester(gua
     assert (created.error_code, created.principal_type, created.principal_name) == (ErrorCode.NONE, "User", "quinn")
     assert len(created.hmac) == 64
     assert created.token_id in described_ids(quinn, version=version)
+
+
+def test_the_apis_are_advertised_and_the_secret_key_described_as_sensitive_without_its_value(guarded):
+    versions = by_name("ApiVersions")
+    answer = RawConnection(guarded.port).call(versions, 3, versions.Request(client_software_name="t",
+                                                                           client_software_version="1"))
+    ranges = {key.api_key: (key.min_version, key.max_version) for key in answer.api_keys}
+    assert [ranges.get(key) for key in (38, 39, 40, 41)] == [(0, 3), (0, 2), (0, 2), (0, 3)]
+    broker = ConfigResource(ConfigResourceType.BROKER, "0")
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{guarded.sasl_port}",
+                         **client_config("confluent-kafka", "PLAIN", "admin", PLAIN_USERS["admin"])})
+    config = admin.describe_configs([broker])[broker].result(TIMEOUT_S)
+    secret = config["delegation.token.secret.key"]
+    assert secret.is_sensitive and secret.value is None
+    assert config["delegation.token.expiry.check.interval.ms"].value == "3600000"
