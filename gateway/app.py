@@ -112,14 +112,14 @@ async def _serve_until_stopped(settings: Settings, early: EarlyStart, listener: 
                     await nursery.start(storage.run)
                     listener.dispatcher = Dispatcher(ROUTES, None)
                     member = await start_broker(nursery, settings, storage, ports, listener.dispatcher)
-                    services = listener.dispatcher.services
-                    # the store of the services now serving: a gateway that becomes the controller replaces them
+                    # the stores of the services now serving: a gateway that becomes the controller replaces them
                     listener.authentication = sessions(Authenticator(
                         broker, lambda user, mechanism: listener.dispatcher.services.scram_credentials.lookup(
                             user, mechanism),
                         lambda token_id, mechanism: listener.dispatcher.services.delegation_tokens.credential(
                             token_id, mechanism)))
-                    listener.connection_quota = ConnectionRates(services.quotas, broker.max_connection_creation_rate,
+                    listener.connection_quota = ConnectionRates(lambda: listener.dispatcher.services.quotas,
+                                                                broker.max_connection_creation_rate,
                                                                 broker.quota_window_num,
                                                                 broker.quota_window_size_seconds)
                     await nursery.start(listener.serve)

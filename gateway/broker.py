@@ -11,8 +11,9 @@ the controller starts as a lone gateway does, but leads only the partitions
 assigned to it; the others take their topics from the controller. Every
 gateway coordinates the groups and transactional ids of the
 __consumer_offsets and __transaction_state partitions it leads. ACLs, SCRAM credentials, delegation tokens,
-group configs and dynamic broker configs the controller shares, the others mirror them and forward changes
-to it. The dynamic broker configs are replayed first: topics open with the settings they say.
+group configs, dynamic broker configs and client quotas the controller shares, the others mirror them and
+forward changes to it. The dynamic broker configs are replayed first: topics open with the settings they say.
+Each gateway measures its own clients' quota rates, for its whole life (`QuotaRates`), whatever its role.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from gateway.group.group_coordinator import GroupCoordinator
 from gateway.group.offsets_records import offsets_topic_records
 from gateway.group.sharded_groups import ShardedGroups
 from gateway.partitions.fetch_sessions import FetchSessions
-from gateway.quotas.quota_store import ClientQuotas
+from gateway.quotas.quota_store import ClientQuotas, QuotaRates
 from gateway.security.delegation_token_store import DelegationTokens
 from gateway.security.scram_credentials import ScramCredentials
 from gateway.server.dispatch import Dispatcher
@@ -68,19 +69,21 @@ async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshS
     In a cluster, this gateway's membership (what a controlled shutdown goes through)."""
     broker = settings.broker
     await wait_for_stores(broker, storage)
+    rates = QuotaRates(broker.quota_window_num, broker.quota_window_size_seconds)
     if settings.chp.chp_servers:
         member = ClusterMember(settings, ports, dispatcher, storage.live_stores)
-        await member.start(nursery, partial(_start_state, settings=settings, storage=storage),
-                           partial(_start_follower, settings=settings, storage=storage))
+        await member.start(nursery, partial(_start_state, settings=settings, storage=storage, rates=rates),
+                           partial(_start_follower, settings=settings, storage=storage, rates=rates))
         return member
     cluster = ClusterView(broker)
     cluster.bound(ports)
-    dispatcher.services = await _start_state(nursery, cluster, None, settings=settings, storage=storage)
+    dispatcher.services = await _start_state(nursery, cluster, None, settings=settings, storage=storage, rates=rates)
     return None
 
 
 async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: TopicSharing,
-                          producer_ids: ProducerIdBlocks, *, settings: Settings, storage: MeshStorage) -> Services:
+                          producer_ids: ProducerIdBlocks, *, settings: Settings, storage: MeshStorage,
+                          rates: QuotaRates) -> Services:
     """A gateway that is not the controller: its journals are the controller's, never replayed here."""
     broker = settings.broker
     discards = DiscardDirectives(storage, broker.cluster_id)
@@ -95,9 +98,10 @@ async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: 
     group_configs = GroupConfigs(Journal(storage, broker, "group_configs", discards), broker,
                                  SharedJournal(sharing.client, "group_configs", follows=True))
     groups, transactions = await _coordinators(nursery, broker, topics, cluster, sharing, producer_ids, group_configs)
-    quotas = ClientQuotas(Journal(storage, broker, "quotas", discards), broker.quota_window_num,
-                          broker.quota_window_size_seconds)
-    # ACLs, SCRAM credentials and tokens mirrored from the controller, their journals never replayed nor written here
+    # Quotas, ACLs, SCRAM credentials and tokens mirrored from the controller, their journals never replayed
+    # nor written here
+    quotas = ClientQuotas(Journal(storage, broker, "quotas", discards), rates,
+                          SharedJournal(sharing.client, "quotas", follows=True))
     acls = Acls(Journal(storage, broker, "acls", discards), broker, SharedJournal(sharing.client, "acls", follows=True))
     scram_credentials = ScramCredentials(Journal(storage, broker, "credentials", discards),
                                          SharedJournal(sharing.client, "credentials", follows=True))
@@ -106,7 +110,7 @@ async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: 
     nursery.start_soon(follow_journals, sharing.client, {"acls": acls.replace, "credentials": scram_credentials.replace,
                                                          "tokens": tokens.replace,
                                                          "group_configs": group_configs.replace,
-                                                         "configs": dynamic.replace})
+                                                         "configs": dynamic.replace, "quotas": quotas.replace})
     return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials, tokens,
                      group_configs, dynamic, producer_ids=producer_ids)
 
@@ -126,7 +130,7 @@ async def _coordinators(nursery: trio.Nursery, broker: BrokerSettings, topics: T
 
 
 async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: TopicSharing | None, *,
-                       settings: Settings, storage: MeshStorage) -> Services:
+                       settings: Settings, storage: MeshStorage, rates: QuotaRates) -> Services:
     broker = settings.broker
     discards = DiscardDirectives(storage, broker.cluster_id)
     journals = {kind: Journal(storage, broker, kind, discards)
@@ -147,7 +151,7 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
     else:
         groups, transactions = await _coordinators(nursery, broker, topics, cluster, sharing, topics.producer_ids,
                                                    group_configs)
-    quotas = ClientQuotas(journals["quotas"], broker.quota_window_num, broker.quota_window_size_seconds)
+    quotas = ClientQuotas(journals["quotas"], rates, _shared(sharing, "quotas"))
     await nursery.start(quotas.run)
     acls = Acls(journals["acls"], broker, _shared(sharing, "acls"))
     await nursery.start(acls.run)
@@ -159,7 +163,7 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
         nursery.start_soon(serve_journal_changes, sharing.client,
                            {"acls": acls.apply_forwarded, "credentials": scram_credentials.apply_forwarded,
                             "tokens": tokens.apply_forwarded, "group_configs": group_configs.apply_forwarded,
-                            "configs": dynamic.apply_forwarded})
+                            "configs": dynamic.apply_forwarded, "quotas": quotas.apply_forwarded})
     collector = BrokerStateCollector(topics, groups, journals, storage.live_stores)
     REGISTRY.register(collector)
     nursery.start_soon(_undo_when_ended, partial(REGISTRY.unregister, collector),

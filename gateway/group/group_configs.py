@@ -131,11 +131,8 @@ class GroupConfigs(JournaledState):
                     validate_only: bool) -> None:
         """Set (a value) or remove (None) configs of a group (`replace`: every other one removed too),
         once checked and, unless `validate_only`, journaled."""
-        change = {"group": group_id, "changes": changes, "replace": replace, "validate_only": validate_only}
-        if self.follows:
-            await self.forwarded(change)
-        else:
-            await self.apply_forwarded(change)
+        await self.changed({"group": group_id, "changes": changes, "replace": replace,
+                            "validate_only": validate_only})
 
     async def apply_forwarded(self, change: dict) -> dict:
         """Check, journal and apply a change: one this gateway was sent, or (the controller) another gateway."""

@@ -11,6 +11,8 @@ that the client does not reconnect at once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import trio
 
 from gateway.quotas.quota_store import ClientQuotas
@@ -20,8 +22,8 @@ UNLIMITED = 2**31 - 1  # Kafka's default rate: no bound
 
 
 class ConnectionRates:
-    def __init__(self, quotas: ClientQuotas, max_rate: int, window_num: int, window_size_s: int):
-        self.quotas = quotas
+    def __init__(self, quotas: Callable[[], ClientQuotas], max_rate: int, window_num: int, window_size_s: int):
+        self.quotas = quotas  # those now serving: a gateway that becomes the controller replaces them
         self.max_rate = max_rate
         self._accepted = Rate(window_num, window_size_s)
 
@@ -36,4 +38,4 @@ class ConnectionRates:
 
     def ip_throttle_s(self, address: str) -> float:
         """Count the connection against its IP's quota: how long it is throttled (then closed), 0 if not."""
-        return self.quotas.record_connection(address) / 1000
+        return self.quotas().record_connection(address) / 1000

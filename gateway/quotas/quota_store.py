@@ -2,11 +2,18 @@
 
 Each change of an entity's quotas is journaled as the entity's whole set of
 values (none: the entity is gone), so replay keeps the last entry of each.
+In a cluster of gateways the controller alone journals the changes and
+shares the values after each; every other gateway mirrors them and forwards
+the changes it is sent to the controller, as Kafka keeps quotas in the
+cluster's metadata, which every broker has.
+
 A client's quota of a kind is the one of the first entity in Kafka's order
 of precedence that has it (user and client id, then the user's default
 client, the user, ... down to the default client id); its rate (a token bucket
 for controller_mutation_rate) is measured per entity, the defaults standing
-for the client's own user and client id, as Kafka's quota sensors are.
+for the client's own user and client id, as Kafka's quota sensors are. Each
+gateway measures its own connections only, as each Kafka broker does, and
+keeps what it measured when its role in the cluster changes.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from gateway.quotas.entities import (
 from gateway.quotas.rate import Rate
 from gateway.quotas.token_bucket import TokenBucket
 from gateway.storage.journal import Journal
+from gateway.storage.journal_sharing import JournaledState, JournalSharing
 
 ENTRY = "client_quota"
 ANONYMOUS = "ANONYMOUS"  # the user of a connection not authenticated, as Kafka names it
@@ -39,47 +47,66 @@ def _precedence(user: str, client_id: str) -> list[Entity]:
     ]
 
 
-class ClientQuotas:
-    def __init__(self, journal: Journal, window_num: int, window_size_s: int):
-        self.journal = journal
+class QuotaRates:
+    """The rates a gateway measures of its clients, by quota key and measured entity. They outlive the
+    quotas' values, which a change of the gateway's role rebuilds: a client keeps what it was counted."""
+
+    def __init__(self, window_num: int, window_size_s: int):
         self.window_num, self.window_size_s = window_num, window_size_s
-        self.values: dict[Entity, dict[str, float]] = {}
         self._stats: dict[tuple[str, Entity], Rate | TokenBucket] = {}
+
+    def of(self, key: str, measured: Entity, now: float) -> Rate | TokenBucket:
+        stat = self._stats.get((key, measured))
+        if stat is None:  # a new client: first forget those that have nothing counted any more
+            self._stats = {k: s for k, s in self._stats.items() if not s.idle(now)}
+            kind = TokenBucket if key == CONTROLLER_MUTATION_RATE else Rate
+            stat = self._stats[(key, measured)] = kind(self.window_num, self.window_size_s)
+        return stat
+
+    def counted(self, key: str, measured: Entity) -> Rate | TokenBucket | None:
+        return self._stats.get((key, measured))
+
+
+class ClientQuotas(JournaledState):
+    ENTRY = ENTRY
+
+    def __init__(self, journal: Journal, rates: QuotaRates, sharing: JournalSharing | None = None):
+        super().__init__(journal, sharing)
+        self.values: dict[Entity, dict[str, float]] = {}  # by entity: its quotas
+        self.rates = rates
         self._lock = trio.Lock()
 
-    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        for entry in await self.journal.replay():
-            if entry["type"] == ENTRY:
-                self._apply(tuple(tuple(pair) for pair in entry["entity"]), entry["values"])
-        async with trio.open_nursery() as nursery:
-            self.journal.compact_with(nursery, self._snapshot)
-            task_status.started()
-            await trio.sleep_forever()
+    def _clear(self) -> None:
+        self.values = {}
 
     def _snapshot(self) -> list[dict]:
-        return [self._entry(entity, values) for entity, values in self.values.items()]
+        return [_entry(entity, values) for entity, values in self.values.items()]
 
-    @staticmethod
-    def _entry(entity: Entity, values: dict[str, float]) -> dict:
-        return {"type": ENTRY, "entity": [list(pair) for pair in entity], "values": values}
-
-    def _apply(self, entity: Entity, values: dict[str, float]) -> None:
-        if values:
-            self.values[entity] = values
+    def _apply(self, entry: dict) -> None:
+        entity = _entity(entry["entity"])
+        if entry["values"]:
+            self.values[entity] = entry["values"]
         else:
             self.values.pop(entity, None)
 
     async def alter(self, entity: Entity, changes: dict[str, float | None]) -> None:
         """Set (a value) or remove (None) quotas of an entity, once journaled."""
+        await self.changed({"entity": [list(pair) for pair in entity], "changes": changes})
+
+    async def apply_forwarded(self, change: dict) -> dict:
         async with self._lock:
+            entity = _entity(change["entity"])
             values = dict(self.values.get(entity, {}))
-            for key, value in changes.items():
+            for key, value in change["changes"].items():
                 if value is None:
                     values.pop(key, None)
                 else:
                     values[key] = value
-            await self.journal.write(self._entry(entity, values))
-            self._apply(entity, values)
+            entry = _entry(entity, values)
+            await self.journal.write(entry)
+            self._apply(entry)
+            await self._share()
+        return {}
 
     def describe(self, exact: dict[str, str | None], any_name: set[str], strict: bool
                  ) -> list[tuple[Entity, dict[str, float]]]:
@@ -104,7 +131,7 @@ class ClientQuotas:
             return 0
         bound, measured = found
         now = trio.current_time()
-        stat = self._stat(key, measured, now)
+        stat = self.rates.of(key, measured, now)
         stat.record(value, bound, now)
         return stat.throttle_ms(bound, now)
 
@@ -114,7 +141,7 @@ class ClientQuotas:
         if found is None:
             return 0
         now = trio.current_time()
-        return self._stat(key, found[1], now).throttle_ms(found[0], now)
+        return self.rates.of(key, found[1], now).throttle_ms(found[0], now)
 
     def record_connection(self, address: str) -> int:
         """Count a new connection from `address` against its IP's connection_creation_rate (its own
@@ -123,26 +150,26 @@ class ClientQuotas:
         if bound is None:
             return 0
         now = trio.current_time()
-        stat = self._stat(CONNECTION_CREATION_RATE, ((IP, address),), now)
+        stat = self.rates.of(CONNECTION_CREATION_RATE, ((IP, address),), now)
         stat.record(1, bound, now)
         return stat.throttle_ms(bound, now)
 
     def unrecord(self, key: str, client_id: str | None, value: float, user: str = ANONYMOUS) -> None:
         found = self.quota(key, user, client_id or "")
-        stat = found and self._stats.get((key, found[1]))
+        stat = found and self.rates.counted(key, found[1])
         if isinstance(stat, Rate):
             stat.unrecord(value)
-
-    def _stat(self, key: str, measured: Entity, now: float) -> Rate | TokenBucket:
-        stat = self._stats.get((key, measured))
-        if stat is None:  # a new client: first forget those that have nothing counted any more
-            self._stats = {k: s for k, s in self._stats.items() if not s.idle(now)}
-            kind = TokenBucket if key == CONTROLLER_MUTATION_RATE else Rate
-            stat = self._stats[(key, measured)] = kind(self.window_num, self.window_size_s)
-        return stat
 
     def window_bytes(self, key: str, client_id: str | None, user: str = ANONYMOUS) -> float:
         """The most the client's quota of `key` lets through in all but one window (Kafka bounds a
         fetch by it), unbounded without a quota."""
         found = self.quota(key, user, client_id or "")
-        return float("inf") if found is None else found[0] * (self.window_num - 1) * self.window_size_s
+        return float("inf") if found is None else found[0] * (self.rates.window_num - 1) * self.rates.window_size_s
+
+
+def _entry(entity: Entity, values: dict[str, float]) -> dict:
+    return {"type": ENTRY, "entity": [list(pair) for pair in entity], "values": values}
+
+
+def _entity(pairs: list[list]) -> Entity:
+    return tuple(tuple(pair) for pair in pairs)

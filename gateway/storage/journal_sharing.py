@@ -69,6 +69,14 @@ class JournaledState:
     def follows(self) -> bool:
         return self.sharing is not None and self.sharing.follows
 
+    async def changed(self, change: dict) -> dict:
+        """The outcome of a change this gateway was sent: applied here, or by the controller it follows."""
+        return await (self.forwarded(change) if self.follows else self.apply_forwarded(change))
+
+    async def apply_forwarded(self, change: dict) -> dict:
+        """Apply a change, journaled and shared: one this gateway was sent, or (the controller) another gateway."""
+        raise NotImplementedError
+
     async def forwarded(self, change: dict) -> dict:
         """The controller's outcome of a change, its state mirrored here at once."""
         result = await self.sharing.forward(change)

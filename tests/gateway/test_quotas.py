@@ -47,19 +47,22 @@ class QuotaAdmin:
     def __init__(self, bootstrap: str, client_id: str = "quota-admin"):
         self.admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id=client_id)
 
-    def send(self, request):
-        return self.admin._manager.run(self.admin._manager.send, request)
+    def send(self, request, node_id: int | None = None):
+        """The response of the gateway `node_id` (of the least loaded one if None)."""
+        return self.admin._manager.run(self.admin._manager.send, request, node_id)
 
-    def alter(self, *entries: tuple[list, list], validate_only: bool = False) -> list[tuple[int, str | None]]:
+    def alter(self, *entries: tuple[list, list], validate_only: bool = False,
+              node_id: int | None = None) -> list[tuple[int, str | None]]:
         response = self.send(AlterClientQuotasRequest(
-            entries=[Entry(entity=e, ops=ops) for e, ops in entries], validate_only=validate_only))
+            entries=[Entry(entity=e, ops=ops) for e, ops in entries], validate_only=validate_only), node_id)
         return [(r.error_code, r.error_message) for r in response.entries]
 
-    def describe(self, *components: tuple[str, int, str | None], strict: bool = False):
+    def describe(self, *components: tuple[str, int, str | None], strict: bool = False, node_id: int | None = None):
         """{entity as ((type, name), ...): {key: value}}, or (error code, message)."""
         component = DescribeClientQuotasRequest.ComponentData
         response = self.send(DescribeClientQuotasRequest(
-            components=[component(entity_type=t, match_type=m, match=n) for t, m, n in components], strict=strict))
+            components=[component(entity_type=t, match_type=m, match=n) for t, m, n in components], strict=strict),
+            node_id)
         if response.error_code:
             return response.error_code, response.error_message
         return {tuple((e.entity_type, e.entity_name) for e in entry.entity): {v.key: v.value for v in entry.values}

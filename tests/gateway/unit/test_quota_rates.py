@@ -1,6 +1,6 @@
 """Which quota applies to a client, and the throttle times Kafka's rates give."""
 
-from gateway.quotas.quota_store import ANONYMOUS, ClientQuotas
+from gateway.quotas.quota_store import ANONYMOUS, ClientQuotas, QuotaRates
 from gateway.quotas.rate import Rate
 from gateway.quotas.token_bucket import TokenBucket
 
@@ -8,7 +8,7 @@ KEY = "producer_byte_rate"
 
 
 def test_the_most_specific_entity_wins_in_kafkas_order():
-    quotas = ClientQuotas(journal=None, window_num=11, window_size_s=1)
+    quotas = ClientQuotas(journal=None, rates=QuotaRates(window_num=11, window_size_s=1))
     levels = [
         ((("client-id", None),), 8), ((("client-id", "app"),), 7), ((("user", None),), 6),
         ((("client-id", None), ("user", None)), 5), ((("client-id", "app"), ("user", None)), 4),
@@ -42,3 +42,14 @@ def test_a_token_bucket_holds_the_whole_window_and_refills_at_the_quota():
     assert bucket.throttle_ms(1.0, 0.0) == 3000
     assert bucket.throttle_ms(1.0, 1.0) == 2000
     assert not bucket.idle(5.0) and bucket.idle(14.0)
+
+
+async def test_a_client_keeps_what_was_counted_when_the_quotas_are_rebuilt():
+    """A gateway whose role in a cluster changes rebuilds its quotas' values, not its clients' rates."""
+    rates = QuotaRates(window_num=11, window_size_s=1)
+    as_follower, as_controller = ClientQuotas(journal=None, rates=rates), ClientQuotas(journal=None, rates=rates)
+    for quotas in (as_follower, as_controller):
+        quotas.values[(("client-id", "app"),)] = {KEY: 100}
+    throttle_ms = as_follower.record(KEY, "app", 10_000)
+    assert throttle_ms > 0
+    assert as_controller.throttle_ms(KEY, "app") == throttle_ms
