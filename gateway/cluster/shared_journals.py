@@ -1,6 +1,7 @@
-"""Journaled state the controller shares with every gateway: the ACLs, the SCRAM credentials, the delegation tokens.
+"""Journaled state the controller shares with every gateway: the ACLs, the SCRAM credentials, the delegation tokens,
+the client quotas, the group configs and the dynamic broker configs.
 
-Only the controller writes the `acls`, `credentials` and `tokens` journals. After
+Only the controller writes their journals. After
 replaying one, and after every change, it puts the store's state (the entries
 a compaction would write: bindings; salted credentials, never passwords) in
 `cluster/journals/<journal>`, which the other gateways mirror live. A change
