@@ -144,7 +144,7 @@ class DelegationTokens(JournaledState):
 
     async def create(self, owner: KafkaPrincipal, requester: KafkaPrincipal, renewers: list[KafkaPrincipal],
                      max_lifetime_ms: int) -> TokenInfo:
-        result = await self._decided({"op": "create", "owner": _principal_entry(owner),
+        result = await self.changed({"op": "create", "owner": _principal_entry(owner),
                                       "requester": _principal_entry(requester),
                                       "renewers": [_principal_entry(p) for p in renewers],
                                       "max_lifetime_ms": max_lifetime_ms})
@@ -152,16 +152,11 @@ class DelegationTokens(JournaledState):
 
     async def renew(self, principal: KafkaPrincipal, token_hmac: bytes, period_ms: int) -> int:
         """The token's new expiry timestamp."""
-        return (await self._decided(_hmac_change("renew", principal, token_hmac, period_ms)))["expiry_ms"]
+        return (await self.changed(_hmac_change("renew", principal, token_hmac, period_ms)))["expiry_ms"]
 
     async def expire(self, principal: KafkaPrincipal, token_hmac: bytes, period_ms: int) -> int:
         """The token's new expiry timestamp: now, and the token removed, for a negative period."""
-        return (await self._decided(_hmac_change("expire", principal, token_hmac, period_ms)))["expiry_ms"]
-
-    async def _decided(self, change: dict) -> dict:
-        if self.follows:
-            return await self.forwarded(change)
-        return await self.apply_forwarded(change)
+        return (await self.changed(_hmac_change("expire", principal, token_hmac, period_ms)))["expiry_ms"]
 
     async def apply_forwarded(self, change: dict) -> dict:
         """Decide a change (this gateway's or, the controller, another's), journal and apply its outcome."""

@@ -83,10 +83,7 @@ class ScramCredentials(JournaledState):
     async def alter(self, user: str, mechanism: ScramMechanism, credential: ScramCredential | None) -> None:
         """Set (or, None, delete) a user's credential for a mechanism, once journaled."""
         entry = _entry((user, mechanism.name), credential)
-        if self.follows:
-            await self.forwarded(entry)
-        else:
-            await self.apply_forwarded(entry)
+        await self.changed(entry)
 
     async def apply_forwarded(self, entry: dict) -> dict:
         """Journal and apply a change: one this gateway was sent, or (the controller) another gateway."""
