@@ -11,9 +11,10 @@ the controller starts as a lone gateway does, but leads only the partitions
 assigned to it; the others take their topics from the controller. Every
 gateway coordinates the groups and transactional ids of the
 __consumer_offsets and __transaction_state partitions it leads. ACLs, SCRAM credentials, delegation tokens,
-group configs, dynamic broker configs and client quotas the controller shares, the others mirror them and
-forward changes to it. The dynamic broker configs are replayed first: topics open with the settings they say.
-Each gateway measures its own clients' quota rates, for its whole life (`QuotaRates`), whatever its role.
+group configs, dynamic broker configs, client quotas and finalized features the controller shares, the others
+mirror them and forward changes to it. The dynamic broker configs are replayed first: topics open with the
+settings they say. Each gateway measures its own clients' quota rates, for its whole life (`QuotaRates`),
+whatever its role.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from gateway.cluster.shared_journals import SharedJournal, follow_journals, serv
 from gateway.cluster_member import ClusterMember
 from gateway.configs.broker_configs import BrokerConfigs
 from gateway.configs.dynamic_configs import DynamicConfigs
+from gateway.features.finalized_features import FinalizedFeatures
 from gateway.group.group_configs import GroupConfigs
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.group.offsets_records import offsets_topic_records
@@ -107,12 +109,16 @@ async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: 
                                          SharedJournal(sharing.client, "credentials", follows=True))
     tokens = DelegationTokens(Journal(storage, broker, "tokens", discards), broker,
                               SharedJournal(sharing.client, "tokens", follows=True))
+    features = FinalizedFeatures(Journal(storage, broker, "features", discards), broker.node_id,
+                                 SharedJournal(sharing.client, "features", follows=True))
+    features.replace(shared_entries(sharing.client, "features"))
     nursery.start_soon(follow_journals, sharing.client, {"acls": acls.replace, "credentials": scram_credentials.replace,
                                                          "tokens": tokens.replace,
                                                          "group_configs": group_configs.replace,
-                                                         "configs": dynamic.replace, "quotas": quotas.replace})
+                                                         "configs": dynamic.replace, "quotas": quotas.replace,
+                                                         "features": features.replace})
     return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials, tokens,
-                     group_configs, dynamic, producer_ids=producer_ids)
+                     group_configs, dynamic, features, producer_ids=producer_ids)
 
 
 async def _coordinators(nursery: trio.Nursery, broker: BrokerSettings, topics: TopicRegistry, cluster: ClusterView,
@@ -135,7 +141,7 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
     discards = DiscardDirectives(storage, broker.cluster_id)
     journals = {kind: Journal(storage, broker, kind, discards)
                 for kind in ("metadata", "groups", "transactions", "quotas", "acls", "credentials", "tokens",
-                             "group_configs", "configs")}
+                             "group_configs", "configs", "features")}
     await storage.prefetch_heads(*(journal.subject for journal in journals.values()), DISCARD_SUBJECT)
     await discards.open()  # each journal sends directives for its older generations at replay
     dynamic = DynamicConfigs(journals["configs"], broker, _shared(sharing, "configs"))
@@ -159,18 +165,21 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
     await nursery.start(scram_credentials.run)
     tokens = DelegationTokens(journals["tokens"], broker, _shared(sharing, "tokens"))
     await nursery.start(tokens.run)
+    features = FinalizedFeatures(journals["features"], broker.node_id, _shared(sharing, "features"))
+    await nursery.start(features.run)
     if sharing is not None:
         nursery.start_soon(serve_journal_changes, sharing.client,
                            {"acls": acls.apply_forwarded, "credentials": scram_credentials.apply_forwarded,
                             "tokens": tokens.apply_forwarded, "group_configs": group_configs.apply_forwarded,
-                            "configs": dynamic.apply_forwarded, "quotas": quotas.apply_forwarded})
+                            "configs": dynamic.apply_forwarded, "quotas": quotas.apply_forwarded,
+                            "features": features.apply_forwarded})
     collector = BrokerStateCollector(topics, groups, journals, storage.live_stores)
     REGISTRY.register(collector)
     nursery.start_soon(_undo_when_ended, partial(REGISTRY.unregister, collector),
                        *(journal.close for journal in journals.values()), discards.close)
     log.info("broker_ready", topics=len(topics.topics))
     return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials, tokens,
-                     group_configs, dynamic)
+                     group_configs, dynamic, features)
 
 
 async def _undo_when_ended(*undo) -> None:
@@ -220,12 +229,13 @@ def _shared(sharing: TopicSharing | None, journal: str) -> SharedJournal | None:
 
 def _services(settings: Settings, cluster: ClusterView, topics: TopicRegistry, groups, transactions,
               quotas: ClientQuotas, acls: Acls, scram_credentials: ScramCredentials, tokens: DelegationTokens,
-              group_configs: GroupConfigs, dynamic: DynamicConfigs, producer_ids=None) -> Services:
+              group_configs: GroupConfigs, dynamic: DynamicConfigs, features: FinalizedFeatures,
+              producer_ids=None) -> Services:
     return Services(cluster=cluster, topics=topics, groups=groups, transactions=transactions,
                     producer_ids=producer_ids or topics.producer_ids, fetch_sessions=FetchSessions(),
                     broker_configs=BrokerConfigs(settings, cluster, dynamic), log_dir=settings.broker.log_dirs,
                     quotas=quotas, acls=acls, scram_credentials=scram_credentials, delegation_tokens=tokens,
-                    group_configs=group_configs)
+                    group_configs=group_configs, features=features)
 
 
 async def wait_for_stores(broker: BrokerSettings, storage: MeshStorage) -> None:

@@ -1,6 +1,13 @@
-"""ConsumerGroupHeartbeat and ConsumerGroupDescribe: KIP-848 consumer groups."""
+"""ConsumerGroupHeartbeat and ConsumerGroupDescribe: KIP-848 consumer groups.
+
+Both are served while the cluster finalizes group.version 1; at 0 Kafka
+refuses them with UNSUPPORTED_VERSION and no message before any other check
+(ConsumerGroupDescribe: for each group asked for).
+"""
 
 from __future__ import annotations
+
+import functools
 
 from gateway.acls.model import Operation, ResourceType
 from gateway.api.authorization import FAILURES, allowed, allowed_names, group_id, requires
@@ -8,6 +15,7 @@ from gateway.api.group_admin import group_operations
 from gateway.api.group_membership import client_host, coordinator_refusals
 from gateway.api.registry import handles
 from gateway.api.services import Services, Topics
+from gateway.features.levels import GROUP_VERSION
 from gateway.group.assignors import DEFAULT_ASSIGNOR
 from gateway.group.consumer_membership import HeartbeatResult
 from gateway.group.consumer_requests import HeartbeatRequest
@@ -23,7 +31,20 @@ CLASSIC_MEMBER_TYPE, CONSUMER_MEMBER_TYPE = 0, 1  # ConsumerGroupDescribe v1's m
 FIRST_MEMBER_TYPE_VERSION = 1
 
 
+def consumer_protocol_finalized(refusal):
+    """The handler while group.version is 1, else `refusal(body)`: Kafka's answer without the protocol."""
+    def declare(handler):
+        @functools.wraps(handler)
+        async def gated(request: Request, services: Services):
+            if services.features.level(GROUP_VERSION) < 1:
+                return refusal(request.body)
+            return await handler(request, services)
+        return gated
+    return declare
+
+
 @handles("ConsumerGroupHeartbeat")
+@consumer_protocol_finalized(lambda body: HEARTBEAT.Response(error_code=ErrorCode.UNSUPPORTED_VERSION))
 @requires(Operation.READ, ResourceType.GROUP, group_id)
 @coordinator_refusals
 async def consumer_group_heartbeat(request: Request, services: Services):
@@ -60,6 +81,9 @@ def heartbeat_response(result: HeartbeatResult):
 
 
 @handles("ConsumerGroupDescribe")
+@consumer_protocol_finalized(lambda body: DESCRIBE.Response(groups=[
+    DESCRIBE.Response.Groups(group_id=group_id, error_code=ErrorCode.UNSUPPORTED_VERSION)
+    for group_id in body.group_ids]))
 async def consumer_group_describe(request: Request, services: Services):
     body = request.body
     return DESCRIBE.Response(groups=[

@@ -23,6 +23,7 @@ from gateway.acls.authorizer import Who
 from gateway.acls.model import AclBinding, AclFilter, Operation, ResourceType
 from gateway.cluster.cluster_view import BrokerEndpoint
 from gateway.configs.broker_configs import BrokerConfig, Synonym
+from gateway.features.levels import Update
 from gateway.group.classic import ClassicGroup, JoinResult, SyncResult
 from gateway.group.classic_membership import JoinRequest
 from gateway.group.committed_offsets import Committed
@@ -326,6 +327,17 @@ class GroupConfigStore(Protocol):
                     validate_only: bool) -> None: ...
 
 
+class Features(Protocol):
+    """The cluster's finalized feature levels (KIP-584) and their epoch; `update` raises Kafka's refusal."""
+
+    levels: dict[str, int]
+    epoch: int
+
+    def level(self, feature: str) -> int: ...
+
+    async def update(self, updates: list[Update], *, validate_only: bool) -> None: ...
+
+
 class BrokerConfigs(Protocol):
     dynamic: DynamicBrokerConfigs
 
@@ -353,3 +365,4 @@ class Services:
     scram_credentials: ScramCredentialStore
     group_configs: GroupConfigStore
     delegation_tokens: DelegationTokenStore
+    features: Features

@@ -1,5 +1,6 @@
-"""ApiVersions: the API ranges this gateway serves."""
+"""ApiVersions: the API ranges this gateway serves, and its feature flags (KIP-584)."""
 
+from gateway.api.features import finalized_features, supported_features
 from gateway.api.registry import ROUTES, handles
 from gateway.api.services import Services
 from gateway.server.dispatch import Request
@@ -16,4 +17,6 @@ async def api_versions(request: Request, services: Services):
                              max_version=route.versions.high)
         for key, route in sorted(ROUTES.items())
     ]
-    return API.Response(error_code=ErrorCode.NONE, api_keys=keys)
+    return API.Response(error_code=ErrorCode.NONE, api_keys=keys, supported_features=supported_features(request.version),
+                        finalized_features=finalized_features(services),
+                        finalized_features_epoch=services.features.epoch)

@@ -4,7 +4,7 @@ import importlib
 
 import pytest
 
-from protocol.kafka import decode_request, decode_response, encode_request, encode_response
+from protocol.kafka import decode_body, decode_request, decode_response, encode_body, encode_request, encode_response
 from protocol.kafka.message_classes import camel, message_classes
 from protocol.kafka.schema import Field
 
@@ -38,6 +38,7 @@ APIS = [
     ("expire_delegation_token", 40, "ExpireDelegationToken", "0-2", "2+"),
     ("describe_delegation_token", 41, "DescribeDelegationToken", "0-3", "2+"),
     ("list_config_resources", 74, "ListConfigResources", "0-1", "0+"),
+    ("update_features", 57, "UpdateFeatures", "0-2", "0+"),
 ]
 
 
@@ -323,3 +324,35 @@ def test_delegation_token_apis():
         "principal_type", "principal_name", "token_requester_principal_type", "token_requester_principal_name",
         "issue_timestamp", "expiry_timestamp", "max_timestamp", "token_id", "hmac", "renewers",
     ]
+
+
+def test_update_features():
+    declared = api("update_features")
+    assert names(declared.request) == ["timeout_ms", "feature_updates", "validate_only"]
+    assert names(field(declared.request, "feature_updates").fields) == [
+        "feature", "max_version_level", "allow_downgrade", "upgrade_type",
+    ]
+    assert field(declared.request, "feature_updates.allow_downgrade").versions == "0"
+    assert field(declared.response, "results").versions == "0-1"
+    # v1 as Kafka writes it: a safe downgrade of group.version to 0, validated only
+    wire = (bytes.fromhex("0000ea60" "02" "0e") + b"group.version" + bytes.fromhex("0000" "02" "00" "01" "00"))
+    body = decode_body(declared, 1, "request", wire)[0]
+    (update,) = body.feature_updates
+    assert (body.timeout_ms, update.feature, update.max_version_level, update.upgrade_type, body.validate_only) == (
+        60000, "group.version", 0, 2, True)
+    assert encode_body(declared, 1, "request", body) == wire
+    # v2 answers without the per-feature results
+    assert encode_body(declared, 2, "response", declared.Response()) == bytes.fromhex("00000000" "0000" "00" "00")
+
+
+def test_api_versions_features_are_tagged_and_left_out_at_their_defaults():
+    declared = importlib.import_module("protocol.kafka.apis.api_versions").API
+    bare = encode_body(declared, 3, "response", declared.Response())
+    assert bare == bytes.fromhex("0000" "01" "00000000" "00")  # no tagged field: none differs from its default
+    with_features = declared.Response(
+        supported_features=[declared.Response.SupportedFeatures(name="metadata.version", min_version=25,
+                                                                max_version=25)],
+        finalized_features_epoch=0)
+    wire = encode_body(declared, 3, "response", with_features)
+    assert wire[len(bare) - 1] == 2  # two tagged fields: supported features (tag 0), the epoch (tag 1)
+    assert decode_body(declared, 3, "response", wire)[0] == with_features

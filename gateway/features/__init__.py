@@ -1,0 +1,1 @@
+"""Feature flags (KIP-584): the features the gateway supports and the cluster's finalized levels."""
