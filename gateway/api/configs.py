@@ -4,7 +4,8 @@ Topics keep config overrides. A BROKER resource is this gateway (named by
 its node id) or the cluster's default (named ""): its dynamic configs are
 changed as Kafka's are (gateway/configs/dynamic_configs.py), and a topic
 without an override of a config takes what its broker synonyms say, dynamic
-ones first. Groups keep config overrides too (gateway/group/group_configs.py).
+ones first. Groups keep config overrides too (gateway/group/group_configs.py). The BROKER_LOGGER
+resource is this gateway's loggers, whose levels change live (gateway/configs/broker_loggers.py).
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ from collections import Counter
 from dataclasses import dataclass
 from enum import IntEnum
 
-import structlog
-
 from gateway.acls import model as acl
 from gateway.api.authorization import require
 from gateway.api.registry import handles
 from gateway.api.services import BrokerConfigs, Services, Topics
 from gateway.configs.broker_configs import Synonym
+from gateway.configs.broker_loggers import change_levels, check_described
 from gateway.group.group_configs import GROUP_CONFIGS
+from gateway.logging_setup import logger_levels
 from gateway.server.dispatch import Request
 from gateway.topics.topic import KafkaError, check_topic_name
 from gateway.topics.topic_configs import TOPIC_CONFIGS, InvalidConfig, topic_config
@@ -32,10 +33,6 @@ from protocol.kafka.error_codes import ErrorCode
 DESCRIBE = by_name("DescribeConfigs")
 ALTER = by_name("AlterConfigs")
 INCREMENTAL = by_name("IncrementalAlterConfigs")
-
-# Python's level numbers as log4j names, for the BROKER_LOGGER resource.
-LOG4J_LEVELS = {0: "TRACE", 10: "DEBUG", 20: "INFO", 30: "WARN", 40: "ERROR", 50: "FATAL"}
-
 
 class ResourceType(IntEnum):
     TOPIC = 2
@@ -88,17 +85,14 @@ def broker_entries(broker_configs: BrokerConfigs, name: str) -> list[ConfigEntry
 
 
 def logger_entries() -> list[ConfigEntry]:
-    level = structlog.get_logger().bind().get_effective_level()
-    name = LOG4J_LEVELS.get(level - level % 10, "TRACE")
-    return [ConfigEntry("root", name, ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG)]
+    """Every logger of this gateway with the level it logs from (gateway/configs/broker_loggers.py)."""
+    return [ConfigEntry(name, level, ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG) for name, level in logger_levels().items()]
 
 
-def check_node(name: str, node: int, *, empty_allowed: bool) -> None:
-    """Kafka's rule for a broker resource name: this node's id (or "" where allowed)."""
-    if not name and empty_allowed:
-        return
+def check_node(name: str, node: int) -> None:
+    """Kafka's rule for a BROKER resource name: this node's id, or "" for the cluster default."""
     if not name:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
+        return
     try:
         number = int(name)
     except ValueError:
@@ -116,10 +110,10 @@ def resource_entries(services: Services, kind: int, name: str) -> list[ConfigEnt
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")  # Kafka sends no message here
         return topic_entries(topic.configs, services)
     if kind == ResourceType.BROKER:
-        check_node(name, node, empty_allowed=True)
+        check_node(name, node)
         return broker_entries(services.broker_configs, name)
     if kind == ResourceType.BROKER_LOGGER:
-        check_node(name, node, empty_allowed=False)
+        check_described(name, node)
         return logger_entries()
     if kind == ResourceType.GROUP:
         return group_entries(services, name)
@@ -207,7 +201,7 @@ async def alter_configs(request: Request, services: Services):
             await services.topics.replace_configs(resource.resource_name, {c.name: c.value for c in resource.configs},
                                                   validate_only=validate_only)
         elif resource.resource_type == ResourceType.BROKER:
-            check_node(resource.resource_name, services.cluster.node_id, empty_allowed=True)
+            check_node(resource.resource_name, services.cluster.node_id)
             await services.broker_configs.dynamic.alter(
                 resource.resource_name, replaced={c.name: c.value for c in resource.configs},
                 validate_only=validate_only)
@@ -228,14 +222,13 @@ async def incremental_alter_configs(request: Request, services: Services):
             await services.topics.change_configs(
                 name, lambda current: applied(current, resource.configs, services.topics), validate_only=validate_only)
         elif kind == ResourceType.BROKER:
-            check_node(name, services.cluster.node_id, empty_allowed=True)
+            check_node(name, services.cluster.node_id)
             await services.broker_configs.dynamic.alter(
                 name, operations=[(c.name, c.config_operation, c.value) for c in resource.configs],
                 validate_only=validate_only)
         elif kind == ResourceType.BROKER_LOGGER:
-            check_node(name, services.cluster.node_id, empty_allowed=False)
-            if resource.configs:
-                raise KafkaError(ErrorCode.INVALID_REQUEST, "log levels are fixed at start-up on this broker")
+            change_levels(name, services.cluster.node_id,
+                          [(c.name, c.config_operation, c.value) for c in resource.configs], validate_only)
         elif kind == ResourceType.GROUP:
             await alter_group(services, resource, replace=False, validate_only=validate_only)
         else:

@@ -517,7 +517,8 @@ class HttpSettings:
 @dataclass(frozen=True)
 class LoggingSettings:
     log_level: str = setting(Choice(choices=("debug", "info", "warning", "error"), ignore_case=True), "info",
-                             "the least important log events written", EVERY)
+                             "the least important log events written: the root logger's level at start, which the "
+                             "BROKER_LOGGER configs change live with each logger's", EVERY)
     log_format: str = setting(Choice(choices=("keyvalue", "json", "console")), "keyvalue",
                               "one event per line as key=value pairs, as JSON, or for a terminal", EVERY)
 
