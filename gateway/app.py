@@ -39,7 +39,7 @@ from gateway.server.listener import KafkaListener, ListenerLimits
 from gateway.server.request_memory import RequestMemory
 from gateway.server.tls import TlsAcceptor, TlsSettingsError, server_context
 from gateway.settings.listeners import TLS_PROTOCOLS
-from gateway.settings.table import Settings
+from gateway.settings.table import BrokerSettings, Settings
 from gateway.storage.mesh_storage import MeshStorage
 from gateway.store_processes import stop_store
 from gateway.zmq_curve import CurveKeyError, CurveKeys, curve_authenticator
@@ -77,9 +77,7 @@ async def run_gateway(settings: Settings, early: EarlyStart, *, task_status=trio
     protocols = {listener.name: broker.security_protocol(listener.name) for listener in broker.bound_listeners()}
     tls = _tls_acceptor(settings) if TLS_PROTOCOLS & set(protocols.values()) else None
     listener = KafkaListener(
-        None, broker.bound_listeners(),
-        ListenerLimits(broker.max_connections, broker.max_connections_per_ip,
-                       broker.max_connections_per_ip_overrides),
+        None, broker.bound_listeners(), lambda: _listener_limits(_broker_now(listener.dispatcher, broker)),
         ConnectionLimits(max_request_bytes=broker.socket_request_max_bytes,
                          idle_timeout_s=broker.connections_max_idle_ms / 1000,
                          receive_timeout_s=broker.request_receive_timeout_ms / 1000,
@@ -118,10 +116,10 @@ async def _serve_until_stopped(settings: Settings, early: EarlyStart, listener: 
                             user, mechanism),
                         lambda token_id, mechanism: listener.dispatcher.services.delegation_tokens.credential(
                             token_id, mechanism)))
-                    listener.connection_quota = ConnectionRates(lambda: listener.dispatcher.services.quotas,
-                                                                broker.max_connection_creation_rate,
-                                                                broker.quota_window_num,
-                                                                broker.quota_window_size_seconds)
+                    listener.connection_quota = ConnectionRates(
+                        lambda: listener.dispatcher.services.quotas,
+                        lambda: _broker_now(listener.dispatcher, broker).max_connection_creation_rate,
+                        broker.quota_window_num, broker.quota_window_size_seconds)
                     await nursery.start(listener.serve)
                     readiness.serving()
                     task_status.started(ports)
@@ -139,6 +137,17 @@ async def _serve_until_stopped(settings: Settings, early: EarlyStart, listener: 
     finally:
         listener.close()
         os.close(early.lock)
+
+
+def _broker_now(dispatcher: Dispatcher | None, static: BrokerSettings) -> BrokerSettings:
+    """The broker settings with the dynamic configs of the services now serving (a gateway that becomes the
+    controller replaces them); the static ones before the broker's state is read."""
+    services = dispatcher and dispatcher.services
+    return static if services is None else services.broker_configs.dynamic.effective
+
+
+def _listener_limits(broker: BrokerSettings) -> ListenerLimits:
+    return ListenerLimits(broker.max_connections, broker.max_connections_per_ip, broker.max_connections_per_ip_overrides)
 
 
 def _tls_acceptor(settings: Settings) -> TlsAcceptor:

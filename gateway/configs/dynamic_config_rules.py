@@ -5,7 +5,8 @@ A dynamic config is set for one broker (the resource named by its node id)
 or as the cluster's default (the resource named ""); a broker's own value
 wins over the default, which wins over its static setting. The gateway
 applies live the defaults of topic configs (Kafka's DynamicLogConfig: the
-first broker synonym of every topic config) and the connection limits.
+first broker synonym of every topic config) and the connection limits
+(SocketServer's), which the listeners read at each connection they accept.
 Kafka's other dynamic configs that the gateway has as settings are read only
 at start-up here, so a change of them is refused; names outside Kafka's
 dynamic set are refused as Kafka refuses its static configs.
@@ -13,10 +14,12 @@ dynamic set are refused as Kafka refuses its static configs.
 
 from __future__ import annotations
 
+import re
+
 from gateway.kafka_error import KafkaError
 from gateway.settings.declaration import Command, Declared, declared
-from gateway.settings.kinds import NotAllowed, Nullable
-from gateway.settings.table import SECTIONS
+from gateway.settings.kinds import INTEGER, JAVA_INT, NotAllowed, Nullable
+from gateway.settings.table import SECTIONS, BrokerSettings
 from gateway.topics.topic_configs import TOPIC_CONFIGS
 from protocol.kafka.config_values import ConfigOperation
 from protocol.kafka.error_codes import ErrorCode
@@ -26,7 +29,10 @@ DEFAULT = ""  # the name of the cluster-default resource
 SETTINGS: dict[str, Declared] = {entry.name: entry for section in SECTIONS.values() for entry in declared(section)
                                  if entry.commands & Command.GATEWAY}
 
-LIVE = frozenset(config.synonyms[0] for config in TOPIC_CONFIGS.values() if config.synonyms)
+OVERRIDES = "max.connections.per.ip.overrides"
+# Kafka's SocketServer.ReconfigurableConfigs, the connection limits
+CONNECTION_LIMITS = frozenset({"max.connections", "max.connections.per.ip", OVERRIDES, "max.connection.creation.rate"})
+LIVE = frozenset(config.synonyms[0] for config in TOPIC_CONFIGS.values() if config.synonyms) | CONNECTION_LIMITS
 
 # Kafka's SslConfigs.RECONFIGURABLE_CONFIGS: dynamic only under a listener.name.NAME. prefix.
 LISTENER_PREFIX_ONLY = frozenset({
@@ -37,10 +43,10 @@ PER_BROKER = LISTENER_PREFIX_ONLY | {
     "listeners", "advertised.listeners", "listener.security.protocol.map", "ssl.protocol", "ssl.cipher.suites",
     "ssl.enabled.protocols", "ssl.endpoint.identification.algorithm", "ssl.client.auth", "sasl.jaas.config",
     "sasl.enabled.mechanisms"}
-# Kafka's dynamic configs that the gateway has but reads only at start-up: the listeners, their security
-# and connection limits (the listeners take them before the broker's state is read), the stores' cleaner's.
-AT_START_UP = PER_BROKER | {"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides",
-                            "max.connection.creation.rate", "log.cleaner.dedupe.buffer.size", "log.cleaner.backoff.ms"}
+# Kafka's dynamic configs that the gateway has but reads only at start-up: the listeners and their security
+# (bound before the broker's state is read), the stores' cleaner's.
+AT_START_UP = PER_BROKER | {"log.cleaner.dedupe.buffer.size", "log.cleaner.backoff.ms"}
+VALID_HOST = re.compile(r"[0-9a-zA-Z\-%._:]*")  # Kafka's Utils.validHostPattern
 
 
 def scala_set(names: list[str]) -> str:
@@ -69,12 +75,50 @@ def checked(configs: dict[str, str], per_broker: bool) -> dict[str, str]:
 
 
 def _value(name: str, text: str) -> str:
+    if name == OVERRIDES:
+        _read_overrides(text)
     kind = SETTINGS[name].kind
     kind = kind.inner if isinstance(kind, Nullable) else kind  # a dynamic value is never Kafka's null
     try:
         return kind.text(kind.parse(text))
     except NotAllowed:
         raise KafkaError(ErrorCode.INVALID_REQUEST, kind.config_error(name, text)) from None
+
+
+def _read_overrides(text: str) -> None:
+    """Kafka's reading of max.connections.per.ip.overrides as it builds the new config (a Java String.split
+    on commas, each host before its last colon, the count parsed as an Int, then the hosts' characters),
+    refused with the words of the Java exceptions it meets."""
+    entries = re.split(r"\s*,\s*", text) if text else []
+    while entries and not entries[-1]:  # Java's split drops trailing empty strings
+        entries.pop()
+    hosts = {}
+    for entry in entries:
+        colon = entry.rfind(":")
+        if colon < 0:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Error parsing configuration property '{OVERRIDES}': "
+                                                        f"begin 0, end -1, length {len(entry)}")
+        hosts[entry[:colon].strip()] = entry[colon + 1:].strip()
+    for count in hosts.values():
+        if not INTEGER.fullmatch(count) or not -JAVA_INT <= int(count) < JAVA_INT:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f'For input string: "{count}"')
+    invalid = [host for host in hosts if not VALID_HOST.fullmatch(host)]
+    _refuse_if(invalid, f"{OVERRIDES} contains invalid addresses : {','.join(invalid)}")
+
+
+def check_applied(current: BrokerSettings, new: BrokerSettings) -> None:
+    """Kafka's checks of the broker's whole config once changed (KafkaConfig's, then its listeners' connection
+    quotas', which see a changed limit only)."""
+    _refuse_if(new.max_connections_per_ip == 0 and not new.max_connections_per_ip_overrides,
+               f"requirement failed: max.connections.per.ip can be set to zero only if {OVERRIDES} property is set.")
+    _refuse_if(any(getattr(new, limit) != getattr(current, limit) and getattr(new, limit) <= 0
+                   for limit in ("max_connections", "max_connection_creation_rate")),
+               "Invalid dynamic configuration")
+
+
+def _refuse_if(refused, message: str) -> None:
+    if refused:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, message)
 
 
 def parsed(name: str, text: str):

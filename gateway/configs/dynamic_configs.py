@@ -19,7 +19,7 @@ from collections.abc import Callable
 import structlog
 import trio
 
-from gateway.configs.dynamic_config_rules import DEFAULT, LIVE, SETTINGS, changed, checked, parsed
+from gateway.configs.dynamic_config_rules import DEFAULT, LIVE, SETTINGS, changed, check_applied, checked, parsed
 from gateway.settings.table import BrokerSettings
 from gateway.storage.journal import Journal
 from gateway.storage.journal_sharing import JournaledState, JournalSharing
@@ -65,6 +65,7 @@ class DynamicConfigs(JournaledState):
         async with self._lock:
             configs = changed(self.configs(resource), operations) if replaced is None else replaced
             stored = checked(configs, per_broker=resource != DEFAULT)
+            check_applied(self.effective, self._applied({**self.resources, resource: stored}))
             if validate_only:
                 return
             await self.journal.write(_entry(resource, stored))
@@ -87,12 +88,16 @@ class DynamicConfigs(JournaledState):
         else:
             self.resources.pop(resource, None)
 
-    def _reconfigure(self) -> None:
-        """Work out the settings this gateway runs with and tell the watchers. A config a later version
+    def _applied(self, resources: dict[str, dict[str, str]]) -> BrokerSettings:
+        """The settings this gateway runs with under these resources' configs. A config a later version
         no longer applies live is left out, as Kafka ignores invalid dynamic configs it replays."""
-        values = {**self.configs(DEFAULT), **self.configs(str(self.static.node_id))}
-        self.effective = dataclasses.replace(self.static, **{
+        values = {**resources.get(DEFAULT, {}), **resources.get(str(self.static.node_id), {})}
+        return dataclasses.replace(self.static, **{
             SETTINGS[name].attribute: parsed(name, text) for name, text in values.items() if name in LIVE})
+
+    def _reconfigure(self) -> None:
+        """Work out the settings this gateway runs with and tell the watchers."""
+        self.effective = self._applied(self.resources)
         for watcher in self.watchers:
             watcher(self.effective)
 

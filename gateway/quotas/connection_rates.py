@@ -22,19 +22,21 @@ UNLIMITED = 2**31 - 1  # Kafka's default rate: no bound
 
 
 class ConnectionRates:
-    def __init__(self, quotas: Callable[[], ClientQuotas], max_rate: int, window_num: int, window_size_s: int):
+    def __init__(self, quotas: Callable[[], ClientQuotas], max_rate: Callable[[], int], window_num: int,
+                 window_size_s: int):
         self.quotas = quotas  # those now serving: a gateway that becomes the controller replaces them
-        self.max_rate = max_rate
+        self.max_rate = max_rate  # max.connection.creation.rate now: a dynamic config changes it
         self._accepted = Rate(window_num, window_size_s)
 
     def accept_delay_s(self) -> float:
         """Count a connection just accepted against max.connection.creation.rate: how long
         accepting waits before serving it."""
-        if self.max_rate >= UNLIMITED:
+        max_rate = self.max_rate()
+        if max_rate >= UNLIMITED:
             return 0.0
         now = trio.current_time()
-        self._accepted.record(1, self.max_rate, now)
-        return self._accepted.throttle_ms(self.max_rate, now) / 1000
+        self._accepted.record(1, max_rate, now)
+        return self._accepted.throttle_ms(max_rate, now) / 1000
 
     def ip_throttle_s(self, address: str) -> float:
         """Count the connection against its IP's quota: how long it is throttled (then closed), 0 if not."""

@@ -7,7 +7,8 @@ listener's connections begin with the TLS handshake, in their own task; a
 PLAINTEXT listener's get the socket itself, with nothing in between.
 
 Connections are counted, in all and per IP address, from the moment they are
-accepted; one over a limit is closed at once, as Kafka does. Connection
+accepted; one over a limit is closed at once, as Kafka does. The limits are
+read at each connection accepted, as dynamic broker configs change them. Connection
 creation rates (KIP-612) are the `connection_quota`'s to bound: accepting
 waits while connections come faster than the broker allows, and a connection
 from an IP address over its quota is closed after its throttle time. When the process
@@ -73,7 +74,8 @@ class KafkaListener:
     `authentication(connection)` gives each new connection its SASL state (None: its listener
     authenticates nobody)."""
 
-    def __init__(self, dispatcher, listeners: tuple[Listener, ...], limits: ListenerLimits | None = None,
+    def __init__(self, dispatcher, listeners: tuple[Listener, ...],
+                 limits: Callable[[], ListenerLimits] = ListenerLimits,
                  connection_limits: ConnectionLimits | None = None, protocols: dict[str, str] | None = None,
                  tls: TlsAcceptor | None = None,
                  authentication: Callable[[Connection], Authentication | None] = lambda connection: None):
@@ -82,13 +84,14 @@ class KafkaListener:
         self.listeners = listeners
         self.protocols = protocols or {}  # security protocol by listener name; PLAINTEXT if not named
         self.tls = tls  # for SSL and SASL_SSL listeners
-        self.limits = limits or ListenerLimits()
+        self.limits = limits  # the limits now
         self.connection_limits = connection_limits or ConnectionLimits()
         self.connection_quota: ConnectionQuota = NoConnectionQuota()
         self.connections: set[Connection] = set()
         self._handshakes: set[trio.CancelScope] = set()  # of TLS handshakes under way
         self._accepted = Counter()  # connections accepted and not yet ended, by peer IP address
         self._per_ip_limits: dict[str, int] = {}  # the overrides, by address
+        self._resolved: tuple[tuple[str, int], ...] = ()  # the overrides they were resolved from
         self._sockets: dict[str, list[trio.SocketListener]] = {}
         self._stopping = trio.Event()
         self.stopped = trio.Event()
@@ -96,7 +99,7 @@ class KafkaListener:
     async def bind(self) -> dict[str, int]:
         """Bind every listener's sockets (clients wait in the backlog until `serve`): the port
         each got, by name; OSError if one cannot be bound."""
-        self._per_ip_limits = await _by_address(self.limits.per_ip_overrides)
+        await self._resolve(self.limits().per_ip_overrides)
         try:
             for listener in self.listeners:
                 self._sockets[listener.name] = await _bound(listener)
@@ -135,7 +138,7 @@ class KafkaListener:
                 connection.stop_reading()
             for handshaking in list(self._handshakes):
                 handshaking.cancel()
-            connections.cancel_scope.deadline = trio.current_time() + self.limits.shutdown_grace_s
+            connections.cancel_scope.deadline = trio.current_time() + self.limits().shutdown_grace_s
         log.info("listener_stopped")
         self.stopped.set()
 
@@ -154,7 +157,9 @@ class KafkaListener:
                 continue
             backoff = FIRST_BACKOFF_S
             peer = _peer(stream)
-            if peer is None or not self._admitted(*peer):
+            limits = self.limits()
+            await self._resolve(limits.per_ip_overrides)
+            if peer is None or not self._admitted(limits, *peer):
                 await trio.aclose_forcefully(stream)
                 continue
             delay_s = self.connection_quota.accept_delay_s()
@@ -193,11 +198,17 @@ class KafkaListener:
         return Connection(stream, peer, listener, self.dispatcher, self.connection_limits,
                           security_protocol=protocol, principal=principal)
 
-    def _admitted(self, address: str, port: int) -> bool:
+    async def _resolve(self, overrides: tuple[tuple[str, int], ...]) -> None:
+        """The per-IP overrides by address, resolved again once they change."""
+        if overrides != self._resolved:
+            self._per_ip_limits = await _by_address(overrides)
+            self._resolved = overrides
+
+    def _admitted(self, limits: ListenerLimits, address: str, port: int) -> bool:
         """Whether the peer may have one more connection (logged if not)."""
-        limit, reason = self.limits.max_connections, "max.connections"
+        limit, reason = limits.max_connections, "max.connections"
         if self._accepted.total() < limit:
-            limit = self._per_ip_limits.get(address, self.limits.max_connections_per_ip)
+            limit = self._per_ip_limits.get(address, limits.max_connections_per_ip)
             reason = "max.connections.per.ip"
             if self._accepted[address] < limit:
                 return True
@@ -247,7 +258,7 @@ async def _bound(listener: Listener) -> list[trio.SocketListener]:
 
 
 async def _by_address(overrides: tuple[tuple[str, int], ...]) -> dict[str, int]:
-    """Per-IP limits by address: a host name stands for every address it resolves to at start."""
+    """Per-IP limits by address: a host name stands for every address it resolves to when set."""
     limits = {}
     for host, limit in overrides:
         try:

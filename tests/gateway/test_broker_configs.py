@@ -133,7 +133,8 @@ def test_changes_kafka_refuses_are_refused_with_its_words(gateway):
     # Kafka's, but read only at start-up here
     assert refused("0", ("sasl.enabled.mechanisms", "PLAIN", SET)) == (
         "Cannot update these configs dynamically: Set(sasl.enabled.mechanisms)")
-    assert refused("", ("max.connections", "5", SET)) == "Cannot update these configs dynamically: Set(max.connections)"
+    assert refused("", ("log.cleaner.backoff.ms", "5", SET)) == (
+        "Cannot update these configs dynamically: Set(log.cleaner.backoff.ms)")
     assert refused("", ("ssl.keystore.location", "/tmp/k", SET)) == (
         "These security configs can be dynamically updated only per-listener using the listener "
         "prefix: Set(ssl.keystore.location)")
@@ -142,6 +143,20 @@ def test_changes_kafka_refuses_are_refused_with_its_words(gateway):
     assert refused("", ("min.insync.replicas", "0", SET)) == (
         "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1")
     assert refused("1", ("log.retention.ms", "1", SET)) == "Unexpected broker id, expected 0, but received 1"
+    # the connection limits, as Kafka reads them into a new config, then as its listeners' quotas take them
+    overrides = "max.connections.per.ip.overrides"
+    assert refused("", (overrides, "127.0.0.1", SET)) == (
+        f"Error parsing configuration property '{overrides}': begin 0, end -1, length 9")
+    assert refused("", (overrides, "a:1, b:many", SET)) == 'For input string: "many"'
+    assert refused("0", (overrides, "a:1,no host:2", SET)) == f"{overrides} contains invalid addresses : no host"
+    assert refused("", ("max.connections.per.ip", "0", SET)) == (
+        f"requirement failed: max.connections.per.ip can be set to zero only if {overrides} property is set.")
+    assert change(gateway, "", ("max.connections.per.ip", "0", SET), (overrides, "127.0.0.1:100", SET),
+                  validate_only=True) == OK
+    assert refused("0", ("max.connections", "0", SET)) == "Invalid dynamic configuration"
+    assert refused("0", ("max.connection.creation.rate", "0", SET)) == "Invalid dynamic configuration"
+    assert refused("0", ("max.connections", "-1", SET)) == (
+        "Invalid value -1 for configuration max.connections: Value must be at least 0")
     assert change(gateway, "", ("min.insync.replicas", "2", APPEND)) == (
         INVALID_CONFIG, "Config value append is not allowed for config key: min.insync.replicas")
     assert change(gateway, "", ("log.retention.ms", "1", SET), validate_only=True) == OK

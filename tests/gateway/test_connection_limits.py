@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from protocol.kafka.config_values import ConfigOperation
 from tests.gateway.clients import Sent, kafka_python_consume, kafka_python_produce
 from tests.gateway.server import GatewayProcess
 from tests.gateway.test_bad_input import api_versions_works, closed_by_server
+from tests.gateway.test_broker_configs import change
 
 DEADLINE_S = 30.0
 HUNDRED_MB = 100 * 1024 * 1024
@@ -115,15 +117,20 @@ def test_a_request_not_whole_in_time_closes_its_connection(tmp_path):
     server.stop()
 
 
-def test_connections_per_ip_and_overrides(tmp_path):
-    """Counted from accept: of connections opened at once, exactly the limit is served."""
-    server = GatewayProcess(tmp_path / "gateway", "--max-connections-per-ip", "2",
-                            "--max-connections-per-ip-overrides", "127.0.0.2:3").start()
+def skip_without_more_loopback_addresses() -> None:
+    """Connections from 127.0.0.2 and 127.0.0.3 stand for other hosts."""
     try:
         with socket.socket() as probe:
             probe.bind(("127.0.0.2", 0))
     except OSError:
         pytest.skip("no loopback addresses beyond 127.0.0.1 here")
+
+
+def test_connections_per_ip_and_overrides(tmp_path):
+    """Counted from accept: of connections opened at once, exactly the limit is served."""
+    server = GatewayProcess(tmp_path / "gateway", "--max-connections-per-ip", "2",
+                            "--max-connections-per-ip-overrides", "127.0.0.2:3").start()
+    skip_without_more_loopback_addresses()
     for source, limit in (("127.0.0.3", 2), ("127.0.0.2", 3)):
         with raw_connections(server, 8, source=source) as sockets:
             served = open_once_refused(sockets, len(sockets) - limit)
@@ -160,4 +167,43 @@ def test_slow_loris_sockets_do_not_lock_clients_out(tmp_path, open_files_limit_r
         kafka_python_produce(server.bootstrap, "past-the-lorises", [Sent(value=b"through")])
         assert time.monotonic() - started < DEADLINE_S
         assert not any(closed_by_server(sock, timeout=0.01) for sock in lorises[:10])
+    server.stop()
+
+
+def changed_live(server: GatewayProcess, broker: str, name: str, value: str | None) -> None:
+    """A dynamic broker config set (None: deleted) as kafka-configs.sh sends it, its connection closed."""
+    closed = log_count(server, "connection_closed")
+    operation = ConfigOperation.SET if value is not None else ConfigOperation.DELETE
+    assert change(server, broker, (name, value, operation)) == (0, None)
+    wait_for(lambda: log_count(server, "connection_closed") > closed, "the change's connection closed")
+
+
+def test_connection_limits_change_live(tmp_path):
+    """max.connections lowered refuses the next connections (those open stay), restored serves them again."""
+    server = GatewayProcess(tmp_path / "gateway").start()
+    changed_live(server, "0", "max.connections", "3")
+    with raw_connections(server, 5) as sockets:
+        served = open_once_refused(sockets, 2)
+        assert not any(closed_by_server(sock, timeout=0.2) for sock in served)
+        closed = log_count(server, "connection_closed")
+    assert log_count(server, "connection_refused", "reason='max.connections'", "limit=3") == 2
+    wait_for(lambda: log_count(server, "connection_closed") == closed + 3, "the served connections closed")
+    changed_live(server, "0", "max.connections", None)
+    with raw_connections(server, 5) as sockets:
+        assert not any(closed_by_server(sock, timeout=0.2) for sock in sockets)
+    assert log_count(server, "connection_refused") == 2
+    server.stop()
+
+
+def test_per_ip_limits_change_live(tmp_path):
+    server = GatewayProcess(tmp_path / "gateway").start()
+    skip_without_more_loopback_addresses()
+    changed_live(server, "", "max.connections.per.ip", "3")
+    changed_live(server, "", "max.connections.per.ip.overrides", "127.0.0.2:1")
+    for source, limit in (("127.0.0.3", 3), ("127.0.0.2", 1)):
+        with raw_connections(server, 5, source=source) as sockets:
+            open_once_refused(sockets, len(sockets) - limit)
+    changed_live(server, "", "max.connections.per.ip.overrides", None)
+    with raw_connections(server, 3, source="127.0.0.2") as sockets:
+        assert not any(closed_by_server(sock, timeout=0.2) for sock in sockets)
     server.stop()
