@@ -9,6 +9,12 @@ them. Only the configs the gateway changes live (dynamic_config_rules.py)
 are not read-only. A setting Kafka knows by two names (node.id and
 broker.id) is reported under both. A password's value is never reported: it
 is null and sensitive, as Kafka describes PASSWORD configs.
+
+Kafka's dynamic configs that are inert here (inert_broker_configs.py) are
+described as Kafka describes them: with Kafka's default until set (the
+broker quotas, no KafkaConfig entry, only once set, read-only). A name Kafka
+does not know is described once set, as Kafka describes what it cannot type:
+read-only, sensitive, its value null.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from dataclasses import dataclass
 from gateway.cluster.cluster_view import ClusterView
 from gateway.configs.dynamic_config_rules import DEFAULT, LIVE
 from gateway.configs.dynamic_configs import DynamicConfigs
+from gateway.configs.inert_broker_configs import INERT_CONFIGS, doc, in_effect
 from gateway.settings.declaration import Command, Declared, declared
 from gateway.settings.table import SECTIONS, Settings
 from protocol.kafka.config_values import ConfigSource, ConfigType
@@ -57,8 +64,14 @@ class BrokerConfigs:
 
     def entries(self) -> list[BrokerConfig]:
         """This broker's configs (the resource named by its node id)."""
-        return [self._config(section, entry, name) for section, entry in DECLARED
-                for name in (entry.name, *entry.synonyms)]
+        node = str(self._cluster.node_id)
+        set_here = {**self.dynamic.configs(DEFAULT), **self.dynamic.configs(node)}
+        inert = [config for config in INERT_CONFIGS.values() if config.kafka_config or config.name in set_here]
+        return [*(self._config(section, entry, name) for section, entry in DECLARED
+                  for name in (entry.name, *entry.synonyms)),
+                *(self._dynamic_only(config.name, per_broker=True) for config in inert),
+                *(self._dynamic_only(name, per_broker=True) for name in set_here
+                  if name not in BY_NAME and name not in INERT_CONFIGS)]
 
     def get(self, name: str) -> BrokerConfig | None:
         found = BY_NAME.get(name)
@@ -68,8 +81,28 @@ class BrokerConfigs:
         """The cluster-default resource's configs: its dynamic ones alone, as Kafka describes it."""
         source = ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
         return [BrokerConfig(name, text, source, _type(BY_NAME[name][1]), BY_NAME[name][1].help, read_only=False,
-                             synonyms=(Synonym(name, text, source),))
+                             synonyms=(Synonym(name, text, source),)) if name in BY_NAME
+                else self._dynamic_only(name, per_broker=False)
                 for name, text in self.dynamic.configs(DEFAULT).items()]
+
+    def _dynamic_only(self, name: str, per_broker: bool) -> BrokerConfig:
+        """A config the gateway has no setting of: Kafka's inert ones, and names Kafka does not know; of the
+        cluster default (not `per_broker`) its own level alone."""
+        levels = [(str(self._cluster.node_id), ConfigSource.DYNAMIC_BROKER_CONFIG)] if per_broker else []
+        levels.append((DEFAULT, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
+        found = [(source, self.dynamic.configs(resource).get(name)) for resource, source in levels]
+        inert = INERT_CONFIGS.get(name)
+        if inert is None:
+            synonyms = tuple(Synonym(name, None, source) for source, text in found if text is not None)
+            return BrokerConfig(name, None, synonyms[0].source, ConfigType.UNKNOWN, None, sensitive=True,
+                                synonyms=synonyms)
+        if per_broker and inert.kafka_config:
+            found.append((ConfigSource.DEFAULT_CONFIG, inert.default))
+        synonyms = tuple(Synonym(name, text, source) for source, text in found if text is not None)
+        values = self.dynamic.in_effect() if per_broker else self.dynamic.configs(DEFAULT)
+        return BrokerConfig(name, in_effect(values, inert), synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG,
+                            ConfigType[inert.kind.config_type], doc(inert), read_only=not inert.kafka_config,
+                            synonyms=synonyms)
 
     def synonyms(self, names: tuple[str, ...]) -> tuple[Synonym, ...]:
         """Every level that sets one of `names` (a topic config's broker synonyms), in Kafka's order:

@@ -8,14 +8,17 @@ applies live the defaults of topic configs (Kafka's DynamicLogConfig: the
 first broker synonym of every topic config) and the connection limits
 (SocketServer's), which the listeners read at each connection they accept.
 Kafka's other dynamic configs that the gateway has as settings are read only
-at start-up here, so a change of them is refused; names outside Kafka's
-dynamic set are refused as Kafka refuses its static configs.
+at start-up here, so a change of them is refused; those it has no setting
+for are inert (inert_broker_configs.py); Kafka's static configs are refused,
+and a name Kafka does not know is stored unchecked, as Kafka stores it.
 """
 
 from __future__ import annotations
 
 import re
 
+from gateway.configs.inert_broker_configs import INERT_CONFIGS
+from gateway.configs.kafka_static_configs import NON_DYNAMIC
 from gateway.kafka_error import KafkaError
 from gateway.settings.declaration import Command, Declared, declared
 from gateway.settings.kinds import INTEGER, JAVA_INT, NotAllowed, Nullable
@@ -36,16 +39,19 @@ LIVE = frozenset(config.synonyms[0] for config in TOPIC_CONFIGS.values() if conf
 
 # Kafka's SslConfigs.RECONFIGURABLE_CONFIGS: dynamic only under a listener.name.NAME. prefix.
 LISTENER_PREFIX_ONLY = frozenset({
-    "ssl.keystore.type", "ssl.keystore.location", "ssl.key.password", "ssl.truststore.type",
-    "ssl.truststore.location", "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.certificates"})
+    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password", "ssl.truststore.type",
+    "ssl.truststore.location", "ssl.truststore.password", "ssl.keystore.certificate.chain", "ssl.keystore.key",
+    "ssl.truststore.certificates"})
 # Kafka's per-broker dynamic configs (DynamicListenerConfig's, the SSL ones above) that the gateway has.
-PER_BROKER = LISTENER_PREFIX_ONLY | {
-    "listeners", "advertised.listeners", "listener.security.protocol.map", "ssl.protocol", "ssl.cipher.suites",
+PER_BROKER_SETTINGS = LISTENER_PREFIX_ONLY | {
+    "listeners", "listener.security.protocol.map", "ssl.protocol", "ssl.cipher.suites",
     "ssl.enabled.protocols", "ssl.endpoint.identification.algorithm", "ssl.client.auth", "sasl.jaas.config",
     "sasl.enabled.mechanisms"}
+PER_BROKER = PER_BROKER_SETTINGS | {name for name, config in INERT_CONFIGS.items() if config.per_broker}
 # Kafka's dynamic configs that the gateway has but reads only at start-up: the listeners and their security
 # (bound before the broker's state is read), the stores' cleaner's.
-AT_START_UP = PER_BROKER | {"log.cleaner.dedupe.buffer.size", "log.cleaner.backoff.ms"}
+AT_START_UP = PER_BROKER_SETTINGS | {"log.cleaner.dedupe.buffer.size", "log.cleaner.backoff.ms"}
+LISTENER_CONFIG = re.compile(r"listener\.name\.[^.]*\..*")  # Kafka's per-listener form, not taken here
 VALID_HOST = re.compile(r"[0-9a-zA-Z\-%._:]*")  # Kafka's Utils.validHostPattern
 
 
@@ -63,21 +69,35 @@ def checked(configs: dict[str, str], per_broker: bool) -> dict[str, str]:
     """A resource's whole set of dynamic configs after a change, in Kafka's spelling; refused in the
     order and words of Kafka's DynamicBrokerConfig.validateConfigs (INVALID_REQUEST throughout, as
     ConfigAdminManager answers even a bad value, KAFKA-13609)."""
-    _refuse([name for name in configs if name not in LIVE | AT_START_UP], "Cannot update these configs dynamically")
+    _refuse([name for name in configs if _not_dynamic(name)], "Cannot update these configs dynamically")
     _refuse([name for name in configs if name in LISTENER_PREFIX_ONLY],
             "These security configs can be dynamically updated only per-listener using the listener prefix")
     stored = {name: _value(name, text) for name, text in configs.items()}
     if not per_broker:
         _refuse([name for name in configs if name in PER_BROKER],
                 "Cannot update these configs at default cluster level, broker id must be specified")
-    _refuse([name for name in configs if name not in LIVE], "Cannot update these configs dynamically")
+    _refuse([name for name in configs if name in AT_START_UP - LIVE], "Cannot update these configs dynamically")
     return stored
 
 
+def _not_dynamic(name: str) -> bool:
+    """Kafka's static configs, the gateway's own settings, and the per-listener configs, which the gateway
+    does not take."""
+    return name not in LIVE | AT_START_UP and (
+        name in NON_DYNAMIC or name in SETTINGS or LISTENER_CONFIG.fullmatch(name) is not None)
+
+
 def _value(name: str, text: str) -> str:
+    """The value as stored: a config of the gateway's or an inert one of Kafka's checked and in Kafka's
+    spelling, a name Kafka does not know as given."""
     if name == OVERRIDES:
         _read_overrides(text)
-    kind = SETTINGS[name].kind
+    if name in INERT_CONFIGS:
+        kind = INERT_CONFIGS[name].kind
+    elif name in SETTINGS:
+        kind = SETTINGS[name].kind
+    else:
+        return text
     kind = kind.inner if isinstance(kind, Nullable) else kind  # a dynamic value is never Kafka's null
     try:
         return kind.text(kind.parse(text))
@@ -143,14 +163,24 @@ def changed(current: dict[str, str], operations: list[tuple[str, int, str | None
     return configs
 
 
-def _list_changed(configs: dict[str, str], name: str, operation: ConfigOperation, value: str) -> list[str]:
+def _list_config(name: str):
+    """The kind and default text of a config APPEND or SUBTRACT may change, looked up as Kafka looks it up
+    among KafkaConfig's entries."""
+    inert = INERT_CONFIGS.get(name)
+    if inert is not None and inert.kafka_config:
+        return inert.kind, inert.default or ""
     entry = SETTINGS.get(name)
     if entry is None:  # Kafka looks the name up in its own configs and fails: no message
         raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, None)
-    if entry.kind.config_type != "LIST":
+    return entry.kind, entry.kind.text(entry.default)
+
+
+def _list_changed(configs: dict[str, str], name: str, operation: ConfigOperation, value: str) -> list[str]:
+    kind, default = _list_config(name)
+    if kind.config_type != "LIST":
         raise KafkaError(ErrorCode.INVALID_CONFIG,
                          f"Config value {operation.name.lower()} is not allowed for config key: {name}")
-    current = configs.get(name, entry.kind.text(entry.default))
+    current = configs.get(name, default)
     if operation == ConfigOperation.APPEND:
         items = [item for item in current.split(",") if item]
         return items + [item for item in value.split(",") if item not in items]

@@ -20,6 +20,7 @@ import structlog
 import trio
 
 from gateway.configs.dynamic_config_rules import DEFAULT, LIVE, SETTINGS, changed, check_applied, checked, parsed
+from gateway.configs.inert_broker_configs import check_thread_counts
 from gateway.settings.table import BrokerSettings
 from gateway.storage.journal import Journal
 from gateway.storage.journal_sharing import JournaledState, JournalSharing
@@ -65,7 +66,9 @@ class DynamicConfigs(JournaledState):
         async with self._lock:
             configs = changed(self.configs(resource), operations) if replaced is None else replaced
             stored = checked(configs, per_broker=resource != DEFAULT)
-            check_applied(self.effective, self._applied({**self.resources, resource: stored}))
+            resources = {**self.resources, resource: stored}
+            check_applied(self.effective, self._applied(resources))
+            check_thread_counts(self.in_effect(self.resources), self.in_effect(resources))
             if validate_only:
                 return
             await self.journal.write(_entry(resource, stored))
@@ -91,9 +94,14 @@ class DynamicConfigs(JournaledState):
     def _applied(self, resources: dict[str, dict[str, str]]) -> BrokerSettings:
         """The settings this gateway runs with under these resources' configs. A config a later version
         no longer applies live is left out, as Kafka ignores invalid dynamic configs it replays."""
-        values = {**resources.get(DEFAULT, {}), **resources.get(str(self.static.node_id), {})}
         return dataclasses.replace(self.static, **{
-            SETTINGS[name].attribute: parsed(name, text) for name, text in values.items() if name in LIVE})
+            SETTINGS[name].attribute: parsed(name, text) for name, text in self.in_effect(resources).items()
+            if name in LIVE})
+
+    def in_effect(self, resources: dict[str, dict[str, str]] | None = None) -> dict[str, str]:
+        """The dynamic configs this gateway runs with (its own over the cluster default's)."""
+        resources = self.resources if resources is None else resources
+        return {**resources.get(DEFAULT, {}), **resources.get(str(self.static.node_id), {})}
 
     def _reconfigure(self) -> None:
         """Work out the settings this gateway runs with and tell the watchers."""

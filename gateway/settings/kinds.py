@@ -50,7 +50,7 @@ def config_exception(name: str, value, reason: str) -> str:
     return f"Invalid value {value} for configuration {name}: {reason}"
 
 
-JAVA_INT, JAVA_LONG = 2**31, 2**63
+JAVA_SHORT, JAVA_INT, JAVA_LONG = 2**15, 2**31, 2**63
 INTEGER = re.compile(r"[+-]?[0-9]+")  # what Java's parseInt and parseLong take
 
 
@@ -72,7 +72,7 @@ class Integer(Kind):
 
     def config_error(self, name: str, text: str) -> str:
         digits = text.strip()
-        bound = JAVA_INT if self.config_type == "INT" else JAVA_LONG
+        bound = {"SHORT": JAVA_SHORT, "INT": JAVA_INT}.get(self.config_type, JAVA_LONG)
         if not INTEGER.fullmatch(digits) or not -bound <= int(digits) < bound:
             return config_exception(name, text, f"Not a number of type {self.config_type}")
         return config_exception(name, int(digits), self.range_error(int(digits)))
@@ -118,6 +118,18 @@ def long(low: int = -(2**63)) -> Integer:
 
 
 @dataclass(frozen=True)
+class Short(Integer):
+    """Kafka's SHORT configs."""
+
+    low: int = -JAVA_SHORT
+    high: int = JAVA_SHORT - 1
+
+    @property
+    def config_type(self) -> str:
+        return "SHORT"
+
+
+@dataclass(frozen=True)
 class Boolean(Kind):
     config_type: ClassVar[str] = "BOOLEAN"
     metavar: ClassVar[str] = "BOOL"
@@ -157,6 +169,13 @@ class Text(Kind):
 
     def allowed(self) -> str:
         return "any text" if self.empty else "a non-empty text"
+
+
+@dataclass(frozen=True)
+class ClassName(Text):
+    """Kafka's CLASS configs: a Java class name, which the gateway has no classes to look up."""
+
+    config_type: ClassVar[str] = "CLASS"
 
 
 @dataclass(frozen=True)

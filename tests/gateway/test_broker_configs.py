@@ -127,9 +127,10 @@ def test_changes_kafka_refuses_are_refused_with_its_words(gateway):
 
     assert refused("0", ("num.partitions", "4", SET), ("log.retention.hours", "1", SET)) == (
         "Cannot update these configs dynamically: Set(num.partitions, log.retention.hours)")
-    assert refused("", ("advertised.listeners", "PLAINTEXT://elsewhere:9092", SET)) == (
-        "Cannot update these configs at default cluster level, broker id must be specified: "
-        "Set(advertised.listeners)")
+    assert refused("", ("listeners", "PLAINTEXT://:9093", SET)) == (
+        "Cannot update these configs at default cluster level, broker id must be specified: Set(listeners)")
+    assert refused("0", ("advertised.listeners", "PLAINTEXT://elsewhere:9092", SET)) == (
+        "Cannot update these configs dynamically: Set(advertised.listeners)")  # no longer dynamic in Kafka 4
     # Kafka's, but read only at start-up here
     assert refused("0", ("sasl.enabled.mechanisms", "PLAIN", SET)) == (
         "Cannot update these configs dynamically: Set(sasl.enabled.mechanisms)")
@@ -235,3 +236,66 @@ def test_a_cluster_takes_the_default_everywhere_and_each_gateway_its_own(tmp_pat
             "3600000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG), 10, "the controller applies the default")
         assert seen(second, TOPIC, "everywhere", "retention.ms")[:2] == ("60000", ConfigSource.DYNAMIC_BROKER_CONFIG)
         assert list(cluster_default(first)) == ["log.retention.ms"]
+
+
+KERBEROS = "sasl.kerberos.min.time.before.relogin"
+
+
+def test_kafka_dynamic_configs_without_a_setting_here_are_inert_and_described_as_kafka_does(admin, gateway):
+    """librdkafka's test 0081 sets sasl.kerberos.min.time.before.relogin on its broker; Kafka stores it,
+    and so does the gateway, for nothing (no Kerberos here), with Kafka's checks and descriptions."""
+    assert seen(gateway, BROKER, "0", KERBEROS) == ("60000", ConfigSource.DEFAULT_CONFIG, [
+        (KERBEROS, "60000", ConfigSource.DEFAULT_CONFIG)])
+    assert on_the_wire(gateway, BROKER, "0")["num.io.threads"][:3] == ("8", ConfigSource.DEFAULT_CONFIG, False)
+    assert "leader.replication.throttled.rate" not in on_the_wire(gateway, BROKER, "0")  # no KafkaConfig entry
+
+    confluent_change(admin, (KERBEROS, "58000", SET))
+    legacy = ConfigResource(ResourceType.BROKER, "0", set_config={KERBEROS: "58000", "num.io.threads": "12"})
+    admin.alter_configs([legacy])[legacy].result(TIMEOUT_S)
+    broker = described(admin, ResourceType.BROKER, "0")
+    assert (broker[KERBEROS].value, broker[KERBEROS].source, broker[KERBEROS].is_read_only) == (
+        "58000", ConfigSource.DYNAMIC_BROKER_CONFIG.value, False)
+    assert seen(gateway, BROKER, "0", "num.io.threads") == ("12", ConfigSource.DYNAMIC_BROKER_CONFIG, [
+        ("num.io.threads", "12", ConfigSource.DYNAMIC_BROKER_CONFIG),
+        ("num.io.threads", "8", ConfigSource.DEFAULT_CONFIG)])
+
+    def refused(broker: str, *changes) -> str | None:
+        code, message = change(gateway, broker, *changes)
+        assert code == INVALID_REQUEST, message
+        return message
+
+    # a thread pool grows to double and shrinks to half the count in effect, as Kafka's resize
+    assert refused("0", ("num.io.threads", "25", SET)) == "Invalid dynamic configuration"
+    assert refused("", ("background.threads", "4", SET)) == "Invalid dynamic configuration"
+    assert refused("0", ("num.io.threads", "0", SET)) == (
+        "Invalid value 0 for configuration num.io.threads: Value must be at least 1")
+    assert refused("0", (KERBEROS, "soon", SET)) == (
+        f"Invalid value soon for configuration {KERBEROS}: Not a number of type LONG")
+    assert refused("", (KERBEROS, "1000", SET)) == (
+        f"Cannot update these configs at default cluster level, broker id must be specified: Set({KERBEROS})")
+    assert refused("", ("log.cleaner.enable", "false", SET)) == (
+        "Cannot update these configs dynamically: Set(log.cleaner.enable)")
+    assert change(gateway, "0", ("num.io.threads", "24", SET)) == OK
+    assert refused("0", ("num.io.threads", None, DELETE)) == "Invalid dynamic configuration"  # 8 is below half
+    assert change(gateway, "0", ("num.io.threads", "16", SET)) == OK
+
+    # a name Kafka does not know is stored as given and described as Kafka describes what it cannot type
+    custom = "custom.config.of.a.plugin"
+    assert change(gateway, "", (custom, "anything", SET), ("leader.replication.throttled.rate", "1024", SET)) == OK
+    assert cluster_default(gateway) == {
+        custom: (None, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, True,
+                 [(custom, None, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)]),
+        "leader.replication.throttled.rate": ("1024", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, True,
+                                              [("leader.replication.throttled.rate", "1024",
+                                                ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)])}
+    broker = on_the_wire(gateway, BROKER, "0")
+    assert broker[custom] == (None, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, True,
+                              [(custom, None, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)])
+    assert broker["leader.replication.throttled.rate"][:2] == ("1024", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
+    described_custom = described(admin, ResourceType.BROKER, "0")[custom]
+    assert (described_custom.value, described_custom.is_sensitive) == (None, True)
+
+    confluent_change(admin, (KERBEROS, None, DELETE), ("num.io.threads", None, DELETE))
+    assert change(gateway, "", (custom, None, DELETE), ("leader.replication.throttled.rate", None, DELETE)) == OK
+    assert seen(gateway, BROKER, "0", KERBEROS)[:2] == ("60000", ConfigSource.DEFAULT_CONFIG)
+    assert cluster_default(gateway) == {}
