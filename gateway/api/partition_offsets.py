@@ -12,6 +12,7 @@ import structlog
 from gateway.acls.model import Operation, ResourceType
 from gateway.api.authorization import allowed_names
 from gateway.api.fetch import READ_COMMITTED
+from gateway.api.internal_topics import is_internal
 from gateway.api.leaders import not_served
 from gateway.api.registry import handles
 from gateway.api.services import Services
@@ -136,6 +137,9 @@ async def delete_records(request: Request, services: Services):
 
     async def answer(partition, wanted):
         response = Partition(partition_index=wanted.partition_index, low_watermark=-1)
+        if is_internal(partition.topic):  # Kafka's ReplicaManager refuses it before looking at the offset
+            response.error_code = ErrorCode.INVALID_TOPIC_EXCEPTION
+            return response
         target = partition.high_watermark if wanted.offset == -1 else wanted.offset
         if not 0 <= target <= partition.high_watermark:
             response.error_code = ErrorCode.OFFSET_OUT_OF_RANGE

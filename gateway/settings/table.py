@@ -194,9 +194,13 @@ class BrokerSettings:
         "which online conversions between classic and consumer groups happen")
     offsets_retention_minutes: int = kafka(POSITIVE, 10080, "how long an empty group's committed offsets are kept")
     offsets_retention_check_interval_ms: int = kafka(long(1), 600000, "how often expired offsets are removed")
+    offsets_topic_segment_bytes: int = kafka(Integer(1048576), 104857600, "segment.bytes __consumer_offsets is "
+                                                                           "created with")
     transaction_max_timeout_ms: int = kafka(POSITIVE, 900000, "largest transaction.timeout.ms a producer may ask")
     transaction_abort_timed_out_transaction_cleanup_interval_ms: int = kafka(
         POSITIVE, 10000, "how often timed-out transactions are looked for and aborted")
+    transaction_state_log_segment_bytes: int = kafka(Integer(1048576), 104857600, "segment.bytes "
+                                                                                   "__transaction_state is created with")
     telemetry_max_bytes: int = kafka(POSITIVE, 1048576, "largest client metrics push accepted (KIP-714); "
                                                         "pushes are accepted and dropped")
     embedded_stores: int = setting(Integer(0, 64), 1, "stores the gateway runs itself under log.dirs, each a "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 
+from gateway.settings.table import BrokerSettings
 from protocol.kafka.coordinator_records import (
     OFFSETS_PARTITIONS,
     OFFSETS_TOPIC,
@@ -11,9 +12,18 @@ from protocol.kafka.coordinator_records import (
     TRANSACTIONS_TOPIC,
 )
 
-# As Kafka makes them (offsets.topic.segment.bytes, transaction.state.log.segment.bytes): the newest
-# record of each group, offset and transaction is what a reader needs.
-INTERNAL_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": "104857600"}
+
+def internal_configs(name: str, settings: BrokerSettings) -> dict[str, str]:
+    """The configs Kafka creates internal topic `name` with (GroupCoordinatorService's and
+    TransactionStateManager's): compacted, as the newest record of each group, offset and
+    transaction is what a reader needs."""
+    if name == OFFSETS_TOPIC:
+        return {"cleanup.policy": "compact", "compression.type": "producer",
+                "segment.bytes": str(settings.offsets_topic_segment_bytes)}
+    return {"unclean.leader.election.enable": "false", "compression.type": "uncompressed",
+            "cleanup.policy": "compact", "segment.bytes": str(settings.transaction_state_log_segment_bytes)}
+
+
 INTERNAL_PARTITIONS = {OFFSETS_TOPIC: OFFSETS_PARTITIONS, TRANSACTIONS_TOPIC: TRANSACTIONS_PARTITIONS}
 
 

@@ -25,7 +25,7 @@ from gateway.settings.table import BrokerSettings
 from gateway.storage.discard_directives import DiscardDirectives
 from gateway.storage.journal import Journal
 from gateway.storage.mesh_storage import MeshStorage
-from gateway.topics.internal_topic_specs import INTERNAL_CONFIGS, INTERNAL_PARTITIONS, internal_topic_id
+from gateway.topics.internal_topic_specs import INTERNAL_PARTITIONS, internal_configs, internal_topic_id
 from gateway.topics.native_topics import ENTRY as NATIVE_ENTRY
 from gateway.topics.native_topics import NativeTopics
 from gateway.topics.partition_checkpoints import PartitionCheckpoints, Recovery
@@ -282,7 +282,7 @@ class TopicRegistry(ClusterTopics):
             await self.sharing.request_creation(name)
             raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{name} is being created")
         try:
-            return await self.create(name, INTERNAL_PARTITIONS[name], configs=INTERNAL_CONFIGS,
+            return await self.create(name, INTERNAL_PARTITIONS[name], configs=internal_configs(name, self.settings),
                                      topic_id=internal_topic_id(name))
         except KafkaError as exc:
             if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:  # created meanwhile

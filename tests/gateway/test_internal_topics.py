@@ -11,17 +11,32 @@ import struct
 import subprocess
 import time
 
-from confluent_kafka import Consumer, Producer
+import pytest
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka import TopicPartition as ConfluentPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    OffsetSpec,
+    ResourceType,
+)
 from kafka import KafkaConsumer, TopicPartition
 
+from protocol.kafka.apis import by_name
 from tests.gateway.admin import create_topic
 from tests.gateway.clients import Sent, kafka_python_produce
+from tests.gateway.groups import wait_until
+from tests.gateway.sasl_connection import RawConnection
+from tests.gateway.server import GatewayProcess
 
 TIMEOUT_S = 30.0
 OFFSETS, TRANSACTIONS = "__consumer_offsets", "__transaction_state"
 ONGOING, PREPARE_COMMIT, COMPLETE_COMMIT = 1, 2, 4
+OFFSET_KEYS = (0, 1)  # the versions of OffsetCommitKey
+LEADER_EPOCH = by_name("OffsetForLeaderEpoch")
 
 
 def kafka_partition(key: str, partitions: int = 50) -> int:
@@ -219,3 +234,144 @@ def test_a_transaction_is_read_from_transaction_state_in_kafkas_format(shared_ga
     statuses = [status for _, _, status, _ in decoded]
     assert statuses[-3:] == [ONGOING, PREPARE_COMMIT, COMPLETE_COMMIT]
     assert decoded[-3][3] == {"it-txn-data": [0]} and decoded[-1][3] == {}
+
+
+@pytest.fixture(scope="module")
+def cleaning_gateway(tmp_path_factory):
+    """Compacted topics (the internal ones among them, which inherit these) cleaned within moments."""
+    server = GatewayProcess(tmp_path_factory.mktemp("internal-compaction"), "--log-cleaner-backoff-ms", "100",
+                            "--log-roll-ms", "100", "--log-cleaner-min-cleanable-ratio", "0.01",
+                            "--log-cleaner-delete-retention-ms", "300").start()
+    yield server
+    server.stop()
+
+
+def whole_partition(bootstrap: str, topic: str, partition: int) -> list:
+    """(offset, key, value) of every record the partition holds now, read with librdkafka."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "internal-reader", "enable.auto.commit": False})
+    try:
+        _, end = consumer.get_watermark_offsets(ConfluentPartition(topic, partition), TIMEOUT_S)
+        consumer.assign([ConfluentPartition(topic, partition, OFFSET_BEGINNING)])
+        got = []
+        deadline = time.monotonic() + TIMEOUT_S
+        while not got or got[-1][0] < end - 1:
+            assert time.monotonic() < deadline, f"{topic}/{partition} ends before {end}"
+            got += [(m.offset(), m.key(), m.value()) for m in consumer.consume(1000, 0.2) if m.error() is None]
+        return got
+    finally:
+        consumer.close()
+
+
+def test_consumer_offsets_is_compacted_to_the_newest_record_of_each_key(cleaning_gateway):
+    """Kafka compacts __consumer_offsets: the stores' cleaner keeps each key's newest record and,
+    after delete.retention.ms, drops tombstones (here those of a deleted group's offsets)."""
+    bootstrap = cleaning_gateway.bootstrap
+    create_topic(bootstrap, "ic-data", partitions=2)
+    committer = Consumer({"bootstrap.servers": bootstrap, "group.id": "ic-group", "enable.auto.commit": False})
+    partition = kafka_partition("ic-group")
+
+    def commit(data_partition: int, offset: int) -> None:
+        committer.commit(offsets=[ConfluentPartition("ic-data", data_partition, offset)], asynchronous=False)
+
+    def offsets_of(data_partition: int) -> list:
+        decoded = [decoded_offsets_record(key, value) for _, key, value in whole_partition(bootstrap, OFFSETS, partition)
+                   if struct.unpack_from(">h", key)[0] in OFFSET_KEYS]
+        return [d[4] for d in decoded if d[:4] == ("offset", "ic-group", "ic-data", data_partition)]
+    try:
+        for offset in range(1, 6):
+            commit(0, offset)
+
+        def cleaned() -> bool:  # each check commits again: the active segment rolls only at an append
+            commit(1, 7)
+            return offsets_of(0) == [(5, "")]
+        wait_until(cleaned, 60, "the stores cleaned __consumer_offsets")
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        (future,) = admin.delete_consumer_groups(["ic-group"]).values()
+        future.result(TIMEOUT_S)
+
+        def tombstone_gone() -> bool:
+            commit(1, 7)
+            return offsets_of(0) == []
+        wait_until(tombstone_gone, 60, "the tombstone of the deleted offset went")
+    finally:
+        committer.close()
+
+
+@pytest.fixture(scope="module")
+def internal_gateway(tmp_path_factory):
+    """A gateway whose internal topics hold a group's commit and a transaction's states, created with
+    segment sizes of their own."""
+    server = GatewayProcess(tmp_path_factory.mktemp("internal-configs"), "--offsets-topic-segment-bytes", "2097152",
+                            "--transaction-state-log-segment-bytes", "3145728").start()
+    create_topic(server.bootstrap, "ik-data")
+    committer = Consumer({"bootstrap.servers": server.bootstrap, "group.id": "ik-group", "enable.auto.commit": False})
+    committer.commit(offsets=[ConfluentPartition("ik-data", 0, 3)], asynchronous=False)
+    committer.close()
+    producer = Producer({"bootstrap.servers": server.bootstrap, "transactional.id": "ik-txn"})
+    producer.init_transactions(TIMEOUT_S)
+    producer.begin_transaction()
+    producer.produce("ik-data", b"in a transaction")
+    producer.commit_transaction(TIMEOUT_S)
+    read_partition(server.bootstrap, OFFSETS, kafka_partition("ik-group"), lambda records: len(records) >= 1)
+    read_partition(server.bootstrap, TRANSACTIONS, kafka_partition("ik-txn"), lambda records: len(records) >= 4)
+    yield server
+    server.stop()
+
+
+def described(bootstrap: str, topic: str) -> dict:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    (future,) = admin.describe_configs([ConfigResource(ResourceType.TOPIC, topic)]).values()
+    return future.result(TIMEOUT_S)
+
+
+def test_internal_topics_are_described_with_the_configs_kafka_creates_them_with(internal_gateway):
+    """GroupCoordinatorService.groupMetadataTopicConfigs and TransactionStateManager.transactionTopicConfigs,
+    segment.bytes from offsets.topic.segment.bytes and transaction.state.log.segment.bytes."""
+    def overrides(topic: str) -> dict:
+        return {name: entry.value for name, entry in described(internal_gateway.bootstrap, topic).items()
+                if entry.source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value}
+    assert overrides(OFFSETS) == {"cleanup.policy": "compact", "compression.type": "producer",
+                                  "segment.bytes": "2097152"}
+    assert overrides(TRANSACTIONS) == {"cleanup.policy": "compact", "compression.type": "uncompressed",
+                                       "segment.bytes": "3145728", "unclean.leader.election.enable": "false"}
+
+
+def test_internal_topic_configs_are_altered_as_any_topics(internal_gateway):
+    """Kafka 4's controller checks the topic's name and the configs, not whether it is internal."""
+    admin = AdminClient({"bootstrap.servers": internal_gateway.bootstrap})
+    change = ConfigEntry("min.compaction.lag.ms", "60000", incremental_operation=AlterConfigOpType.SET)
+    (future,) = admin.incremental_alter_configs(
+        [ConfigResource(ResourceType.TOPIC, TRANSACTIONS, incremental_configs=[change])]).values()
+    future.result(TIMEOUT_S)
+    assert described(internal_gateway.bootstrap, TRANSACTIONS)["min.compaction.lag.ms"].value == "60000"
+
+
+def test_records_of_internal_topics_are_not_deleted(internal_gateway):
+    """Kafka's ReplicaManager refuses DeleteRecords on an internal topic with INVALID_TOPIC_EXCEPTION."""
+    admin = AdminClient({"bootstrap.servers": internal_gateway.bootstrap})
+    partition = ConfluentPartition(OFFSETS, kafka_partition("ik-group"), 1)
+    (future,) = admin.delete_records([partition]).values()
+    with pytest.raises(KafkaException) as refused:
+        future.result(TIMEOUT_S)
+    assert refused.value.args[0].code() == KafkaError.TOPIC_EXCEPTION
+    assert whole_partition(internal_gateway.bootstrap, OFFSETS, partition.partition)[0][0] == 0
+
+
+def test_internal_topics_are_positioned_as_any_topics(internal_gateway):
+    """ListOffsets (earliest, latest, by timestamp) and OffsetForLeaderEpoch on __transaction_state."""
+    admin = AdminClient({"bootstrap.servers": internal_gateway.bootstrap})
+    partition = kafka_partition("ik-txn")
+    records = whole_partition(internal_gateway.bootstrap, TRANSACTIONS, partition)
+
+    def offset(spec) -> int:
+        (future,) = admin.list_offsets({ConfluentPartition(TRANSACTIONS, partition): spec}).values()
+        return future.result(TIMEOUT_S).offset
+    assert [offset(OffsetSpec.earliest()), offset(OffsetSpec.latest()), offset(OffsetSpec.for_timestamp(0))] == [
+        0, records[-1][0] + 1, 0]
+    connection = RawConnection(internal_gateway.port)
+    Topic = LEADER_EPOCH.Request.Topics
+    answer = connection.call(LEADER_EPOCH, 4, LEADER_EPOCH.Request(replica_id=-1, topics=[Topic(
+        topic=TRANSACTIONS, partitions=[Topic.Partitions(partition=partition, current_leader_epoch=-1,
+                                                         leader_epoch=0)])]))
+    (answered,) = answer.topics[0].partitions
+    assert (answered.error_code, answered.end_offset) == (0, records[-1][0] + 1)
