@@ -11,8 +11,9 @@ transaction.state.log.num.partitions, 50; group ids are hashed over the
 first), all led by this gateway. Their records are the gateway's own, in
 Kafka's formats (topics/internal_logs.py): once the first is written, the
 topic is in the registry, read like any other and still described as
-internal. Clients cannot produce to them (INVALID_TOPIC_EXCEPTION, as Kafka
-refuses appends to an internal topic) nor delete them.
+internal. Clients cannot produce to them nor delete their records
+(INVALID_TOPIC_EXCEPTION, as Kafka refuses both on an internal topic), nor
+delete them.
 """
 
 from __future__ import annotations

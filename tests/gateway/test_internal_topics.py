@@ -31,6 +31,7 @@ from tests.gateway.clients import Sent, kafka_python_produce
 from tests.gateway.groups import wait_until
 from tests.gateway.sasl_connection import RawConnection
 from tests.gateway.server import GatewayProcess
+from tests.gateway.test_cluster import gateway_cluster
 
 TIMEOUT_S = 30.0
 OFFSETS, TRANSACTIONS = "__consumer_offsets", "__transaction_state"
@@ -375,3 +376,26 @@ def test_internal_topics_are_positioned_as_any_topics(internal_gateway):
                                                          leader_epoch=0)])]))
     (answered,) = answer.topics[0].partitions
     assert (answered.error_code, answered.end_offset) == (0, records[-1][0] + 1)
+
+
+def test_a_cluster_serves_internal_topics_through_any_gateway(tmp_path):
+    """The controller creates them with Kafka's configs, which the other gateway describes too; DeleteRecords
+    is refused at the partition's leader, whichever gateway leads it."""
+    with gateway_cluster(tmp_path, 2) as gateways:
+        follower = gateways[1].bootstrap
+        create_topic(follower, "icl-data")
+        committer = Consumer({"bootstrap.servers": follower, "group.id": "icl-group", "enable.auto.commit": False})
+        committer.commit(offsets=[ConfluentPartition("icl-data", 0, 4)], asynchronous=False)
+        committer.close()
+        partition = kafka_partition("icl-group")
+        records = whole_partition(follower, OFFSETS, partition)
+        assert [decoded_offsets_record(key, value)[1:] for _, key, value in records
+                if struct.unpack_from(">h", key)[0] in OFFSET_KEYS] == [("icl-group", "icl-data", 0, (4, ""))]
+        configs = described(follower, OFFSETS)
+        assert [configs[name].value for name in ("cleanup.policy", "compression.type", "segment.bytes")] == [
+            "compact", "producer", "104857600"]
+        admin = AdminClient({"bootstrap.servers": follower})  # kept: its futures end with it
+        (future,) = admin.delete_records([ConfluentPartition(OFFSETS, partition, 1)]).values()
+        with pytest.raises(KafkaException) as refused:
+            future.result(TIMEOUT_S)
+        assert refused.value.args[0].code() == KafkaError.TOPIC_EXCEPTION
