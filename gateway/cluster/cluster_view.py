@@ -90,9 +90,8 @@ class ClusterView:
     def leadership(self, topic) -> Callable[[int], tuple[int, int, list[int], list[int]]]:
         """index -> (leader, leader epoch, replicas, in-sync replicas) of the topic's partitions:
         the gateways that may lead one, its preferred leader first, and the live ones among them;
-        (-1, -1, [], []) while it has no leader. Native partitions are read only: every gateway
-        serves them. Made once per topic: Metadata asks it of every partition."""
-        if self.leaders is None or topic.native:
+        (-1, -1, [], []) while it has no leader. Made once per topic: Metadata asks it of every partition."""
+        if self.leaders is None:
             return lambda index: (self.node_id, topic.partitions[index].leader_epoch, [self.node_id], [self.node_id])
         topic_id, live = str(topic.topic_id), self.membership.members()
 
@@ -105,12 +104,12 @@ class ClusterView:
         return of
 
     async def elect(self, topic, index: int, election: int) -> ErrorCode:
-        if self.elections is None or topic.native:  # the one replica leads already
+        if self.elections is None:  # the one replica leads already
             return ErrorCode.ELECTION_NOT_NEEDED
         return await self.elections.elect(str(topic.topic_id), index, election)
 
     async def reassign(self, topic, index: int, replicas: list[int]) -> tuple[ErrorCode, str | None]:
-        if self.elections is not None and not topic.native:
+        if self.elections is not None:
             return await self.elections.reassign(str(topic.topic_id), index, replicas)
         if replicas != [self.node_id]:
             return ErrorCode.INVALID_REPLICA_ASSIGNMENT, (

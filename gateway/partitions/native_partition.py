@@ -96,8 +96,9 @@ class BoundedCache(dict):
 class NativePartition:
     """The read side of PartitionLog's interface, over a native producer's partition."""
 
-    leader_epoch = 0
-    epochs = ((0, 0),)  # one epoch from the start: no gateway leads it
+    leader_epoch = 0  # alone; in a cluster the epoch it is led at (`led_at`)
+    epochs = ((0, 0),)  # the leader epochs' start offsets: every record is of epoch 0
+    first_sequence = 0  # the stores keep a native producer's records: none are discarded below the log start
     epoch_error = PartitionLog.epoch_error
     end_of_epoch = PartitionLog.end_of_epoch
 
@@ -126,6 +127,15 @@ class NativePartition:
 
     def aborted_transactions(self, start: int, end: int) -> list:
         return []
+
+    def led_at(self, epoch: int) -> None:
+        """Serve as the leader of `epoch` from now on. Its records are all of epoch 0 (every gateway
+        builds the same batches: which gateway led when a record came is kept nowhere), and
+        `epoch` starts at the high watermark, as a Kafka leader starts its epoch at its log end: so
+        a client that read up to any offset this or an earlier leader served, asking where the
+        epoch of its last record ends, hears an end at or after that offset, never a truncation."""
+        self.leader_epoch = epoch
+        self.epochs = ((0, 0), (epoch, self.high_watermark)) if epoch > 0 else ((0, 0),)
 
     def move_log_start(self, offset: int) -> bool:
         """Make `offset` the log start if it is past it; whether it moved. The records
@@ -189,7 +199,7 @@ class NativePartition:
         records = [Record(first + n, self._arrivals.at(first + n), None, bytes(content))
                    for n, content in enumerate(contents)]
         batch = StoredBatch(first, first + len(records) - 1, first,
-                            build_batch(records, partition_leader_epoch=self.leader_epoch))
+                            build_batch(records, partition_leader_epoch=0))
         self._batches.keep(first, batch)
         return batch
 

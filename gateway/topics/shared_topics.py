@@ -54,22 +54,22 @@ class ClusterTopics:
     TopicRegistry, whose state and helpers it uses."""
 
     @property
-    def _follows_controller(self) -> bool:
+    def follows_controller(self) -> bool:
         return self.sharing is not None and not self.sharing.is_controller
 
-    async def _share(self, topic: Topic) -> None:
+    async def share(self, topic: Topic) -> None:
         """Tell the other gateways of the cluster what the journal now holds of a topic."""
         if self.sharing is not None:
             await self.sharing.share(topic.state())
 
     def _check_controller(self) -> None:
         """Only the controller changes topics: the others send clients to it, as Kafka's brokers do."""
-        if self._follows_controller:
+        if self.follows_controller:
             raise KafkaError(ErrorCode.NOT_CONTROLLER, "this gateway is not the controller")
 
     async def follow_shared(self, states: dict[str, dict]) -> None:
         """Take the topics the controller shared (CHP's `cluster/topics/`): new, changed, deleted."""
-        if not self._follows_controller:
+        if not self.follows_controller:
             return
         async with self.topic_lock:
             for topic in [t for t in self.topics.values() if states.get(t.name, {}).get("id") != str(t.topic_id)]:
@@ -100,6 +100,7 @@ class ClusterTopics:
         async with self.topic_lock:
             self._close_lost(wanted)
             self._close_retired()
+            await self.native.lead(wanted)
             # Held throughout: the takeovers read partition states that follow_shared changes and
             # fill slots a deletion empties. Each unled partition is taken over once, after its close.
             limiter = trio.CapacityLimiter(self.settings.concurrent_takeovers)
@@ -231,12 +232,12 @@ class ClusterTopics:
     async def log_starts_reported(self, reports: dict[tuple[str, int], tuple[int, int]]) -> None:
         """The controller: journal the log starts that other gateways moved in partitions they lead."""
         async with self.topic_lock:
-            for topic in [t for t in self.topics.values() if not t.native]:
+            for topic in list(self.topics.values()):
                 moved = {index: report for index, state in enumerate(topic.partition_states)
                          if (report := reports.get((str(topic.topic_id), index))) is not None
                          and report[0] > state.log_start_offset}
                 if moved:
-                    await self._journal_log_starts(topic, moved)
+                    await self.journal_log_starts(topic, moved)
                     log.info("reported_log_starts_journaled", topic=topic.name,
                              log_start_offsets={index: offset for index, (offset, _) in moved.items()})
 

@@ -40,7 +40,7 @@ class Topic:
     partition_states: list[PartitionState]
     configs: dict[str, str] = field(default_factory=dict)  # overrides only
     partitions: list = field(default_factory=list)  # PartitionLog per partition state
-    native: bool = False  # published by native Dafka producers, read only (see native.py)
+    native: bool = False  # published by native Dafka producers, read only (see native_topics.py)
 
     def config(self, name: str, settings: BrokerSettings) -> str:
         override = self.configs.get(name)
@@ -54,6 +54,7 @@ class Topic:
             "replication_factor": self.replication_factor,
             "partitions": [[p.address, p.log_start_offset, p.first_sequence] for p in self.partition_states],
             "configs": self.configs,
+            **({"native": True} if self.native else {}),  # shared, never journaled so
         }
 
     @classmethod
@@ -64,4 +65,5 @@ class Topic:
             replication_factor=state["replication_factor"],
             partition_states=[PartitionState(*p) for p in state["partitions"]],  # older journals: no first_sequence
             configs=dict(state["configs"]),
+            native=state.get("native", False),
         )

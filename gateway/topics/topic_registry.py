@@ -84,9 +84,10 @@ class TopicRegistry(ClusterTopics):
         (the discard directives are open and the journal's heads prefetched)."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            if self._follows_controller:
+            if self.follows_controller:
                 nursery.start_soon(self._follow_stores)
                 nursery.start_soon(self.enforce_retention)
+                nursery.start_soon(self.native.run)  # the heads of the native partitions led here
                 log.info("topics_follow_controller")
                 task_status.started()
                 await trio.sleep_forever()
@@ -96,7 +97,7 @@ class TopicRegistry(ClusterTopics):
             for state in states.values():
                 topic = Topic.from_state(state)
                 await self._open(topic, None if self.sharing else await self.storage.heads(topic.name))
-                await self._share(topic)
+                await self.share(topic)
             # A directive sent just before a crash may have reached no store.
             await self.resend_discards()
             await self._resend_deletions()
@@ -145,7 +146,8 @@ class TopicRegistry(ClusterTopics):
     async def _open(self, topic: Topic, heads: dict[str, int] | None = None) -> None:
         """Start serving the topic's new partitions; `heads` (from the stores) when
         they may hold data already, as at start-up. In a cluster they open when led here."""
-        self.own_addresses.update(state.address for state in topic.partition_states)
+        if not topic.native:  # a native producer's address is not the gateway's
+            self.own_addresses.update(state.address for state in topic.partition_states)
         if self.sharing is not None:
             topic.partitions += [None] * (len(topic.partition_states) - len(topic.partitions))
             self.topics[topic.name] = topic
@@ -228,8 +230,7 @@ class TopicRegistry(ClusterTopics):
         override takes the new defaults, the partitions led here their min.insync.replicas at once."""
         self.settings = settings
         for topic in self.topics.values():
-            if not topic.native:
-                self._configured(topic)
+            self._configured(topic)
 
     def inherited(self, name: str) -> str:
         """What a topic config is without an override."""
@@ -268,7 +269,7 @@ class TopicRegistry(ClusterTopics):
                 return topic
             await self.journal.write(topic.state())
             await self._open(topic)
-            await self._share(topic)
+            await self.share(topic)
         log.info("topic_created", topic=name, partitions=num_partitions, configs=overrides)
         return topic
 
@@ -278,7 +279,7 @@ class TopicRegistry(ClusterTopics):
         topic = self.topics.get(name)
         if topic is not None:
             return topic
-        if self._follows_controller:
+        if self.follows_controller:
             await self.sharing.request_creation(name)
             raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{name} is being created")
         try:
@@ -294,7 +295,7 @@ class TopicRegistry(ClusterTopics):
         topic = self.topics.get(name)
         if topic is None and name in INTERNAL_PARTITIONS:
             return await self.internal(name)
-        if topic is None and self.settings.auto_create_topics_enable and self._follows_controller:
+        if topic is None and self.settings.auto_create_topics_enable and self.follows_controller:
             check_topic_name(name)  # refused here, as the controller would
             await self.sharing.request_creation(name)
             raise KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, f"topic {name!r} is being created")
@@ -324,7 +325,7 @@ class TopicRegistry(ClusterTopics):
 
     def deleted_elsewhere(self, notices: dict[str, tuple[str, int]]) -> None:
         """The controller's notices of deleted topics (topic id -> (name, when)): each is told once."""
-        if self._follows_controller:
+        if self.follows_controller:
             for topic_id in notices.keys() - self._deletion_notices:
                 self.tell_deleted(*notices[topic_id])
         self._deletion_notices = set(notices)
@@ -345,10 +346,14 @@ class TopicRegistry(ClusterTopics):
         for index, partition in enumerate(topic.partitions):
             if partition is not None:
                 self._close(topic, index)
-                self.checkpoints.forget(str(topic.topic_id), partition.mesh.uuid)
+                if not topic.native:
+                    self.checkpoints.forget(str(topic.topic_id), partition.mesh.uuid)
         self._share_tail()
 
     def _close(self, topic: Topic, index: int) -> None:
+        if topic.native:
+            self.native.close(topic, index)
+            return
         partition, topic.partitions[index] = topic.partitions[index], None
         partition.close()
         self.storage.release(partition.mesh)
@@ -379,7 +384,7 @@ class TopicRegistry(ClusterTopics):
                                        for _ in range(count - len(topic.partition_states))]
             await self.journal.write(topic.state())
             await self._open(topic)
-            await self._share(topic)
+            await self.share(topic)
 
     async def replace_configs(self, name: str, overrides: dict[str, str], *, validate_only: bool = False) -> None:
         """Replace a topic's overrides."""
@@ -398,10 +403,12 @@ class TopicRegistry(ClusterTopics):
                 return
             topic.configs = checked
             await self.journal.write(topic.state())
-            await self._share(topic)
+            await self.share(topic)
             self._configured(topic)
 
     def _configured(self, topic: Topic) -> None:
+        if topic.native:  # nothing is produced to it
+            return
         insync = int(topic.config("min.insync.replicas", self.settings))
         for partition in led(topic):
             partition.min_insync = insync
@@ -472,7 +479,7 @@ class TopicRegistry(ClusterTopics):
         that nobody holds any more. The directives for deleted topics (`_resend_deletions`)
         and older journal generations are not sent here: their number only grows, and
         nothing waits on them to go on. In a cluster the controller sends them."""
-        if self._follows_controller:
+        if self.follows_controller:
             return
         async with self.topic_lock:  # what is journaled: save_log_start updates it under the lock
             discards = [discard for topic in self.topics.values() if not topic.native
@@ -482,7 +489,7 @@ class TopicRegistry(ClusterTopics):
     async def _resend_deletions(self) -> None:
         """The directives deleting deleted topics' partitions, for stores that missed them. Sent
         at start-up and when stores join, not at every retention check: their number only grows."""
-        if not self._follows_controller:
+        if not self.follows_controller:
             await self.discards.send(list(self.deleted_partitions.values()))
 
     async def save_log_start(self, topic: Topic) -> None:
@@ -491,20 +498,20 @@ class TopicRegistry(ClusterTopics):
         async with self.topic_lock:
             if self.topics.get(topic.name) is not topic:
                 return  # deleted meanwhile: a write now would bring it back
-            if topic.native:
-                await self.native.save_log_start(topic)
-                return
             moved = {index: (partition.log_start_offset, partition.first_sequence)
                      for index, partition in enumerate(topic.partitions) if partition is not None}
-            if not self._follows_controller:
-                await self._journal_log_starts(topic, moved)
+            if not self.follows_controller:
+                await self.journal_log_starts(topic, moved)
                 return
             for index, (log_start_offset, first_sequence) in moved.items():
                 await self.sharing.report_log_start(str(topic.topic_id), index, log_start_offset, first_sequence)
 
-    async def _journal_log_starts(self, topic: Topic, moved: dict[int, tuple[int, int]]) -> None:
+    async def journal_log_starts(self, topic: Topic, moved: dict[int, tuple[int, int]]) -> None:
         """Journal a topic's moved log starts (they never go back), then tell the stores what
-        they may discard below."""
+        they may discard below (caller holds the topic lock)."""
+        if topic.native:
+            await self.native.journal_log_starts(topic, moved)
+            return
         grown = set()
         for index, (log_start_offset, first_sequence) in moved.items():
             state = topic.partition_states[index]
@@ -513,7 +520,7 @@ class TopicRegistry(ClusterTopics):
             state.log_start_offset = max(state.log_start_offset, log_start_offset)
             state.first_sequence = max(state.first_sequence, first_sequence)
         await self.journal.write(topic.state())
-        await self._share(topic)
+        await self.share(topic)
         await self.discards.send([d for d in partition_discards(topic, self.settings) if d.address in grown])
 
 
