@@ -36,8 +36,9 @@ from gateway.security.sasl_session import sessions
 from gateway.server.connection import ConnectionLimits
 from gateway.server.dispatch import Dispatcher
 from gateway.server.listener import KafkaListener, ListenerLimits
+from gateway.server.listener_tls import ListenerTls
 from gateway.server.request_memory import RequestMemory
-from gateway.server.tls import TlsAcceptor, TlsSettingsError, server_context
+from gateway.server.tls import TlsAcceptor, TlsSettingsError
 from gateway.settings.listeners import TLS_PROTOCOLS
 from gateway.settings.table import BrokerSettings, Settings
 from gateway.storage.mesh_storage import MeshStorage
@@ -75,7 +76,9 @@ async def run_gateway(settings: Settings, early: EarlyStart, *, task_status=trio
     load_handlers()
     broker = settings.broker
     protocols = {listener.name: broker.security_protocol(listener.name) for listener in broker.bound_listeners()}
-    tls = _tls_acceptor(settings) if TLS_PROTOCOLS & set(protocols.values()) else None
+    listener_tls = _listener_tls(settings, protocols)
+    tls = None if listener_tls is None else TlsAcceptor(
+        listener_tls.context, settings.ssl.ssl_handshake_timeout_ms / 1000, settings.ssl.ssl_principal_mapping_rules)
     listener = KafkaListener(
         None, broker.bound_listeners(), lambda: _listener_limits(_broker_now(listener.dispatcher, broker)),
         ConnectionLimits(max_request_bytes=broker.socket_request_max_bytes,
@@ -87,12 +90,12 @@ async def run_gateway(settings: Settings, early: EarlyStart, *, task_status=trio
     readiness = Readiness()
     # Signals are taken from before the port is bound: a client or supervisor that sees the port may stop us.
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        await _serve_until_stopped(settings, early, listener, readiness, signals, task_status)
+        await _serve_until_stopped(settings, early, listener, listener_tls, readiness, signals, task_status)
     log.info("gateway_stopped")
 
 
-async def _serve_until_stopped(settings: Settings, early: EarlyStart, listener: KafkaListener, readiness: Readiness,
-                               signals, task_status) -> None:
+async def _serve_until_stopped(settings: Settings, early: EarlyStart, listener: KafkaListener,
+                               listener_tls: ListenerTls | None, readiness: Readiness, signals, task_status) -> None:
     broker = settings.broker
     try:
         ports = await _bind(listener)
@@ -109,7 +112,7 @@ async def _serve_until_stopped(settings: Settings, early: EarlyStart, listener: 
                         await _start_embedded_mesh(nursery, context, settings, storage, early.stores)
                     await nursery.start(storage.run)
                     listener.dispatcher = Dispatcher(ROUTES, None)
-                    member = await start_broker(nursery, settings, storage, ports, listener.dispatcher)
+                    member = await start_broker(nursery, settings, storage, ports, listener.dispatcher, listener_tls)
                     # the stores of the services now serving: a gateway that becomes the controller replaces them
                     listener.authentication = sessions(Authenticator(
                         broker, lambda user, mechanism: listener.dispatcher.services.scram_credentials.lookup(
@@ -150,14 +153,16 @@ def _listener_limits(broker: BrokerSettings) -> ListenerLimits:
     return ListenerLimits(broker.max_connections, broker.max_connections_per_ip, broker.max_connections_per_ip_overrides)
 
 
-def _tls_acceptor(settings: Settings) -> TlsAcceptor:
-    """The TLS of the SSL (and SASL_SSL) listeners; StartupError if their key, certificates or settings do not serve."""
-    ssl_settings = settings.ssl
+def _listener_tls(settings: Settings, protocols: dict[str, str]) -> ListenerTls | None:
+    """The TLS of the SSL (and SASL_SSL) listeners, if any; StartupError if their key, certificates or settings
+    do not serve."""
+    served = {name: protocol for name, protocol in protocols.items() if protocol in TLS_PROTOCOLS}
+    if not served:
+        return None
     try:
-        context = server_context(ssl_settings)
+        return ListenerTls(settings.ssl, served)
     except TlsSettingsError as exc:
         raise StartupError(str(exc)) from None
-    return TlsAcceptor(context, ssl_settings.ssl_handshake_timeout_ms / 1000, ssl_settings.ssl_principal_mapping_rules)
 
 
 async def _bind(listener: KafkaListener) -> dict[str, int]:

@@ -46,6 +46,7 @@ from gateway.quotas.quota_store import ClientQuotas, QuotaRates
 from gateway.security.delegation_token_store import DelegationTokens
 from gateway.security.scram_credentials import ScramCredentials
 from gateway.server.dispatch import Dispatcher
+from gateway.server.listener_tls import ListenerTls
 from gateway.settings.table import BrokerSettings, Settings
 from gateway.state_metrics import BrokerStateCollector
 from gateway.storage.discard_directives import DiscardDirectives
@@ -66,32 +67,33 @@ log = structlog.get_logger()
 
 
 async def start_broker(nursery: trio.Nursery, settings: Settings, storage: MeshStorage, ports: dict[str, int],
-                       dispatcher: Dispatcher) -> ClusterMember | None:
-    """Recover the broker's state from the mesh and run it in `nursery`; its services go to `dispatcher`.
-    In a cluster, this gateway's membership (what a controlled shutdown goes through)."""
+                       dispatcher: Dispatcher, listener_tls: ListenerTls | None = None) -> ClusterMember | None:
+    """Recover the broker's state from the mesh and run it in `nursery`; its services go to `dispatcher`, the
+    TLS listeners' dynamic configs to `listener_tls`. In a cluster, this gateway's membership (what a
+    controlled shutdown goes through)."""
     broker = settings.broker
     await wait_for_stores(broker, storage)
-    rates = QuotaRates(broker.quota_window_num, broker.quota_window_size_seconds)
+    state = {"settings": settings, "storage": storage, "listener_tls": listener_tls,
+             "rates": QuotaRates(broker.quota_window_num, broker.quota_window_size_seconds)}
     if settings.chp.chp_servers:
         member = ClusterMember(settings, ports, dispatcher, storage.live_stores)
-        await member.start(nursery, partial(_start_state, settings=settings, storage=storage, rates=rates),
-                           partial(_start_follower, settings=settings, storage=storage, rates=rates))
+        await member.start(nursery, partial(_start_state, **state), partial(_start_follower, **state))
         return member
     cluster = ClusterView(broker)
     cluster.bound(ports)
-    dispatcher.services = await _start_state(nursery, cluster, None, settings=settings, storage=storage, rates=rates)
+    dispatcher.services = await _start_state(nursery, cluster, None, **state)
     return None
 
 
 async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: TopicSharing,
                           producer_ids: ProducerIdBlocks, *, settings: Settings, storage: MeshStorage,
-                          rates: QuotaRates) -> Services:
+                          rates: QuotaRates, listener_tls: ListenerTls | None) -> Services:
     """A gateway that is not the controller: its journals are the controller's, never replayed here."""
     broker = settings.broker
     discards = DiscardDirectives(storage, broker.cluster_id)
     # Dynamic broker configs mirrored from the controller, their journal never replayed nor written here
     dynamic = DynamicConfigs(Journal(storage, broker, "configs", discards), broker,
-                             SharedJournal(sharing.client, "configs", follows=True))
+                             SharedJournal(sharing.client, "configs", follows=True), listener_tls)
     dynamic.replace(shared_entries(sharing.client, "configs"))
     topics = TopicRegistry(dynamic.effective, storage, Journal(storage, broker, "metadata", discards), discards,
                            sharing, cleaner_backoff_ms=settings.store.log_cleaner_backoff_ms)
@@ -136,7 +138,8 @@ async def _coordinators(nursery: trio.Nursery, broker: BrokerSettings, topics: T
 
 
 async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: TopicSharing | None, *,
-                       settings: Settings, storage: MeshStorage, rates: QuotaRates) -> Services:
+                       settings: Settings, storage: MeshStorage, rates: QuotaRates,
+                       listener_tls: ListenerTls | None) -> Services:
     broker = settings.broker
     discards = DiscardDirectives(storage, broker.cluster_id)
     journals = {kind: Journal(storage, broker, kind, discards)
@@ -144,7 +147,7 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
                              "group_configs", "configs", "features")}
     await storage.prefetch_heads(*(journal.subject for journal in journals.values()), DISCARD_SUBJECT)
     await discards.open()  # each journal sends directives for its older generations at replay
-    dynamic = DynamicConfigs(journals["configs"], broker, _shared(sharing, "configs"))
+    dynamic = DynamicConfigs(journals["configs"], broker, _shared(sharing, "configs"), listener_tls)
     await nursery.start(dynamic.run)
     topics = TopicRegistry(dynamic.effective, storage, journals["metadata"], discards, sharing,
                            cleaner_backoff_ms=settings.store.log_cleaner_backoff_ms)

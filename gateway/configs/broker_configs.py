@@ -10,7 +10,10 @@ are not read-only. A setting Kafka knows by two names (node.id and
 broker.id) is reported under both. A password's value is never reported: it
 is null and sensitive, as Kafka describes PASSWORD configs.
 
-Kafka's dynamic configs that are inert here (inert_broker_configs.py) are
+A listener's config (`listener.name.NAME.ssl.*`) is described once set, as
+Kafka describes it: read-only, typed as its base config (a password's value
+null), its synonyms itself then the base config's static and default
+values. Kafka's dynamic configs that are inert here (inert_broker_configs.py) are
 described as Kafka describes them: with Kafka's default until set (the
 broker quotas, no KafkaConfig entry, only once set, read-only). A name Kafka
 does not know is described once set, as Kafka describes what it cannot type:
@@ -22,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.cluster.cluster_view import ClusterView
-from gateway.configs.dynamic_config_rules import DEFAULT, LIVE
+from gateway.configs.dynamic_config_rules import DEFAULT, LISTENER_CONFIG, LIVE, base_name, config_type
 from gateway.configs.dynamic_configs import DynamicConfigs
 from gateway.configs.inert_broker_configs import INERT_CONFIGS, doc, in_effect
 from gateway.settings.declaration import Command, Declared, declared
@@ -70,7 +73,8 @@ class BrokerConfigs:
         return [*(self._config(section, entry, name) for section, entry in DECLARED
                   for name in (entry.name, *entry.synonyms)),
                 *(self._dynamic_only(config.name, per_broker=True) for config in inert),
-                *(self._dynamic_only(name, per_broker=True) for name in set_here
+                *(self._listener_config(name) if LISTENER_CONFIG.fullmatch(name) else
+                  self._dynamic_only(name, per_broker=True) for name in set_here
                   if name not in BY_NAME and name not in INERT_CONFIGS)]
 
     def get(self, name: str) -> BrokerConfig | None:
@@ -103,6 +107,19 @@ class BrokerConfigs:
         return BrokerConfig(name, in_effect(values, inert), synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG,
                             ConfigType[inert.kind.config_type], doc(inert), read_only=not inert.kafka_config,
                             synonyms=synonyms)
+
+    def _listener_config(self, name: str) -> BrokerConfig:
+        """A per-listener config of this broker, set dynamically (Kafka takes none at the cluster default)."""
+        kind = config_type(name)
+        hidden = kind in (None, "PASSWORD")
+        text = None if hidden else self.dynamic.configs(str(self._cluster.node_id))[name]
+        base = base_name(name)
+        found = BY_NAME.get(base)
+        inherited = () if found is None else tuple(
+            synonym for synonym in self._levels(*found, base) if synonym.source in LEVELS[2:])
+        source = ConfigSource.DYNAMIC_BROKER_CONFIG
+        return BrokerConfig(name, text, source, ConfigType[kind or "UNKNOWN"], None if found is None else found[1].help,
+                            sensitive=hidden, synonyms=(Synonym(name, text, source), *inherited))
 
     def synonyms(self, names: tuple[str, ...]) -> tuple[Synonym, ...]:
         """Every level that sets one of `names` (a topic config's broker synonyms), in Kafka's order:

@@ -7,10 +7,14 @@ wins over the default, which wins over its static setting. The gateway
 applies live the defaults of topic configs (Kafka's DynamicLogConfig: the
 first broker synonym of every topic config) and the connection limits
 (SocketServer's), which the listeners read at each connection they accept.
-Kafka's other dynamic configs that the gateway has as settings are read only
-at start-up here, so a change of them is refused; those it has no setting
-for are inert (inert_broker_configs.py); Kafka's static configs are refused,
-and a name Kafka does not know is stored unchecked, as Kafka stores it.
+A listener's SSL configs (`listener.name.NAME.ssl.*`,
+per broker only, each checked as its base config) rotate that listener's
+keystore and truststore live (gateway/server/listener_tls.py); the base
+`ssl.*` stores are dynamic only under that prefix, as in Kafka. Kafka's
+other dynamic configs that the gateway has as settings are read only at
+start-up here, so a change of them is refused; those it has no setting for
+are inert (inert_broker_configs.py); Kafka's static configs are refused, and
+a name Kafka does not know is stored unchecked, as Kafka stores it.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ LISTENER_PREFIX_ONLY = frozenset({
     "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password", "ssl.truststore.type",
     "ssl.truststore.location", "ssl.truststore.password", "ssl.keystore.certificate.chain", "ssl.keystore.key",
     "ssl.truststore.certificates"})
+# Kafka's PASSWORD configs of the stores that the gateway has no setting for (its PEM stores take none).
+STORE_PASSWORDS = frozenset({"ssl.keystore.password", "ssl.truststore.password"})
 # Kafka's per-broker dynamic configs (DynamicListenerConfig's, the SSL ones above) that the gateway has.
 PER_BROKER_SETTINGS = LISTENER_PREFIX_ONLY | {
     "listeners", "listener.security.protocol.map", "ssl.protocol", "ssl.cipher.suites",
@@ -51,7 +57,8 @@ PER_BROKER = PER_BROKER_SETTINGS | {name for name, config in INERT_CONFIGS.items
 # Kafka's dynamic configs that the gateway has but reads only at start-up: the listeners and their security
 # (bound before the broker's state is read), the stores' cleaner's.
 AT_START_UP = PER_BROKER_SETTINGS | {"log.cleaner.dedupe.buffer.size", "log.cleaner.backoff.ms"}
-LISTENER_CONFIG = re.compile(r"listener\.name\.[^.]*\..*")  # Kafka's per-listener form, not taken here
+LISTENER_CONFIG = re.compile(r"listener\.name\.[^.]*\.(?P<base>.*)")  # Kafka's per-listener form
+LISTENER_SSL_CONFIG = re.compile(r"listener\.name\.[^.]*\.(?P<base>ssl\..*)")  # the only one taken here
 VALID_HOST = re.compile(r"[0-9a-zA-Z\-%._:]*")  # Kafka's Utils.validHostPattern
 
 
@@ -74,22 +81,49 @@ def checked(configs: dict[str, str], per_broker: bool) -> dict[str, str]:
             "These security configs can be dynamically updated only per-listener using the listener prefix")
     stored = {name: _value(name, text) for name, text in configs.items()}
     if not per_broker:
-        _refuse([name for name in configs if name in PER_BROKER],
+        _refuse([name for name in configs if name in PER_BROKER or LISTENER_CONFIG.fullmatch(name)],
                 "Cannot update these configs at default cluster level, broker id must be specified")
     _refuse([name for name in configs if name in AT_START_UP - LIVE], "Cannot update these configs dynamically")
     return stored
 
 
 def _not_dynamic(name: str) -> bool:
-    """Kafka's static configs, the gateway's own settings, and the per-listener configs, which the gateway
-    does not take."""
+    """Kafka's static configs, the gateway's own settings, and the per-listener configs but the SSL ones,
+    which the gateway does not take."""
     return name not in LIVE | AT_START_UP and (
-        name in NON_DYNAMIC or name in SETTINGS or LISTENER_CONFIG.fullmatch(name) is not None)
+        name in NON_DYNAMIC or name in SETTINGS
+        or (LISTENER_CONFIG.fullmatch(name) is not None and LISTENER_SSL_CONFIG.fullmatch(name) is None))
+
+
+def base_name(name: str) -> str:
+    """The config a per-listener one overrides (Kafka's synonym of it), else the name itself."""
+    found = LISTENER_CONFIG.fullmatch(name)
+    return name if found is None else found["base"]
+
+
+def config_type(name: str) -> str | None:
+    """Kafka's type of a broker config (a per-listener one's is its base config's, as Kafka describes it);
+    None: a name Kafka does not know."""
+    name = base_name(name)
+    if name in INERT_CONFIGS:
+        return INERT_CONFIGS[name].kind.config_type
+    if name in SETTINGS:
+        return SETTINGS[name].kind.config_type
+    return "PASSWORD" if name in STORE_PASSWORDS else None
+
+
+def loggable(configs: dict[str, str]) -> dict[str, str]:
+    """Configs as a log line may show them: a password's value, or a value of unknown type, hidden
+    (Kafka's loggableValue)."""
+    return {name: text if config_type(name) not in (None, "PASSWORD") else "[hidden]"
+            for name, text in configs.items()}
 
 
 def _value(name: str, text: str) -> str:
     """The value as stored: a config of the gateway's or an inert one of Kafka's checked and in Kafka's
-    spelling, a name Kafka does not know as given."""
+    spelling (a per-listener one as its base config, which Kafka's message names), a name Kafka does not
+    know as given."""
+    name = base_name(name)
     if name == OVERRIDES:
         _read_overrides(text)
     if name in INERT_CONFIGS:

@@ -5,21 +5,34 @@ cluster default "" or one node's, by its id; none: the resource has none),
 so replay keeps the last entry of each, as Kafka's metadata log keeps its
 ConfigRecords. What this gateway runs with is its static settings, over them
 the cluster default's configs, over those its own node's (`effective`);
-every watcher is told the new settings after each change. In a cluster of
-gateways (`sharing`) the controller alone journals the changes and shares
-the resources after each; every other gateway mirrors them and forwards the
-changes it is sent to the controller, as the ACLs are kept.
+every watcher is told the new settings after each change, and the
+listeners' TLS (listener_tls) its dynamic configs, which it checks first when
+this node's change it would serve. In a cluster of gateways (`sharing`) the
+controller alone journals the changes and shares the resources after each;
+every other gateway mirrors them and forwards the changes it is sent to the
+controller, as the ACLs are kept, once checked here as Kafka's broker checks
+a change of its own configs before it forwards it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Protocol
 
 import structlog
 import trio
 
-from gateway.configs.dynamic_config_rules import DEFAULT, LIVE, SETTINGS, changed, check_applied, checked, parsed
+from gateway.configs.dynamic_config_rules import (
+    DEFAULT,
+    LIVE,
+    SETTINGS,
+    changed,
+    check_applied,
+    checked,
+    loggable,
+    parsed,
+)
 from gateway.configs.inert_broker_configs import check_thread_counts
 from gateway.settings.table import BrokerSettings
 from gateway.storage.journal import Journal
@@ -31,10 +44,23 @@ ENTRY = "broker_configs"
 Operations = list[tuple[str, int, str | None]]  # IncrementalAlterConfigs' (name, operation, value)
 
 
+class ListenerReconfigurable(Protocol):
+    """What serves listeners from this node's dynamic configs in effect (the listeners' TLS)."""
+
+    def check(self, configs: dict[str, str]) -> None:
+        """KafkaError if these configs cannot be served."""
+
+    def reconfigure(self, configs: dict[str, str]) -> None:
+        """Serve new connections with these configs."""
+
+
 class DynamicConfigs(JournaledState):
-    def __init__(self, journal: Journal, static: BrokerSettings, sharing: JournalSharing | None = None):
+    def __init__(self, journal: Journal, static: BrokerSettings, sharing: JournalSharing | None = None,
+                 listener_tls: ListenerReconfigurable | None = None):
         super().__init__(journal, sharing)
         self.static = static
+        self.node = str(static.node_id)
+        self.listener_tls = listener_tls
         self.resources: dict[str, dict[str, str]] = {}  # "" or a node id -> its dynamic configs
         self.effective = static
         self.watchers: list[Callable[[BrokerSettings], None]] = []
@@ -60,22 +86,32 @@ class DynamicConfigs(JournaledState):
         """Replace a resource's dynamic configs (AlterConfigs) or change them (IncrementalAlterConfigs),
         once checked and journaled; KafkaError as Kafka refuses the change."""
         if self.follows:
+            if resource == self.node:
+                self._changed(resource, replaced, operations)
             await self.forwarded({"resource": resource, "replaced": replaced, "operations": list(operations),
                                   "validate_only": validate_only})
             return
         async with self._lock:
-            configs = changed(self.configs(resource), operations) if replaced is None else replaced
-            stored = checked(configs, per_broker=resource != DEFAULT)
-            resources = {**self.resources, resource: stored}
-            check_applied(self.effective, self._applied(resources))
-            check_thread_counts(self.in_effect(self.resources), self.in_effect(resources))
+            stored = self._changed(resource, replaced, operations)
             if validate_only:
                 return
             await self.journal.write(_entry(resource, stored))
             self._apply(_entry(resource, stored))
             self._reconfigure()
             await self._share()
-        log.info("broker_configs_altered", resource=resource or "<default>", configs=stored)
+        log.info("broker_configs_altered", resource=resource or "<default>", configs=loggable(stored))
+
+    def _changed(self, resource: str, replaced: dict[str, str] | None, operations: Operations) -> dict[str, str]:
+        """The resource's dynamic configs after the change, checked as Kafka checks them (the listeners' TLS
+        only by the node it serves)."""
+        configs = changed(self.configs(resource), operations) if replaced is None else replaced
+        stored = checked(configs, per_broker=resource != DEFAULT)
+        resources = {**self.resources, resource: stored}
+        check_applied(self.effective, self._applied(resources))
+        if self.listener_tls is not None and resource == self.node:
+            self.listener_tls.check(self.in_effect(resources))
+        check_thread_counts(self.in_effect(self.resources), self.in_effect(resources))
+        return stored
 
     async def apply_forwarded(self, change: dict) -> dict:
         """The controller: a change another gateway of the cluster was sent."""
@@ -101,13 +137,15 @@ class DynamicConfigs(JournaledState):
     def in_effect(self, resources: dict[str, dict[str, str]] | None = None) -> dict[str, str]:
         """The dynamic configs this gateway runs with (its own over the cluster default's)."""
         resources = self.resources if resources is None else resources
-        return {**resources.get(DEFAULT, {}), **resources.get(str(self.static.node_id), {})}
+        return {**resources.get(DEFAULT, {}), **resources.get(self.node, {})}
 
     def _reconfigure(self) -> None:
         """Work out the settings this gateway runs with and tell the watchers."""
         self.effective = self._applied(self.resources)
         for watcher in self.watchers:
             watcher(self.effective)
+        if self.listener_tls is not None:
+            self.listener_tls.reconfigure(self.in_effect())
 
 
 def _entry(resource: str, configs: dict[str, str]) -> dict:

@@ -13,6 +13,7 @@ import os
 import re
 import ssl
 import tempfile
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -157,7 +158,7 @@ def principal_of(stream: trio.SSLStream, rules: tuple[PrincipalRule, ...]) -> Ka
 class TlsAcceptor:
     """Turns an accepted stream of an SSL listener into a TLS stream with its principal."""
 
-    context: ssl.SSLContext
+    context_of: Callable[[str], ssl.SSLContext]  # a listener's context now, by its name
     handshake_timeout_s: float
     rules: tuple[PrincipalRule, ...]
 
@@ -166,7 +167,7 @@ class TlsAcceptor:
         """The TLS stream and its principal; None, logged and closed, if the handshake fails."""
         # Kafka clients close without TLS's close_notify: their end of stream is an end, not an attack,
         # since a cut request or response is incomplete by its size prefix
-        tls = trio.SSLStream(stream, self.context, server_side=True, https_compatible=True)
+        tls = trio.SSLStream(stream, self.context_of(listener), server_side=True, https_compatible=True)
         secured = None
         try:
             secured = await self._secured(tls, peer, listener)

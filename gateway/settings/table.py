@@ -352,6 +352,12 @@ class SslSettings:
     ssl_endpoint_identification_algorithm: str = kafka(Text(), "https", "host name check of the peer's "
                                                                         "certificate (inert: the gateway makes "
                                                                         "no TLS connections of its own)")
+    ssl_allow_dn_changes: bool = kafka(Boolean(), False, "whether a certificate rotated by a dynamic "
+                                                         "listener.name.NAME.ssl.* config may change its "
+                                                         "distinguished name")
+    ssl_allow_san_changes: bool = kafka(Boolean(), False, "whether a certificate rotated by a dynamic "
+                                                          "listener.name.NAME.ssl.* config may drop subject "
+                                                          "alternative names")
     ssl_principal_mapping_rules: tuple[PrincipalRule, ...] = kafka(
         PrincipalRules(), DEFAULT_RULES, "how a client certificate's subject becomes a principal "
                                          "name, the first matching rule's")

@@ -89,11 +89,16 @@ CLIENT_SUBJECT = "CN=client-1,OU=apps,O=Dafka Tests,C=FR"
 KEY_PASSWORD = b"key secret 42"
 
 
+def server_certificate(ca: Authority, directory: Path, file_name: str, common_name: str = "localhost") -> Issued:
+    """A server certificate for 127.0.0.1 and localhost, its key encrypted with KEY_PASSWORD."""
+    return issue(ca, directory, file_name, _name(O="Dafka Tests", CN=common_name), server=True,
+                 password=KEY_PASSWORD)
+
+
 def make_certificates(directory: Path) -> Certificates:
     directory.mkdir(parents=True, exist_ok=True)
     ca, other = authority(directory, "test-ca"), authority(directory, "other-ca")
-    server = issue(ca, directory, "server", _name(O="Dafka Tests", CN="localhost"), server=True,
-                   password=KEY_PASSWORD)
+    server = server_certificate(ca, directory, "server")
     client = issue(ca, directory, "client", _name(C="FR", O="Dafka Tests", OU="apps", CN="client-1"), server=False)
     stranger = issue(other, directory, "stranger", _name(CN="stranger"), server=False)
     return Certificates(ca.certificate, server, client, stranger)

@@ -127,7 +127,7 @@ async def handshake_with(acceptor: TlsAcceptor, client: ssl.SSLContext):
 async def test_the_principal_is_the_mapped_subject_or_the_client_is_refused(certificates, rules, principal):
     context = server_context(pem_settings(certificates, ssl_client_auth="required", ssl_truststore_type="PEM",
                                           ssl_truststore_location=str(certificates.ca)))
-    acceptor = TlsAcceptor(context, 10.0, PrincipalRules().parse(rules))
+    acceptor = TlsAcceptor(lambda listener: context, 10.0, PrincipalRules().parse(rules))
     client = ssl.create_default_context(cafile=str(certificates.ca))
     client.load_cert_chain(str(certificates.client.certificate), str(certificates.client.key))
     secured = await handshake_with(acceptor, client)
