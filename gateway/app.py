@@ -23,6 +23,7 @@ import zmq
 from gateway.api.handlers import load_handlers
 from gateway.api.registry import ROUTES
 from gateway.broker import start_broker
+from gateway.configs.listener_tls import ListenerTls
 from gateway.data_directory import StartupError
 from gateway.early_start import EarlyStart
 from gateway.embedded_mesh import EmbeddedStoreFailed, StoreRuns, run_embedded_mesh
@@ -36,7 +37,6 @@ from gateway.security.sasl_session import sessions
 from gateway.server.connection import ConnectionLimits
 from gateway.server.dispatch import Dispatcher
 from gateway.server.listener import KafkaListener, ListenerLimits
-from gateway.server.listener_tls import ListenerTls
 from gateway.server.request_memory import RequestMemory
 from gateway.server.tls import TlsAcceptor, TlsSettingsError
 from gateway.settings.listeners import TLS_PROTOCOLS

@@ -36,6 +36,7 @@ from gateway.cluster.shared_journals import SharedJournal, follow_journals, serv
 from gateway.cluster_member import ClusterMember
 from gateway.configs.broker_configs import BrokerConfigs
 from gateway.configs.dynamic_configs import DynamicConfigs
+from gateway.configs.listener_tls import ListenerTls
 from gateway.features.finalized_features import FinalizedFeatures
 from gateway.group.group_configs import GroupConfigs
 from gateway.group.group_coordinator import GroupCoordinator
@@ -46,7 +47,6 @@ from gateway.quotas.quota_store import ClientQuotas, QuotaRates
 from gateway.security.delegation_token_store import DelegationTokens
 from gateway.security.scram_credentials import ScramCredentials
 from gateway.server.dispatch import Dispatcher
-from gateway.server.listener_tls import ListenerTls
 from gateway.settings.table import BrokerSettings, Settings
 from gateway.state_metrics import BrokerStateCollector
 from gateway.storage.discard_directives import DiscardDirectives

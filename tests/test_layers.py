@@ -49,7 +49,7 @@ MAY_IMPORT = {
     "partitions": FOUNDATION,
     "cluster": FOUNDATION | {"chp"},
     "topics": FOUNDATION | {"storage", "partitions"},
-    "configs": FOUNDATION | {"storage", "cluster", "topics"},
+    "configs": FOUNDATION | {"storage", "cluster", "topics", "server"},
     "group": FOUNDATION | {"storage"},
     "txn": FOUNDATION | {"storage"},
     "quotas": FOUNDATION | {"storage"},

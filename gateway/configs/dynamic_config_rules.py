@@ -9,7 +9,7 @@ first broker synonym of every topic config) and the connection limits
 (SocketServer's), which the listeners read at each connection they accept.
 A listener's SSL configs (`listener.name.NAME.ssl.*`,
 per broker only, each checked as its base config) rotate that listener's
-keystore and truststore live (gateway/server/listener_tls.py); the base
+keystore and truststore live (gateway/configs/listener_tls.py); the base
 `ssl.*` stores are dynamic only under that prefix, as in Kafka. Kafka's
 other dynamic configs that the gateway has as settings are read only at
 start-up here, so a change of them is refused; those it has no setting for
