@@ -26,7 +26,6 @@ import ssl
 from dataclasses import dataclass
 
 import structlog
-from cryptography import x509
 
 from gateway.configs.dynamic_config_rules import LISTENER_PREFIX_ONLY, SETTINGS
 from gateway.kafka_error import KafkaError
@@ -38,8 +37,8 @@ from protocol.kafka.error_codes import ErrorCode
 log = structlog.get_logger()
 
 # How Java numbers a subject alternative name's kind (X509Certificate.getSubjectAlternativeNames).
-SAN_KINDS = {x509.RFC822Name: 1, x509.DNSName: 2, x509.DirectoryName: 4, x509.UniformResourceIdentifier: 6,
-             x509.IPAddress: 7, x509.RegisteredID: 8}
+SAN_KINDS = {"RFC822Name": 1, "DNSName": 2, "DirectoryName": 4, "UniformResourceIdentifier": 6, "IPAddress": 7,
+             "RegisteredID": 8}
 
 
 class RotationRefused(Exception):
@@ -181,6 +180,8 @@ def _modified(path: str | None) -> int | None:
 
 def _identity(settings: SslSettings) -> Identity:
     """The subject and subject alternative names of the keystore's own certificate, the first of its chain."""
+    from cryptography import x509  # here, not at the top: its import would add ~20 ms to every start-up
+
     try:
         if settings.ssl_keystore_location is not None:
             with open(settings.ssl_keystore_location) as file:
@@ -196,7 +197,7 @@ def _identity(settings: SslSettings) -> Identity:
     except x509.ExtensionNotFound:
         extension = ()
     return Identity(certificate.subject.rfc4514_string(),
-                    frozenset((SAN_KINDS.get(type(name), 0), str(name.value)) for name in extension))
+                    frozenset((SAN_KINDS.get(type(name).__name__, 0), str(name.value)) for name in extension))
 
 
 def _names(identity: Identity) -> str:
