@@ -160,7 +160,7 @@ def _listener_tls(settings: Settings, protocols: dict[str, str]) -> ListenerTls 
     if not served:
         return None
     try:
-        return ListenerTls(settings.ssl, served)
+        return ListenerTls({name: settings.ssl_of(name) for name in served}, served)
     except TlsSettingsError as exc:
         raise StartupError(str(exc)) from None
 

@@ -10,9 +10,10 @@ are not read-only. A setting Kafka knows by two names (node.id and
 broker.id) is reported under both. A password's value is never reported: it
 is null and sensitive, as Kafka describes PASSWORD configs.
 
-A listener's config (`listener.name.NAME.ssl.*`) is described once set, as
-Kafka describes it: read-only, typed as its base config (a password's value
-null), its synonyms itself then the base config's static and default
+A listener's config (`listener.name.NAME.ssl.*`) is described once set,
+dynamically or in the settings (then STATIC_BROKER_CONFIG), as Kafka
+describes it: read-only, typed as its base config (a password's value null),
+its synonyms its own levels then the base config's static and default
 values. Kafka's dynamic configs that are inert here (inert_broker_configs.py) are
 described as Kafka describes them: with Kafka's default until set (the
 broker quotas, no KafkaConfig entry, only once set, read-only). A name Kafka
@@ -29,7 +30,7 @@ from gateway.configs.dynamic_config_rules import DEFAULT, LISTENER_CONFIG, LIVE,
 from gateway.configs.dynamic_configs import DynamicConfigs
 from gateway.configs.inert_broker_configs import INERT_CONFIGS, doc, in_effect
 from gateway.settings.declaration import Command, Declared, declared
-from gateway.settings.table import SECTIONS, Settings
+from gateway.settings.table import LISTENER_SSL, SECTIONS, Settings
 from protocol.kafka.config_values import ConfigSource, ConfigType
 
 # Settings whose value comes from others: given when any of those was.
@@ -75,7 +76,8 @@ class BrokerConfigs:
                 *(self._dynamic_only(config.name, per_broker=True) for config in inert),
                 *(self._listener_config(name) if LISTENER_CONFIG.fullmatch(name) else
                   self._dynamic_only(name, per_broker=True) for name in set_here
-                  if name not in BY_NAME and name not in INERT_CONFIGS)]
+                  if name not in BY_NAME and name not in INERT_CONFIGS),
+                *(self._listener_config(name) for name in self._settings.listener_ssl if name not in set_here)]
 
     def get(self, name: str) -> BrokerConfig | None:
         found = BY_NAME.get(name)
@@ -109,17 +111,21 @@ class BrokerConfigs:
                             synonyms=synonyms)
 
     def _listener_config(self, name: str) -> BrokerConfig:
-        """A per-listener config of this broker, set dynamically (Kafka takes none at the cluster default)."""
+        """A per-listener config of this broker, set dynamically (Kafka takes none at the cluster default) or
+        statically; its synonyms level by level, itself before its base config, as Kafka lists them."""
         kind = config_type(name)
         hidden = kind in (None, "PASSWORD")
-        text = None if hidden else self.dynamic.configs(str(self._cluster.node_id))[name]
         base = base_name(name)
         found = BY_NAME.get(base)
+        static = self._settings.listener_ssl.get(name)
+        own = ((ConfigSource.DYNAMIC_BROKER_CONFIG, self.dynamic.configs(str(self._cluster.node_id)).get(name)),
+               (ConfigSource.STATIC_BROKER_CONFIG, None if static is None else LISTENER_SSL[base].kind.text(static)))
         inherited = () if found is None else tuple(
             synonym for synonym in self._levels(*found, base) if synonym.source in LEVELS[2:])
-        source = ConfigSource.DYNAMIC_BROKER_CONFIG
-        return BrokerConfig(name, text, source, ConfigType[kind or "UNKNOWN"], None if found is None else found[1].help,
-                            sensitive=hidden, synonyms=(Synonym(name, text, source), *inherited))
+        synonyms = sorted((*(Synonym(name, None if hidden else text, source) for source, text in own
+                             if text is not None), *inherited), key=lambda synonym: LEVELS.index(synonym.source))
+        return BrokerConfig(name, synonyms[0].value, synonyms[0].source, ConfigType[kind or "UNKNOWN"],
+                            None if found is None else found[1].help, sensitive=hidden, synonyms=tuple(synonyms))
 
     def synonyms(self, names: tuple[str, ...]) -> tuple[Synonym, ...]:
         """Every level that sets one of `names` (a topic config's broker synonyms), in Kafka's order:

@@ -1,6 +1,7 @@
 """Each TLS listener's SSL context, rotated live by its `listener.name.NAME.ssl.*` dynamic configs (KIP-226).
 
-Every SSL and SASL_SSL listener starts with the `ssl.*` settings. A per-broker
+Every SSL and SASL_SSL listener starts with its static SSL settings (the
+`ssl.*` ones under its own static `listener.name.NAME.ssl.*`). A per-broker
 dynamic config under the listener's prefix (its name in lower case) overrides
 one of Kafka's reconfigurable SSL configs, its keystore's and truststore's
 (SslConfigs.RECONFIGURABLE_CONFIGS), for that listener alone: its context is
@@ -65,8 +66,8 @@ class ServedTls:
 
 
 class ListenerTls:
-    def __init__(self, static: SslSettings, protocols: dict[str, str]):
-        """The TLS listeners (their security protocol by name) served with the static settings;
+    def __init__(self, static: dict[str, SslSettings], protocols: dict[str, str]):
+        """The TLS listeners (their security protocol by name) served with their static settings (by name);
         TlsSettingsError if those do not serve."""
         self.static = static
         self.protocols = protocols
@@ -111,14 +112,14 @@ class ListenerTls:
         """The listener's TLS under new configs, checked against its TLS now as Kafka's SslFactory checks it."""
         try:
             new = self._built(listener, overrides)
-            _check_compatible(self.static, served, new)
+            _check_compatible(self.static[listener], served, new)
         except RotationRefused as exc:
             raise RotationRefused(f"Validation of dynamic config update of SSLFactory failed: {exc}") from None
         return new
 
     def _built(self, listener: str, overrides: dict[str, str]) -> ServedTls:
-        """The listener's TLS with these dynamic configs over the static settings."""
-        settings = dataclasses.replace(self.static, **{
+        """The listener's TLS with these dynamic configs over its static settings."""
+        settings = dataclasses.replace(self.static[listener], **{
             SETTINGS[name].attribute: SETTINGS[name].kind.parse(text) for name, text in overrides.items()
             if name in SETTINGS})
         try:

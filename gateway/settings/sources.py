@@ -6,7 +6,12 @@ line naming the setting, where it came from and what is allowed, exit code 2.
 A file's keys that do not apply to the command (other Kafka settings, or those
 of another command) are accepted and named in a warning. Kafka's JAAS lines per
 listener and mechanism (listener.name.sasl_plaintext.plain.sasl.jaas.config)
-add their login modules to the one sasl.jaas.config.
+add their login modules to the one sasl.jaas.config. A listener's own SSL
+settings (listener.name.internal.ssl.keystore.location, Kafka's prefix: the
+listener's name in lower case), from the file or the environment
+(DAFKA_LISTENER_NAME_INTERNAL_SSL_KEYSTORE_LOCATION), override the ssl.* ones
+for that listener alone, each checked as its base setting; a prefix naming no
+listener is named in a warning.
 """
 
 from __future__ import annotations
@@ -20,13 +25,15 @@ from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from gateway.settings.declaration import Command, Declared, declared, env_name
+from gateway.settings.declaration import ENV_PREFIX, Command, Declared, declared, env_name
 from gateway.settings.kinds import NotAllowed
 from gateway.settings.properties import read_properties
-from gateway.settings.table import SECTIONS, Settings
+from gateway.settings.table import LISTENER_SSL, SECTIONS, Settings
 
 JAAS = "sasl.jaas.config"
 LISTENER_JAAS = re.compile(r"listener\.name\.[a-z0-9_-]+\.[a-z0-9-]+\.sasl\.jaas\.config")
+LISTENER_SETTING = re.compile(r"listener\.name\.[^.]+\.(?P<base>.+)")
+LISTENER_ENV = env_name("listener.name.")
 SECTION_TITLES = {"broker": "Kafka broker", "ssl": "TLS of SSL listeners", "mesh": "Dafka mesh", "store": "store", "chp": "CHP server",
                   "http": "HTTP endpoint", "logging": "logging"}
 
@@ -86,7 +93,10 @@ def load(command: Command, parser: argparse.ArgumentParser, argv: list[str] | No
                if (text := getattr(arguments, d.attribute)) is not None}
     for entry in known.values():
         delattr(arguments, entry.attribute)
-    return Loaded(_built(by_section, values), arguments, warnings)
+    settings = _built(by_section, values)
+    if unknown := settings.unknown_listener_configs():
+        warnings.append(f"settings of listeners that are not in listeners, ignored: {', '.join(unknown)}")
+    return Loaded(settings, arguments, warnings)
 
 
 def _from_file(path: Path, known: dict[str, Declared], warnings: list[str]) -> dict[str, object]:
@@ -100,6 +110,8 @@ def _from_file(path: Path, known: dict[str, Declared], warnings: list[str]) -> d
         entry = by_name.get(key)
         if JAAS in known and LISTENER_JAAS.fullmatch(key):
             jaas.append(_parsed(known[JAAS], text, f"{path}:{number}"))
+        elif (listener_entry := _listener_ssl(key, known)) is not None:
+            values[key] = _parsed(listener_entry, text, f"{path}:{number}", key)
         elif entry is None:
             ignored.append(key)
         else:
@@ -117,18 +129,39 @@ def _from_environment(environ: Mapping[str, str], known: dict[str, Declared]) ->
         text = environ.get(env_name(name))
         if text is not None:
             values[entry.name] = _parsed(entry, text, env_name(name))
+    return values | _from_listener_environment(environ, known)
+
+
+def _from_listener_environment(environ: Mapping[str, str], known: dict[str, Declared]) -> dict[str, object]:
+    """Listeners' own SSL settings from DAFKA_LISTENER_NAME_<LISTENER>_<SETTING> variables."""
+    suffixes = {"_" + env_name(base).removeprefix(ENV_PREFIX): base for base in LISTENER_SSL.keys() & known.keys()}
+    values = {}
+    for variable, text in environ.items():
+        rest = variable.removeprefix(LISTENER_ENV) if variable.startswith(LISTENER_ENV) else ""
+        for suffix, base in suffixes.items():
+            if rest.endswith(suffix) and len(rest) > len(suffix):
+                name = f"listener.name.{rest.removesuffix(suffix).lower()}.{base}"
+                values[name] = _parsed(known[base], text, variable, name)
     return values
+
+
+def _listener_ssl(key: str, known: dict[str, Declared]) -> Declared | None:
+    """The SSL setting a listener's own config overrides, if the command takes it."""
+    found = LISTENER_SETTING.fullmatch(key)
+    base = None if found is None else found["base"]
+    return known[base] if base in LISTENER_SSL and base in known else None
 
 
 def _with_synonyms(known: dict[str, Declared]) -> dict[str, Declared]:
     return {**{s: d for d in known.values() for s in d.synonyms}, **known}
 
 
-def _parsed(entry: Declared, text: str, origin: str):
+def _parsed(entry: Declared, text: str, origin: str, name: str | None = None):
+    """The value of `entry` (or of `name`, a listener's own config of it) that `text` gives."""
     try:
         return entry.kind.parse(text)
     except NotAllowed as exc:
-        raise SettingsError(f"{entry.name} ({origin}): {exc}") from None
+        raise SettingsError(f"{name or entry.name} ({origin}): {exc}") from None
 
 
 def _built(by_section: dict[str, list[Declared]], values: dict[str, object]) -> Settings:
@@ -139,8 +172,10 @@ def _built(by_section: dict[str, list[Declared]], values: dict[str, object]) -> 
             sections[name] = SECTIONS[name](**given)
         except NotAllowed as exc:
             raise SettingsError(str(exc)) from None
+    known = {d.name for entries in by_section.values() for d in entries}
     try:
-        return Settings(**sections, given=frozenset(values))
+        return Settings(**sections, given=frozenset(values) & known,
+                        listener_ssl={name: value for name, value in values.items() if name not in known})
     except NotAllowed as exc:
         raise SettingsError(str(exc)) from None
 

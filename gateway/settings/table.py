@@ -8,10 +8,11 @@ what each part of the program reads; `Settings` holds them all.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gateway.settings.declaration import EVERY, MESH_NODES, Command, check_values, setting
+from gateway.settings.declaration import EVERY, MESH_NODES, Command, check_values, declared, setting
 from gateway.settings.jaas import JaasConfig
 from gateway.settings.kinds import (
     Address,
@@ -382,6 +383,20 @@ class SslSettings:
             raise NotAllowed("give ssl.truststore.location or ssl.truststore.certificates, not both")
 
 
+# The SSL settings a listener may override under its prefix (Kafka's ListenerName.configPrefix,
+# listener.name.<name in lower case>.): those its SSL context is built from.
+LISTENER_SSL = {entry.name: entry for entry in declared(SslSettings) if entry.name in {
+    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.key", "ssl.keystore.certificate.chain",
+    "ssl.key.password", "ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.certificates",
+    "ssl.protocol", "ssl.enabled.protocols", "ssl.cipher.suites", "ssl.client.auth",
+    "ssl.endpoint.identification.algorithm"}}
+
+
+def listener_prefix(listener: str) -> str:
+    """Kafka's prefix of a listener's own configs."""
+    return f"listener.name.{listener.lower()}."
+
+
 @dataclass(frozen=True)
 class MeshSettings:
     """A node's place on the Dafka mesh, named after the reference nodes' keys."""
@@ -552,10 +567,24 @@ class Settings:
     http: HttpSettings = field(default_factory=HttpSettings)
     logging: LoggingSettings = field(default_factory=LoggingSettings)
     given: frozenset[str] = frozenset()
+    # static listener.name.NAME.ssl.* configs: their value by full name
+    listener_ssl: dict[str, object] = field(default_factory=dict)
 
     def __post_init__(self):
         for listener in self.broker.bound_listeners():
             protocol = self.broker.security_protocol(listener.name)
             if protocol in TLS_PROTOCOLS:
-                self.ssl.check_served(listener.name, protocol)
+                self.ssl_of(listener.name).check_served(listener.name, protocol)
+
+    def ssl_of(self, listener: str) -> SslSettings:
+        """The SSL settings of one listener: its own static configs over the ssl.* ones."""
+        prefix = listener_prefix(listener)
+        return dataclasses.replace(self.ssl, **{
+            LISTENER_SSL[name.removeprefix(prefix)].attribute: value for name, value in self.listener_ssl.items()
+            if name.startswith(prefix)})
+
+    def unknown_listener_configs(self) -> list[str]:
+        """The listener.name.NAME.ssl.* configs whose prefix names none of the listeners."""
+        prefixes = tuple(listener_prefix(listener.name) for listener in self.broker.bound_listeners())
+        return [name for name in self.listener_ssl if not name.startswith(prefixes)]
 

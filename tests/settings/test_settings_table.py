@@ -177,3 +177,38 @@ def escaped(text: str) -> str:
 def test_escaped_entries_read_back_as_written(entries):
     text = "\n".join(f"{escaped(key)}={escaped(value)}" for key, value in entries)
     assert [(key, value) for key, value, _ in read_properties(text)] == entries
+
+
+def test_a_listeners_own_ssl_settings_override_the_base_ones_for_it_alone(tmp_path):
+    config = tmp_path / "server.properties"
+    config.write_text("listeners=PLAINTEXT://:9092,INTERNAL://:9093,EXTERNAL://:9094\n"
+                      "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,INTERNAL:SSL,EXTERNAL:SSL\n"
+                      "ssl.keystore.type=PEM\nssl.keystore.location=/base.pem\n"
+                      "listener.name.internal.ssl.keystore.location=/internal.pem\n"
+                      "listener.name.internal.ssl.client.auth=required\n")
+    result = loaded(["--config", str(config)], {"DAFKA_LISTENER_NAME_EXTERNAL_SSL_CLIENT_AUTH": "requested"})
+    settings = result.settings
+    assert (settings.ssl_of("INTERNAL").ssl_keystore_location, settings.ssl_of("INTERNAL").ssl_client_auth) == (
+        "/internal.pem", "required")
+    assert (settings.ssl_of("EXTERNAL").ssl_keystore_location, settings.ssl_of("EXTERNAL").ssl_client_auth) == (
+        "/base.pem", "requested")
+    assert settings.ssl.ssl_client_auth == "none"
+    assert result.warnings == []
+
+
+def test_a_listener_setting_of_no_listener_is_named_in_a_warning(tmp_path):
+    config = tmp_path / "server.properties"
+    config.write_text("listener.name.external.ssl.client.auth=required\nlistener.name.plaintext.ssl.protocol=TLS\n"
+                      "listener.name.plaintext.sasl.kerberos.service.name=kafka\n")
+    result = loaded(["--config", str(config)])
+    assert result.settings.ssl_of("PLAINTEXT").ssl_protocol == "TLS"
+    assert result.warnings == [
+        f"{config}: settings that do not apply here, ignored: listener.name.plaintext.sasl.kerberos.service.name",
+        "settings of listeners that are not in listeners, ignored: listener.name.external.ssl.client.auth"]
+
+
+def test_a_listener_setting_its_base_kind_does_not_allow_is_refused(tmp_path):
+    config = tmp_path / "server.properties"
+    config.write_text("listener.name.plaintext.ssl.enabled.protocols=TLSv1.2,SSLv3\n")
+    with pytest.raises(SettingsError, match=rf"^listener.name.plaintext.ssl.enabled.protocols \({config}:1\): "):
+        loaded(["--config", str(config)])
