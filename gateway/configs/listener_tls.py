@@ -11,7 +11,7 @@ open keep theirs. Kafka's SslFactory checks the new stores first; so does
 truststore it had none of, and the keystore's certificate keeps its
 distinguished name and every subject alternative name unless
 ssl.allow.dn.changes or ssl.allow.san.changes. A refusal answers Kafka's
-"Invalid dynamic configuration" and logs why. The listener's other SSL
+"Invalid dynamic configuration" and logs why. The listener's other dynamic SSL
 configs set under its prefix (ssl.client.auth, ssl.protocol, ...) are stored
 but not applied, as Kafka's SslFactory takes none but the stores. As Kafka
 reloads a store file whose modification time changed when a broker's configs
