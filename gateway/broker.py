@@ -51,6 +51,7 @@ from gateway.settings.table import BrokerSettings, Settings
 from gateway.state_metrics import BrokerStateCollector
 from gateway.storage.discard_directives import DiscardDirectives
 from gateway.storage.journal import Journal
+from gateway.storage.journal_sharing import JournaledState
 from gateway.storage.mesh_storage import MeshStorage
 from gateway.topics.internal_logs import InternalLogs
 from gateway.topics.topic_registry import TopicRegistry
@@ -114,11 +115,8 @@ async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: 
     features = FinalizedFeatures(Journal(storage, broker, "features", discards), broker.node_id,
                                  SharedJournal(sharing.client, "features", follows=True))
     features.replace(shared_entries(sharing.client, "features"))
-    nursery.start_soon(follow_journals, sharing.client, {"acls": acls.replace, "credentials": scram_credentials.replace,
-                                                         "tokens": tokens.replace,
-                                                         "group_configs": group_configs.replace,
-                                                         "configs": dynamic.replace, "quotas": quotas.replace,
-                                                         "features": features.replace})
+    shared = _shared_states(dynamic, group_configs, quotas, acls, scram_credentials, tokens, features)
+    nursery.start_soon(follow_journals, sharing.client, {journal: state.replace for journal, state in shared.items()})
     return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials, tokens,
                      group_configs, dynamic, features, producer_ids=producer_ids)
 
@@ -171,11 +169,9 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
     features = FinalizedFeatures(journals["features"], broker.node_id, _shared(sharing, "features"))
     await nursery.start(features.run)
     if sharing is not None:
+        shared = _shared_states(dynamic, group_configs, quotas, acls, scram_credentials, tokens, features)
         nursery.start_soon(serve_journal_changes, sharing.client,
-                           {"acls": acls.apply_forwarded, "credentials": scram_credentials.apply_forwarded,
-                            "tokens": tokens.apply_forwarded, "group_configs": group_configs.apply_forwarded,
-                            "configs": dynamic.apply_forwarded, "quotas": quotas.apply_forwarded,
-                            "features": features.apply_forwarded})
+                           {journal: state.apply_forwarded for journal, state in shared.items()})
     collector = BrokerStateCollector(topics, groups, journals, storage.live_stores)
     REGISTRY.register(collector)
     nursery.start_soon(_undo_when_ended, partial(REGISTRY.unregister, collector),
@@ -183,6 +179,11 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
     log.info("broker_ready", topics=len(topics.topics))
     return _services(settings, cluster, topics, groups, transactions, quotas, acls, scram_credentials, tokens,
                      group_configs, dynamic, features)
+
+
+def _shared_states(*states: JournaledState) -> dict[str, JournaledState]:
+    """The states the controller shares, by the name of their journal."""
+    return {state.journal.kind: state for state in states}
 
 
 async def _undo_when_ended(*undo) -> None:
