@@ -18,13 +18,15 @@ import org.apache.kafka.common.errors.InvalidRequestException;
 /**
  * Dynamic broker configs through the Java Admin, as kafka-configs.sh --entity-type brokers sends them: the
  * cluster default (--entity-default, resource "") and broker 0's own value reach a topic without an override,
- * with Kafka's sources and synonyms; a static config is refused with Kafka's message; deleting both restores
- * the default. Exits 1 on a failed check.
+ * with Kafka's sources and synonyms; a static config is refused with Kafka's message; a Kafka config inert here
+ * (librdkafka's test 0081 sets it) is taken; a broker logger's level changes live (kafka-configs.sh --entity-type
+ * broker-loggers); deleting both restores the default. Exits 1 on a failed check.
  */
 public class BrokerConfigs {
     static final ConfigResource CLUSTER_DEFAULT = new ConfigResource(ConfigResource.Type.BROKER, "");
     static final ConfigResource BROKER_0 = new ConfigResource(ConfigResource.Type.BROKER, "0");
     static final ConfigResource TOPIC = new ConfigResource(ConfigResource.Type.TOPIC, "java-broker-configs");
+    static final ConfigResource LOGGERS = new ConfigResource(ConfigResource.Type.BROKER_LOGGER, "0");
 
     public static void main(String[] args) throws Exception {
         Properties props = new Properties();
@@ -59,6 +61,23 @@ public class BrokerConfigs {
                 check(refused.getCause() instanceof InvalidRequestException && refused.getCause().getMessage()
                     .equals("Cannot update these configs dynamically: Set(num.partitions)"), "refused: " + refused);
             }
+
+            admin.incrementalAlterConfigs(Map.of(BROKER_0, List.of(new AlterConfigOp(
+                new ConfigEntry("sasl.kerberos.min.time.before.relogin", "58000"), AlterConfigOp.OpType.SET))))
+                .all().get();
+            ConfigEntry inert = entry(admin, BROKER_0, "sasl.kerberos.min.time.before.relogin");
+            check(inert.value().equals("58000") && inert.source() == ConfigSource.DYNAMIC_BROKER_CONFIG,
+                "a dynamic config of Kafka's that is inert here is taken and described: " + inert);
+
+            admin.incrementalAlterConfigs(Map.of(LOGGERS, List.of(new AlterConfigOp(
+                new ConfigEntry("gateway.acls", "DEBUG"), AlterConfigOp.OpType.SET)))).all().get();
+            ConfigEntry level = entry(admin, LOGGERS, "gateway.acls");
+            check(level.value().equals("DEBUG") && level.source() == ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG,
+                "a logger's level set live: " + level);
+            admin.incrementalAlterConfigs(Map.of(LOGGERS, List.of(new AlterConfigOp(
+                new ConfigEntry("gateway.acls", null), AlterConfigOp.OpType.DELETE)))).all().get();
+            level = entry(admin, LOGGERS, "gateway.acls");
+            check(level.value().equals(entry(admin, LOGGERS, "root").value()), "deleted, the root's level: " + level);
 
             alter(admin, BROKER_0, AlterConfigOp.OpType.DELETE, null);
             alter(admin, CLUSTER_DEFAULT, AlterConfigOp.OpType.DELETE, null);

@@ -1,5 +1,5 @@
-"""Dynamic broker configs through the Java Admin (what kafka-configs.sh --entity-type brokers sends), against the
-real gateway; BrokerConfigs.java is compiled as Conformance.java is."""
+"""Dynamic broker configs and broker loggers through the Java Admin (what kafka-configs.sh --entity-type brokers
+and broker-loggers sends), against the real gateway; BrokerConfigs.java is compiled as Conformance.java is."""
 
 from __future__ import annotations
 
