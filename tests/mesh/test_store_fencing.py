@@ -363,9 +363,12 @@ async def test_a_deleted_topics_partition_goes_whole_and_its_late_records_are_no
         await directives.wait_acked(0, stores=1)
         assert {path.name for path in subject_directory.iterdir()} == {"subject", kept}
         assert (SUBJECT, deleted) not in store.writer.fences
+        # Its leader's FENCE announcement, as a leader not yet told of the deletion repeats it, and
+        # a late record: neither brings the partition or its fence back.
+        leader.node.publisher.send_nowait(gone.announcement())
         await gone.publish(batch(1, "late"))  # sequence 3: on its way when the topic was deleted
         await publish_acked(other, 0, ["y"], stores=1)  # the store took what came before it
-        assert store.contents(deleted) == []
+        assert store.contents(deleted) == [] and (SUBJECT, deleted) not in store.writer.fences
 
         # As the gateway leading it does on deletion: else its periodic FENCE announcement
         # (a partition's fence for stores that missed it) claims it again at the restarted store.

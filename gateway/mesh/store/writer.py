@@ -28,7 +28,9 @@ behind a directive (it was down, is new or lags) skips to that log start
 instead of waiting for records that nobody holds any more, as a Kafka
 follower resets to the leader's log start. A deleted topic's partition is
 deleted whole, its fence too; its records that still come below the
-directive's sequence are taken for duplicates.
+directive's sequence are taken for duplicates, and a FENCE for it (its
+leader's periodic announcement, sent before that leader learnt of the
+deletion) is ignored from then on while the store runs.
 
 FENCE (our extension) fences a partition at a leader epoch (fences.py): the
 claim is made durable with the next commit and answered after it (FENCED,
@@ -94,6 +96,7 @@ class StoreWriter:
         self.log_starts: dict[tuple[str, str], int] = {}  # key -> highest `before` directed, even if not held yet
         self._discards_due: dict[tuple[str, str], int] = {}  # key -> `before`, applied ahead of the next appends
         self._forgets_due: set[tuple[str, str]] = set()  # deleted whole, ahead of everything else
+        self._deleted: set[tuple[str, str]] = set()  # deleted since this store started: never fenced again
         self.compactions: dict[tuple[str, str], Compaction] = {}  # what the cleaner may clean, by key
         self._work = trio.Event()  # set when something waits for the committer
         self._committed = trio.Event()  # set after each commit
@@ -199,6 +202,8 @@ class StoreWriter:
         """A claim is answered after the commit that makes its outcome durable; an
         announcement is not answered, and truncates a stale tail from its start."""
         key = (message.subject, message.partition)
+        if key in self._deleted:  # a leader not yet told of the deletion: its partition's uuid never returns
+            return
         floor = self._next_sequence(key)
         before = self.fences.get(key)
         head_epoch = NO_EPOCH if before is not None else self._epoch_held(key, floor - 1)
@@ -288,6 +293,7 @@ class StoreWriter:
             due.pop(key, None)
         self._heads_seen.discard(key)
         self.fences.forget(key)
+        self._deleted.add(key)
         self._forgets_due.add(key)
         self._work.set()
 
