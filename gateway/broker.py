@@ -12,7 +12,8 @@ assigned to it; the others take their topics from the controller. Every
 gateway coordinates the groups and transactional ids of the
 __consumer_offsets and __transaction_state partitions it leads. ACLs, SCRAM credentials, delegation tokens,
 group configs, dynamic broker configs, client quotas and finalized features the controller shares, the others
-mirror them and forward changes to it. The dynamic broker configs are replayed first: topics open with the
+mirror them and forward changes to it. A controller first carries over to the coordinators' partitions what a
+lone gateway's group and transaction journals held (cluster/carry_over.py). The dynamic broker configs are replayed first: topics open with the
 settings they say. Each gateway measures its own clients' quota rates, for its whole life (`QuotaRates`),
 whatever its role.
 """
@@ -28,6 +29,7 @@ from prometheus_client import REGISTRY
 
 from gateway.acls.acl_store import Acls
 from gateway.api.services import Services
+from gateway.cluster.carry_over import LoneStateCarryOver, nothing_to_carry
 from gateway.cluster.cluster_view import ClusterView
 from gateway.cluster.leadership import TopicSharing
 from gateway.cluster.producer_id_blocks import ProducerIdBlocks
@@ -122,12 +124,15 @@ async def _start_follower(nursery: trio.Nursery, cluster: ClusterView, sharing: 
 
 
 async def _coordinators(nursery: trio.Nursery, broker: BrokerSettings, topics: TopicRegistry, cluster: ClusterView,
-                        sharing: TopicSharing, producer_ids, group_configs: GroupConfigs
-                        ) -> tuple[ShardedGroups, ShardedTransactions]:
+                        sharing: TopicSharing, producer_ids, group_configs: GroupConfigs,
+                        carry_over: LoneStateCarryOver | None = None) -> tuple[ShardedGroups, ShardedTransactions]:
     """In a cluster: the coordinators of the internal topics' partitions this gateway leads, journaled
-    on them (each topic made when FindCoordinator first asks for one of its keys)."""
-    groups = ShardedGroups(broker, MappingProxyType(topics.topics), group_configs.value)
-    transactions = ShardedTransactions(broker, producer_ids, _partition_of(topics, groups, cluster, sharing))
+    on them (each topic made when FindCoordinator first asks for one of its keys); the controller's
+    first write there what the lone journals held (`carry_over`)."""
+    groups = ShardedGroups(broker, MappingProxyType(topics.topics), group_configs.value,
+                           carry_over.before_load("groups") if carry_over else nothing_to_carry)
+    transactions = ShardedTransactions(broker, producer_ids, _partition_of(topics, groups, cluster, sharing),
+                                       carry_over.before_load("transactions") if carry_over else nothing_to_carry)
     for shards in (groups, transactions):
         await nursery.start(shards.run)
         topics.leadership_watchers.append(shards.leadership_changed)
@@ -156,8 +161,10 @@ async def _start_state(nursery: trio.Nursery, cluster: ClusterView, sharing: Top
     if sharing is None:
         groups, transactions = await _lone_coordinators(nursery, broker, topics, journals, group_configs)
     else:
+        carry_over = LoneStateCarryOver(journals)
+        await carry_over.load()
         groups, transactions = await _coordinators(nursery, broker, topics, cluster, sharing, topics.producer_ids,
-                                                   group_configs)
+                                                   group_configs, carry_over)
     quotas = ClientQuotas(journals["quotas"], rates, _shared(sharing, "quotas"))
     await nursery.start(quotas.run)
     acls = Acls(journals["acls"], broker, _shared(sharing, "acls"))

@@ -152,7 +152,7 @@ class OffsetStore:
                 self._forget(entry["producer_id"], group_id)
             self.apply_commit(group_id, commits)
         else:
-            self.apply_delete(group_id, entry["partitions"])
+            self.apply_delete(group_id, None if kind == "group_deleted" else entry["partitions"])
 
     def expired(self, group_id: str, empty_since_ms: int | None, retention_ms: int) -> list[tuple[str, int]]:
         """Partitions whose offsets have outlived their retention (Kafka's rules).

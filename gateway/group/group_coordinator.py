@@ -85,7 +85,7 @@ class GroupCoordinator:
             self.groups[group_id] = ConsumerGroup.restored(entry)
         elif kind == "group_deleted":
             self.groups.pop(group_id, None)
-            self.offsets.apply_delete(group_id, None)
+            self.offsets.replay(entry)
         else:
             self.offsets.replay(entry)
             if group_id not in self.groups and self.offsets.of(group_id):

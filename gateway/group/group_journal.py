@@ -21,7 +21,7 @@ from collections.abc import Callable
 import trio
 
 from gateway.group.committed_offsets import OffsetStore
-from gateway.storage.journal import Journal
+from gateway.storage.journal import Journal, since_carried_over
 
 GROUP_STATES = ("classic_group", "consumer_group")
 
@@ -38,12 +38,19 @@ class GroupLog:
 
     async def replay(self, nursery: trio.Nursery) -> list[dict]:
         """Every entry so far in the order of the changes; then the log takes writes."""
-        entries = sorted(await self.journal.replay(), key=lambda e: e["serial"])
+        entries = self.restore(await self.journal.replay())
+        self._nursery = nursery
+        self.journal.compact_with(nursery, self.snapshot)
+        return entries
+
+    def restore(self, journaled: list[dict]) -> list[dict]:
+        """The entries in the order of the changes, since the journal was last carried over to a
+        cluster; serials go on above every entry, those carried over too."""
+        ordered = sorted(journaled, key=lambda e: e["serial"])
+        self._serial = ordered[-1]["serial"] if ordered else 0
+        entries = since_carried_over(ordered)
         for entry in entries:
             self._track(entry)
-        self._serial = entries[-1]["serial"] if entries else 0
-        self._nursery = nursery
-        self.journal.compact_with(nursery, self._snapshot)
         return entries
 
     def _stamped(self, entry: dict) -> dict:
@@ -58,7 +65,7 @@ class GroupLog:
         elif entry["type"] == "group_deleted":
             self._states.pop(entry["group"], None)
 
-    def _snapshot(self) -> list[dict]:
+    def snapshot(self) -> list[dict]:
         """The state a replay of the journal so far ends with, as entries.
 
         Groups' journaled states rather than their live ones: a rebalance in

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import partial
 
+from gateway.cluster.carry_over import BeforeLoad
 from gateway.group.group_configs import ConfigValue
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.group.offsets_markers import OffsetsPartitionMarkers, PartitionOf
@@ -25,9 +26,9 @@ BY_GROUP_ID = frozenset({"sync", "heartbeat", "leave", "consumer_group", "commit
 
 
 class ShardedGroups(CoordinatorShards[GroupCoordinator]):
-    def __init__(self, settings: BrokerSettings, topics: Mapping, config_value: ConfigValue):
+    def __init__(self, settings: BrokerSettings, topics: Mapping, config_value: ConfigValue, before_load: BeforeLoad):
         super().__init__(OFFSETS_TOPIC, OFFSETS_PARTITIONS, lambda partition: GroupCoordinator(
-            settings, PartitionJournal(partition, keyed_slices), topics, config_value))
+            settings, PartitionJournal(partition, keyed_slices), topics, config_value), before_load)
 
     def __getattr__(self, name: str):
         if name not in BY_GROUP_ID:

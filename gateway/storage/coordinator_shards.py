@@ -5,15 +5,16 @@ Utils.abs(hashCode(key)) % partitions of its internal topic, and the leader
 of that partition is its coordinator. The registry tells which partitions
 this gateway leads (`leadership_changed`): for each newly led one a
 coordinator replays the partition (PartitionJournal) and then serves it; a
-lost one is cancelled and told (`unloaded`). A key of a partition led
-elsewhere gets NOT_COORDINATOR, of one still replaying
-COORDINATOR_LOAD_IN_PROGRESS: Kafka's answers, on which clients find the
-coordinator again or retry.
+lost one is cancelled and told (`unloaded`). Before the replay, a controller
+writes into the partition what a lone gateway's journals held for it
+(cluster/carry_over.py). A key of a partition led elsewhere gets
+NOT_COORDINATOR, of one still replaying COORDINATOR_LOAD_IN_PROGRESS:
+Kafka's answers, on which clients find the coordinator again or retry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
@@ -49,9 +50,11 @@ class Shard(Generic[C]):
 
 
 class CoordinatorShards(Generic[C]):
-    def __init__(self, topic: str, partitions: int, coordinator_of: Callable[[CoordinatorPartition], C]):
+    def __init__(self, topic: str, partitions: int, coordinator_of: Callable[[CoordinatorPartition], C],
+                 before_load: Callable[[int, CoordinatorPartition], Awaitable[None]]):
         self.topic, self.partitions = topic, partitions
         self.coordinator_of = coordinator_of  # a partition's coordinator, journaled on it
+        self.before_load = before_load  # what is written into a partition before it is replayed
         self._shards: dict[int, Shard[C]] = {}
         self._nursery: trio.Nursery | None = None
 
@@ -79,6 +82,7 @@ class CoordinatorShards(Generic[C]):
         with shard.scope:
             try:
                 async with trio.open_nursery() as nursery:
+                    await self.before_load(shard.index, shard.partition)
                     await nursery.start(shard.coordinator.run)
                     shard.loaded = True
                     log.info("coordinator_loaded", topic=self.topic, partition=shard.index)

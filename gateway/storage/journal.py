@@ -47,6 +47,15 @@ SNAPSHOT_WINDOW = 1000
 
 Snapshot = Callable[[], list[dict]]
 
+# Closes a lone coordinator's journal whose state a cluster's coordinators took (cluster/carry_over.py).
+CARRIED_OVER = {"type": "carried_over"}
+
+
+def since_carried_over(entries: list[dict]) -> list[dict]:
+    """The entries after the last carried-over marker: the state no cluster took yet."""
+    marks = [index for index, entry in enumerate(entries) if entry.get("type") == CARRIED_OVER["type"]]
+    return entries[marks[-1] + 1:] if marks else entries
+
 
 class Journal:
     """One journal per `kind` of state: topic metadata, group state and offsets, transactions."""

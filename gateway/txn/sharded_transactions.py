@@ -10,6 +10,7 @@ So does a group coordinator with TxnOffsetCommit's offsets.
 
 from __future__ import annotations
 
+from gateway.cluster.carry_over import BeforeLoad
 from gateway.settings.table import BrokerSettings
 from gateway.storage.coordinator_shards import CoordinatorShards
 from gateway.storage.partition_journal import PartitionJournal
@@ -24,10 +25,11 @@ BY_TRANSACTIONAL_ID = frozenset({"init_producer_id", "add_partitions", "add_offs
 
 
 class ShardedTransactions(CoordinatorShards[TransactionCoordinator]):
-    def __init__(self, settings: BrokerSettings, producer_ids: ProducerIds, partition_of: PartitionOf):
+    def __init__(self, settings: BrokerSettings, producer_ids: ProducerIds, partition_of: PartitionOf,
+                 before_load: BeforeLoad):
         super().__init__(TRANSACTIONS_TOPIC, TRANSACTIONS_PARTITIONS, lambda partition: TransactionCoordinator(
             settings, PartitionJournal(partition, keyed_slices), producer_ids, partition_of,
-            coordinator_epoch=partition.leader_epoch))
+            coordinator_epoch=partition.leader_epoch), before_load)
 
     def __getattr__(self, name: str):
         if name not in BY_TRANSACTIONAL_ID:

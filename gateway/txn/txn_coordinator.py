@@ -25,7 +25,7 @@ import trio
 from gateway.kafka_error import KafkaError
 from gateway.lifecycle import failures
 from gateway.settings.table import BrokerSettings
-from gateway.storage.journal import Journal
+from gateway.storage.journal import Journal, since_carried_over
 from gateway.txn.marker_writer import PartitionOf, write_markers
 from gateway.txn.txn_metadata import MAX_EPOCH, NO_EPOCH, PREPARING, TransactionMetadata, TxnState
 from gateway.wall_clock import now_ms
@@ -76,7 +76,7 @@ class TransactionCoordinator:
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Load the journal, finish what was prepared, then abort timed-out transactions."""
-        for entry in await self.journal.replay():
+        for entry in since_carried_over(await self.journal.replay()):
             txn = TransactionMetadata.from_entry(entry)
             self._transactions[txn.transactional_id] = txn
         async with trio.open_nursery() as nursery:

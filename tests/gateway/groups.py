@@ -114,3 +114,19 @@ def leave_then_die(members: list[Member], bootstrap: str, topic: str, partitions
     produce(bootstrap, topic, [f"c{n}" for n in range(30)], partitions)
     wait_until(lambda: consumed_once(members, 120), 30, "records after the death are consumed")
     return after_leave, after_death
+
+
+
+def assert_resumes_at(consumer, topic: str, offsets: dict[int, int]) -> None:
+    """A confluent-kafka `consumer` subscribed to `topic` reads each partition first at its offset in `offsets`."""
+    consumer.subscribe([topic])
+    first: dict[int, int] = {}
+    wait_until(lambda: _first_offsets(consumer, first) == len(offsets), 60, "records from every partition")
+    assert first == offsets
+
+
+def _first_offsets(consumer, first: dict[int, int]) -> int:
+    for message in consumer.consume(num_messages=100, timeout=0.2):
+        if message.error() is None:
+            first.setdefault(message.partition(), message.offset())
+    return len(first)

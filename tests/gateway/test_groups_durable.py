@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from tests.gateway.groups import Member, create_topic, produce, wait_until
+from tests.gateway.groups import Member, assert_resumes_at, create_topic, produce, wait_until
 
 log = logging.getLogger(__name__)
 
@@ -32,19 +32,9 @@ def test_offsets_survive_a_gateway_crash(gateway):
     try:
         committed = consumer.committed([TopicPartition(topic, p) for p in range(PARTITIONS)], timeout=30)
         assert [(tp.offset, tp.metadata) for tp in committed] == [(3 + p, f"meta-{p}") for p in range(PARTITIONS)]
-        consumer.subscribe([topic])
-        first: dict[int, int] = {}
-        wait_until(lambda: _first_offsets(consumer, first) == PARTITIONS, 60, "records from every partition")
-        assert first == {p: 3 + p for p in range(PARTITIONS)}
+        assert_resumes_at(consumer, topic, {p: 3 + p for p in range(PARTITIONS)})
     finally:
         consumer.close()
-
-
-def _first_offsets(consumer, first: dict[int, int]) -> int:
-    for message in consumer.consume(num_messages=100, timeout=0.2):
-        if message.error() is None:
-            first.setdefault(message.partition(), message.offset())
-    return len(first)
 
 
 def test_join_to_first_record_with_kafkas_initial_delay(shared_gateway):
