@@ -13,7 +13,7 @@ gateway coordinates the groups and transactional ids of the
 __consumer_offsets and __transaction_state partitions it leads. ACLs, SCRAM credentials, delegation tokens,
 group configs, dynamic broker configs, client quotas and finalized features the controller shares, the others
 mirror them and forward changes to it. A controller first carries over to the coordinators' partitions what a
-lone gateway's group and transaction journals held (cluster/carry_over.py). The dynamic broker configs are replayed first: topics open with the
+lone gateway's group and transaction journals held (carry_over.py). The dynamic broker configs are replayed first: topics open with the
 settings they say. Each gateway measures its own clients' quota rates, for its whole life (`QuotaRates`),
 whatever its role.
 """
@@ -29,7 +29,7 @@ from prometheus_client import REGISTRY
 
 from gateway.acls.acl_store import Acls
 from gateway.api.services import Services
-from gateway.cluster.carry_over import LoneStateCarryOver, nothing_to_carry
+from gateway.carry_over import LoneStateCarryOver
 from gateway.cluster.cluster_view import ClusterView
 from gateway.cluster.leadership import TopicSharing
 from gateway.cluster.producer_id_blocks import ProducerIdBlocks
@@ -51,6 +51,7 @@ from gateway.security.scram_credentials import ScramCredentials
 from gateway.server.dispatch import Dispatcher
 from gateway.settings.table import BrokerSettings, Settings
 from gateway.state_metrics import BrokerStateCollector
+from gateway.storage.coordinator_shards import nothing_to_carry
 from gateway.storage.discard_directives import DiscardDirectives
 from gateway.storage.journal import Journal
 from gateway.storage.journal_sharing import JournaledState

@@ -35,7 +35,7 @@ LAYERS = {  # layer: the module prefixes it holds
     "security": ("gateway.security",),
     "api": ("gateway.api",),
     "testing": ("gateway.testing",),
-    "assembly": ("gateway.app", "gateway.broker", "gateway.state_metrics", "gateway.embedded_mesh", "gateway.cli",
+    "assembly": ("gateway.app", "gateway.broker", "gateway.carry_over", "gateway.state_metrics", "gateway.embedded_mesh", "gateway.cli",
                  "gateway.cluster_member", "gateway.__main__", "gateway"),
 }
 FOUNDATION = {"protocol", "settings", "base"}

@@ -6,14 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import partial
 
-from gateway.cluster.carry_over import BeforeLoad
 from gateway.group.group_configs import ConfigValue
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.group.offsets_markers import OffsetsPartitionMarkers, PartitionOf
 from gateway.group.offsets_records import keyed_slices
 from gateway.kafka_error import KafkaError
 from gateway.settings.table import BrokerSettings
-from gateway.storage.coordinator_shards import CoordinatorShards
+from gateway.storage.coordinator_shards import BeforeLoad, CoordinatorShards
 from gateway.storage.partition_journal import PartitionJournal
 from protocol.kafka.coordinator_records import OFFSETS_PARTITIONS, OFFSETS_TOPIC
 from protocol.kafka.error_codes import ErrorCode

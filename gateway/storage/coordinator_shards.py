@@ -7,7 +7,7 @@ this gateway leads (`leadership_changed`): for each newly led one a
 coordinator replays the partition (PartitionJournal) and then serves it; a
 lost one is cancelled and told (`unloaded`). Before the replay, a controller
 writes into the partition what a lone gateway's journals held for it
-(cluster/carry_over.py). A key of a partition led elsewhere gets
+(gateway/carry_over.py). A key of a partition led elsewhere gets
 NOT_COORDINATOR, of one still replaying COORDINATOR_LOAD_IN_PROGRESS:
 Kafka's answers, on which clients find the coordinator again or retry.
 """
@@ -30,6 +30,9 @@ log = structlog.get_logger()
 
 RELOAD_DELAY_S = 1.0  # before a coordinator that failed replays its partition again
 
+BeforeLoad = Callable[[int, CoordinatorPartition], Awaitable[None]]  # run before a partition's replay
+
+
 
 class Coordinator(Protocol):
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None: ...
@@ -51,7 +54,7 @@ class Shard(Generic[C]):
 
 class CoordinatorShards(Generic[C]):
     def __init__(self, topic: str, partitions: int, coordinator_of: Callable[[CoordinatorPartition], C],
-                 before_load: Callable[[int, CoordinatorPartition], Awaitable[None]]):
+                 before_load: BeforeLoad):
         self.topic, self.partitions = topic, partitions
         self.coordinator_of = coordinator_of  # a partition's coordinator, journaled on it
         self.before_load = before_load  # what is written into a partition before it is replayed
@@ -115,3 +118,7 @@ class CoordinatorShards(Generic[C]):
     def every(self) -> list[C]:
         """The coordinators of the partitions led here, loading ones too."""
         return [shard.coordinator for shard in self._shards.values()]
+
+
+async def nothing_to_carry(index: int, partition: CoordinatorPartition) -> None:
+    """A coordinator's partition with no lone state to take first."""

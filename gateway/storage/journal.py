@@ -47,7 +47,7 @@ SNAPSHOT_WINDOW = 1000
 
 Snapshot = Callable[[], list[dict]]
 
-# Closes a lone coordinator's journal whose state a cluster's coordinators took (cluster/carry_over.py).
+# Closes a lone coordinator's journal whose state a cluster's coordinators took (gateway/carry_over.py).
 CARRIED_OVER = {"type": "carried_over"}
 
 

@@ -10,9 +10,8 @@ So does a group coordinator with TxnOffsetCommit's offsets.
 
 from __future__ import annotations
 
-from gateway.cluster.carry_over import BeforeLoad
 from gateway.settings.table import BrokerSettings
-from gateway.storage.coordinator_shards import CoordinatorShards
+from gateway.storage.coordinator_shards import BeforeLoad, CoordinatorShards
 from gateway.storage.partition_journal import PartitionJournal
 from gateway.txn.marker_writer import PartitionOf
 from gateway.txn.transaction_records import keyed_slices

@@ -4,7 +4,7 @@ changed since; once closed, nothing is carried again."""
 
 import pytest
 
-from gateway.cluster.carry_over import LoneStateCarryOver
+from gateway.carry_over import LoneStateCarryOver
 from gateway.group.committed_offsets import OffsetStore
 from gateway.group.group_journal import GroupLog
 from gateway.storage.partition_journal import PartitionJournal

@@ -25,22 +25,18 @@ empty where they are coordinated, and the lone journal stays open.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 import structlog
 
 from gateway.group.committed_offsets import OffsetStore
 from gateway.group.group_journal import GROUP_STATES, GroupLog
 from gateway.group.offsets_records import keyed_slices as group_slices
+from gateway.storage.coordinator_shards import BeforeLoad
 from gateway.storage.journal import CARRIED_OVER, Journal, since_carried_over
-from gateway.storage.partition_journal import CoordinatorPartition, PartitionJournal
+from gateway.storage.partition_journal import PartitionJournal
 from gateway.txn.transaction_records import keyed_slices as transaction_slices
 from protocol.kafka.coordinator_records import OFFSETS_PARTITIONS, TRANSACTIONS_PARTITIONS, coordinator_partition
 
 log = structlog.get_logger()
-
-BeforeLoad = Callable[[int, CoordinatorPartition], Awaitable[None]]
-
 
 class LoneStateCarryOver:
     def __init__(self, journals: dict[str, Journal]):
@@ -94,7 +90,3 @@ def _group_state(journaled: list[dict]) -> tuple[list[dict], int]:
             offsets.replay(entry)
     entries = group_log.snapshot()
     return entries, max((entry["serial"] for entry in entries), default=0)
-
-
-async def nothing_to_carry(index: int, partition: CoordinatorPartition) -> None:
-    """A coordinator's partition with no lone state to take first."""
