@@ -112,7 +112,10 @@ def answers_api_versions(host: str, port: int, timeout: float) -> bool:
 def children(pid: int) -> list[int]:
     found = []
     for task in Path(f"/proc/{pid}/task").iterdir():
-        found += [int(child) for child in (task / "children").read_text().split()]
+        try:
+            found += [int(child) for child in (task / "children").read_text().split()]
+        except FileNotFoundError:  # a thread that ended since the listing (a worker thread's short life)
+            continue
     return found
 
 
