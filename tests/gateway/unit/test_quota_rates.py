@@ -44,8 +44,9 @@ def test_a_token_bucket_holds_the_whole_window_and_refills_at_the_quota():
     assert not bucket.idle(5.0) and bucket.idle(14.0)
 
 
-async def test_a_client_keeps_what_was_counted_when_the_quotas_are_rebuilt():
-    """A gateway whose role in a cluster changes rebuilds its quotas' values, not its clients' rates."""
+async def test_a_client_keeps_what_was_counted_when_the_quotas_are_rebuilt(mock_clock):
+    """A gateway whose role in a cluster changes rebuilds its quotas' values, not its clients' rates (the
+    clock stands still: a throttle time is reckoned from the moment asked)."""
     rates = QuotaRates(window_num=11, window_size_s=1)
     as_follower, as_controller = ClientQuotas(journal=None, rates=rates), ClientQuotas(journal=None, rates=rates)
     for quotas in (as_follower, as_controller):
