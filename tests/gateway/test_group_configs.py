@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaError
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -28,6 +28,7 @@ from tests.gateway.groups import create_topic, wait_until
 from tests.gateway.server import GatewayProcess
 from tests.gateway.test_admin_apis import exchange
 from tests.gateway.test_consumer_protocol import heartbeat
+from tests.gateway.test_topic_configs import refusal
 
 TIMEOUT_S = 30.0
 SESSION, INTERVAL = "consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"
@@ -59,14 +60,6 @@ def changed(admin, group: str, *ops: tuple[str, str | None, AlterConfigOpType]):
     resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
         ConfigEntry(name, value, incremental_operation=op) for name, value, op in ops])
     return admin.incremental_alter_configs([resource])[resource]
-
-
-def refusal(future) -> tuple[int, str] | None:
-    try:
-        future.result(TIMEOUT_S)
-    except KafkaException as exc:
-        return exc.args[0].code(), exc.args[0].str()
-    return None
 
 
 def values(admin, group: str) -> dict[str, tuple[str, ConfigSource]]:
