@@ -33,7 +33,6 @@ from gateway.observability.broker_metrics import STORE_WAIT_SECONDS, bytes_in, r
 from gateway.partitions.batch_checks import (
     TimestampBounds,
     TopicCodec,
-    check_keyed,
     checked_batch,
     timestamp_bounds,
     topic_codec,
@@ -130,10 +129,14 @@ async def _append(request: Request, services: Services, topic_name: str, data, a
                          f"fewer in-sync stores than min.insync.replicas ({partition.min_insync})")
     rules = topics.derived(topic, _produce_rules)
     now = now_ms()
-    batch = checked_batch(data.records, request.version, rules.max_bytes, rules.codec,
-                          rules.timestamps and rules.timestamps._replace(now_ms=now))
-    if rules.compacted:
-        check_keyed(batch, f"{topic_name}-{data.index}")
+    try:
+        batch = checked_batch(data.records, request.version, rules.max_bytes, rules.codec,
+                              rules.timestamps and rules.timestamps._replace(now_ms=now),
+                              f"{topic_name}-{data.index}" if rules.compacted else None)
+    except KafkaError as exc:
+        if exc.record_errors:  # Kafka answers a refusal that names records with the log start offset
+            answer.log_start_offset = partition.log_start_offset
+        raise
     if batch.is_transactional and request.body.transactional_id is not None:
         services.transactions.check_produce(request.body.transactional_id, batch.producer_id,
                                             batch.producer_epoch, topic_name, data.index)

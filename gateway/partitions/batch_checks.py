@@ -18,7 +18,9 @@ message.timestamp.before.max.ms before and message.timestamp.after.max.ms
 after the broker's clock (KIP-937), as Kafka's validator checks each record:
 the walk gives the range of a batch's timestamps, and only a batch whose
 range passes a bound has its records decoded, to name each one out of range
-(Kafka's INVALID_TIMESTAMP, with a record error per record).
+(Kafka's INVALID_TIMESTAMP, with a record error per record). A compacted
+topic's batches are decoded to find keyless records (INVALID_RECORD), in the
+same pass, so that a batch with both is refused in Kafka's words.
 
 A compressed batch may inflate to max(64 MiB, max.message.bytes): Kafka sets
 no such bound (it streams records), but the gateway holds a batch's records
@@ -87,11 +89,12 @@ def timestamp_bounds(config: Callable[[str], str], now_ms: int) -> TimestampBoun
 
 
 def checked_batch(records, version: int, max_message_bytes: int, target: TopicCodec | None = None,
-                  timestamps: TimestampBounds | None = None) -> RecordBatch:
+                  timestamps: TimestampBounds | None = None, keyed_in: str | None = None) -> RecordBatch:
     """The request's record data as one writable v2 batch, or KafkaError.
 
     With a `target`, the batch comes with the target's codec; with
-    `timestamps`, its records' timestamps must hold within them."""
+    `timestamps`, its records' timestamps must hold within them; with
+    `keyed_in` (a compacted topic's "topic-partition"), its records must have keys."""
     if records is None:
         raise KafkaError(ErrorCode.INVALID_RECORD, "produce without records")
     try:
@@ -105,7 +108,7 @@ def checked_batch(records, version: int, max_message_bytes: int, target: TopicCo
     for entry in entries:
         _check_size(entry.size, max_message_bytes)
     if version >= FIRST_V2_PRODUCE:
-        batch, records = _checked_v2(entries, version, max(DEFAULT_LIMIT, max_message_bytes), timestamps)
+        batch, records = _checked_v2(entries, version, max(DEFAULT_LIMIT, max_message_bytes), timestamps, keyed_in)
         if target is None or batch.compression == target.codec:
             return batch
         batch = RecordBatch(memoryview(bytearray(recompressed(batch, records, target.codec, level=target.level))))
@@ -113,24 +116,10 @@ def checked_batch(records, version: int, max_message_bytes: int, target: TopicCo
         raise KafkaError(ErrorCode.INVALID_RECORD, f"produce v{version} cannot carry magic 2 batches")
     else:
         batch = _from_legacy(entries, target)
-        if timestamps is not None:
-            _check_timestamps(batch.records(), timestamps)
+        if timestamps is not None or keyed_in is not None:
+            _check_records(batch.records(), timestamps, keyed_in)
     _check_size(batch.size, max_message_bytes)  # conversion changed its size
     return batch
-
-
-def check_keyed(batch: RecordBatch, topic_partition: str) -> None:
-    """A compacted topic takes only records with keys, in Kafka's words. As Kafka does, the
-    refusal names each keyless record's index in the batch, so a client fails those records
-    with INVALID_RECORD and the batch's others as refused for another record."""
-    try:
-        keyless = [index for index, record in enumerate(batch.records()) if record.key is None]
-    except DecodeError as exc:
-        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"malformed records: {exc}") from None
-    if keyless:
-        why = f"Compacted topic cannot accept message without key in topic partition {topic_partition}."
-        errors = tuple((index, why) for index in keyless)
-        raise KafkaError(ErrorCode.INVALID_RECORD, _record_errors_message(errors), errors)
 
 
 def _record_errors_message(errors: tuple[tuple[int, str], ...]) -> str:
@@ -146,8 +135,8 @@ def _check_size(size: int, max_message_bytes: int) -> None:
                          f"batch of {size} bytes exceeds max.message.bytes {max_message_bytes}")
 
 
-def _checked_v2(entries, version: int, inflate_limit: int,
-                timestamps: TimestampBounds | None) -> tuple[RecordBatch, bytes | memoryview]:
+def _checked_v2(entries, version: int, inflate_limit: int, timestamps: TimestampBounds | None,
+                keyed_in: str | None) -> tuple[RecordBatch, bytes | memoryview]:
     """The batch, and its records uncompressed."""
     if len(entries) != 1 or entries[0].magic != 2:
         raise KafkaError(ErrorCode.INVALID_RECORD,
@@ -164,28 +153,39 @@ def _checked_v2(entries, version: int, inflate_limit: int,
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"malformed records: {exc}") from None
     except InvalidRecords as exc:
         raise KafkaError(ErrorCode.INVALID_RECORD, str(exc)) from None
-    if timestamps is not None:
-        _check_range(batch, records, earliest, latest, timestamps)
+    if timestamps is not None or keyed_in is not None:
+        _check_range(batch, records, earliest, latest, timestamps, keyed_in)
     return batch, records
 
 
-def _check_range(batch: RecordBatch, records, earliest: int, latest: int, bounds: TimestampBounds) -> None:
-    """The records' timestamps within `bounds`; decoded only when their range is not."""
+def _check_range(batch: RecordBatch, records, earliest: int, latest: int, bounds: TimestampBounds | None,
+                 keyed_in: str | None) -> None:
+    """The records' timestamps within `bounds` and keys; decoded only for keys or when their range is not."""
     append_time = batch.max_timestamp if batch.timestamp_type == TimestampType.LOG_APPEND_TIME else None
     if append_time is not None:  # Kafka reads every record's timestamp as the batch's then
         earliest = latest = append_time
-    if not (bounds.holds(earliest) and bounds.holds(latest)):
-        _check_timestamps(decode_records(records, batch.record_count, batch.base_offset, batch.base_timestamp,
-                                         append_time), bounds)
+    if keyed_in is not None or not (bounds is None or bounds.holds(earliest) and bounds.holds(latest)):
+        _check_records(decode_records(records, batch.record_count, batch.base_offset, batch.base_timestamp,
+                                      append_time), bounds, keyed_in)
 
 
-def _check_timestamps(records: list[Record], bounds: TimestampBounds) -> None:
-    """INVALID_TIMESTAMP naming every record out of `bounds`, in Kafka's words."""
-    errors = tuple((index, _out_of_range(record, bounds)) for index, record in enumerate(records)
-                   if record.timestamp != NO_TIMESTAMP and not bounds.holds(record.timestamp))
-    if errors:
+def _check_records(records: list[Record], bounds: TimestampBounds | None, keyed_in: str | None) -> None:
+    """A refusal naming each record without a key (with `keyed_in`) or else out of `bounds`, in
+    Kafka's words and as its validator checks each record: the key first, and INVALID_TIMESTAMP
+    once any record is out of bounds (naming the keyless ones too), else INVALID_RECORD. The index
+    is the record's in its batch, whatever the batch's base offset."""
+    errors, out_of_bounds = [], False
+    for index, record in enumerate(records):
+        if keyed_in is not None and record.key is None:
+            errors.append((index, f"Compacted topic cannot accept message without key in topic partition {keyed_in}"))
+        elif bounds is not None and record.timestamp != NO_TIMESTAMP and not bounds.holds(record.timestamp):
+            errors.append((index, _out_of_range(record, bounds)))
+            out_of_bounds = True
+    if out_of_bounds:
         raise KafkaError(ErrorCode.INVALID_TIMESTAMP,
-                         "One or more records have been rejected due to invalid timestamp", errors)
+                         "One or more records have been rejected due to invalid timestamp", tuple(errors))
+    if errors:
+        raise KafkaError(ErrorCode.INVALID_RECORD, _record_errors_message(errors), tuple(errors))
 
 
 def _out_of_range(record: Record, bounds: TimestampBounds) -> str:

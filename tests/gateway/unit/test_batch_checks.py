@@ -185,3 +185,50 @@ def test_a_batch_stamped_log_append_time_is_checked_by_its_max_timestamp_as_kafk
         checked_batch(blob, PRODUCE_VERSION, MAX_MESSAGE_BYTES, None, bounds(before=HOUR))
     assert refused.value.record_errors == ((0, f"Timestamp {NOW - 2 * HOUR} of message with offset 0 is out of "
                                                 f"range. The timestamp should be within [{NOW - HOUR}, {NOW + HOUR}]"),)
+
+
+KEYLESS = "Compacted topic cannot accept message without key in topic partition t-3"  # no final dot since Kafka 3.5
+
+
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.ZSTD])
+def test_keyless_records_are_named_by_their_index_in_the_batch_whatever_its_base_offset(codec):
+    records = [Record(7 + i, NOW, None if i in (1, 4, 5, 6) else b"k", b"v") for i in range(8)]
+    with pytest.raises(KafkaError) as refused:
+        checked_batch(memoryview(bytearray(build_batch(records, codec=codec))), PRODUCE_VERSION, MAX_MESSAGE_BYTES,
+                      TopicCodec(Codec.LZ4, 9), keyed_in="t-3")  # refused before it would be recompressed
+    assert refused.value.code == ErrorCode.INVALID_RECORD
+    assert refused.value.record_errors == tuple((index, KEYLESS) for index in (1, 4, 5, 6))
+    assert refused.value.message == (  # Java's List.toString of the first three
+        "One or more records have been rejected due to 4 record errors in total, and only showing the first "
+        f"three errors at most: [RecordError(batchIndex=1, message='{KEYLESS}'), "
+        f"RecordError(batchIndex=4, message='{KEYLESS}'), RecordError(batchIndex=5, message='{KEYLESS}')]")
+
+
+def test_a_keyless_record_is_named_for_its_key_and_a_record_out_of_bounds_makes_it_invalid_timestamp():
+    """Kafka's validator checks each record's key before its timestamp, and answers
+    INVALID_TIMESTAMP, naming every refused record, once any is out of bounds."""
+    late = NOW - 2 * HOUR
+    keyless_and_late = [Record(0, late, None, b"v"), Record(1, NOW, b"k", b"v")]
+    with pytest.raises(KafkaError) as refused:
+        checked_batch(memoryview(bytearray(build_batch(keyless_and_late))), PRODUCE_VERSION, MAX_MESSAGE_BYTES,
+                      None, bounds(before=HOUR), keyed_in="t-3")
+    assert (refused.value.code, refused.value.record_errors) == (ErrorCode.INVALID_RECORD, ((0, KEYLESS),))
+    keyless_then_late = [Record(0, NOW, None, b"v"), Record(1, late, b"k", b"v")]
+    with pytest.raises(KafkaError) as refused:
+        checked_batch(memoryview(bytearray(build_batch(keyless_then_late))), PRODUCE_VERSION, MAX_MESSAGE_BYTES,
+                      None, bounds(before=HOUR), keyed_in="t-3")
+    assert refused.value.code == ErrorCode.INVALID_TIMESTAMP
+    assert refused.value.message == "One or more records have been rejected due to invalid timestamp"
+    assert refused.value.record_errors == ((0, KEYLESS), (1, f"Timestamp {late} of message with offset 1 is out of "
+                                                             f"range. The timestamp should be within "
+                                                             f"[{NOW - HOUR}, {NOW + HOUR}]"))
+
+
+def test_keyed_records_pass_and_legacy_message_sets_need_keys_too():
+    keyed = build_batch([Record(i, NOW, b"k%d" % i, b"v") for i in range(3)])
+    assert checked_batch(memoryview(bytearray(keyed)), PRODUCE_VERSION, MAX_MESSAGE_BYTES,
+                         keyed_in="t-3").record_count == 3
+    messages = build_message_set([Record(0, NOW, b"k", b"v"), Record(1, NOW, None, b"v")], magic=1)
+    with pytest.raises(KafkaError) as refused:
+        checked_batch(memoryview(bytearray(messages)), 2, MAX_MESSAGE_BYTES, keyed_in="t-3")
+    assert (refused.value.code, refused.value.record_errors) == (ErrorCode.INVALID_RECORD, ((1, KEYLESS),))
