@@ -1,12 +1,16 @@
 """Compacted topics with real clients: keyed records cleaned to the newest of each key."""
 
+import struct
 import time
 
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
 
+from protocol.kafka import decode_response
 from protocol.kafka.apis import by_name
-from protocol.records import ControlType, RecordBatch, read_batch_marker
+from protocol.kafka.error_codes import ErrorCode
+from protocol.kafka.primitives import write_uvarint
+from protocol.records import ControlType, Record, RecordBatch, build_batch, read_batch_marker
 from protocol.records.split import split_records
 from tests.gateway.admin import create_topic
 from tests.gateway.clients import CLIENTS, Sent, confluent_consume, confluent_produce
@@ -17,7 +21,7 @@ from tests.gateway.server import GatewayProcess
 CLEANS_QUICKLY = {"cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.01"}
 KEYS = 5
 VERSIONS = 6
-FETCH = by_name("Fetch")
+FETCH, PRODUCE = by_name("Fetch"), by_name("Produce")
 
 
 @pytest.fixture(scope="module")
@@ -107,22 +111,99 @@ def test_keyless_records_are_refused(cleaning_gateway):
     assert keyless_refused(cleaning_gateway.bootstrap, "compacted-keyless")
 
 
+def produce_mixed(bootstrap: str, topic: str, **config) -> dict[bytes, int]:
+    """{value: delivery error code} of ten records produced with librdkafka, every fifth keyless."""
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 1000, **config})
+    # The partition known first, so that the records are batched from the start (else under load
+    # they once went out in two batches)
+    producer.list_topics(topic, timeout=10)
+    errors = {}
+    for i in range(10):
+        producer.produce(topic, key=None if i % 5 == 0 else b"k%d" % i, value=b"v%d" % i,
+                         on_delivery=lambda error, message: errors.update({message.value(): error.code()}))
+    assert producer.flush(30) == 0
+    return errors
+
+
 def test_only_the_keyless_records_of_a_batch_are_invalid(cleaning_gateway):
     """Kafka names each keyless record of a refused batch; clients fail its keyed ones as
     refused for another record's sake."""
     create_topic(cleaning_gateway.bootstrap, "compacted-mixed", configs=CLEANS_QUICKLY)
-    producer = Producer({"bootstrap.servers": cleaning_gateway.bootstrap, "linger.ms": 1000})
-    # The partition known first, so that the ten records are batched together from the start: under
-    # load they once went out in two batches (the gateway refused each, naming its keyless record),
-    # and librdkafka then failed the keyed ones as INVALID_RECORD too.
-    producer.list_topics("compacted-mixed", timeout=10)
-    errors = {}
-    for i in range(10):
-        producer.produce("compacted-mixed", key=None if i % 5 == 0 else b"k%d" % i, value=b"v%d" % i,
-                         on_delivery=lambda error, message: errors.update({message.value(): error.code()}))
-    assert producer.flush(30) == 0
+    errors = produce_mixed(cleaning_gateway.bootstrap, "compacted-mixed")
     assert errors == {b"v%d" % i: KafkaError.INVALID_RECORD if i % 5 == 0 else KafkaError._INVALID_DIFFERENT_RECORD
                       for i in range(10)}
+
+
+def test_librdkafka_fails_every_record_of_a_batch_with_one_keyless_record_as_invalid(cleaning_gateway):
+    """Two batches of five, each refused naming its one keyless record, as Kafka would. librdkafka
+    (2.4 to at least 2.16) then fails every record of both as INVALID_RECORD: rd_kafka_dr_msgq0
+    (rdkafka_broker.c) sets the partition's error on each message of the batch unless the
+    response names more than one record, overwriting the _INVALID_DIFFERENT_RECORD that
+    rd_kafka_msgbatch_handle_Produce_result_record_errors (rdkafka_request.c) gave the keyed ones.
+    (Kafka's Java client fails only the named record so: its others get a KafkaException.)"""
+    create_topic(cleaning_gateway.bootstrap, "compacted-halves", configs=CLEANS_QUICKLY)
+    errors = produce_mixed(cleaning_gateway.bootstrap, "compacted-halves", **{"batch.num.messages": 5})
+    assert errors == {b"v%d" % i: KafkaError.INVALID_RECORD for i in range(10)}
+
+
+def wire_record_errors(version: int, errors: list[tuple[int, str]], message: str) -> bytes:
+    """The end of a refused partition's answer as Kafka's ProduceResponse schema lays it out:
+    record_errors and error_message, compact from v9 with each element's and the partition's
+    tagged fields (none) after."""
+    out = bytearray()
+
+    def string(text: str) -> None:
+        data = text.encode()
+        if version >= 9:
+            write_uvarint(out, len(data) + 1)
+        else:
+            out.extend(struct.pack(">h", len(data)))
+        out.extend(data)
+
+    if version >= 9:
+        write_uvarint(out, len(errors) + 1)
+    else:
+        out.extend(struct.pack(">i", len(errors)))
+    for index, why in errors:
+        out.extend(struct.pack(">i", index))
+        string(why)
+        if version >= 9:
+            out.append(0)
+    string(message)
+    if version >= 9:
+        out.append(0)
+    return bytes(out)
+
+
+@pytest.mark.parametrize("version", [8, 9, 12])
+def test_the_refusal_of_keyless_records_on_the_wire_is_kafkas(cleaning_gateway, version):
+    """A batch after others, based at another offset than 0: Kafka names each keyless record by
+    its index in the batch, answers base offset and append time -1, the log start offset, and
+    the partition's message in its words."""
+    topic = f"compacted-wire-v{version}"
+    create_topic(cleaning_gateway.bootstrap, topic, configs=CLEANS_QUICKLY)
+    confluent_produce(cleaning_gateway.bootstrap, topic, [Sent(key=b"k%d" % i, value=b"v") for i in range(3)])
+    now = int(time.time() * 1000)
+    batch = build_batch([Record(40 + i, now, None if i in (2, 5) else b"k", b"v") for i in range(6)])
+    Data = PRODUCE.Request.TopicData
+    body = PRODUCE.Request(acks=-1, timeout_ms=10_000, topic_data=[
+        Data(name=topic, partition_data=[Data.PartitionData(index=0, records=batch)])])
+    connection = RawConnection(cleaning_gateway.port)
+    try:
+        connection.send(PRODUCE, version, body)
+        frame = connection.receive_frame()
+    finally:
+        connection.close()
+    (answer,) = decode_response(PRODUCE.key, version, frame)[1].responses[0].partition_responses
+    why = f"Compacted topic cannot accept message without key in topic partition {topic}-0"
+    message = ("One or more records have been rejected due to 2 record errors in total, and only showing the "
+               f"first three errors at most: [RecordError(batchIndex=2, message='{why}'), "
+               f"RecordError(batchIndex=5, message='{why}')]")
+    assert (answer.error_code, answer.base_offset, answer.log_append_time_ms, answer.log_start_offset) == (
+        ErrorCode.INVALID_RECORD, -1, -1, 0)
+    assert [(e.batch_index, e.batch_index_error_message) for e in answer.record_errors] == [(2, why), (5, why)]
+    assert answer.error_message == message
+    assert struct.pack(">hqqq", 87, -1, -1, 0) + wire_record_errors(version, [(2, why), (5, why)], message) in frame
 
 
 def transaction(producer: Producer, topic: str, records: list[tuple[bytes, bytes]], *,
