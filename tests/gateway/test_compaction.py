@@ -112,10 +112,11 @@ def test_keyless_records_are_refused(cleaning_gateway):
 
 
 def produce_mixed(bootstrap: str, topic: str, **config) -> dict[bytes, int]:
-    """{value: delivery error code} of ten records produced with librdkafka, every fifth keyless."""
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 1000, **config})
-    # The partition known first, so that the records are batched from the start (else under load
-    # they once went out in two batches)
+    """{value: delivery error code} of ten records produced with librdkafka, every fifth keyless.
+    Batches go when full (batch.num.messages) or at the flush, which skips linger.ms: never
+    lingered out under load. The partition is known first, so that the records are batched
+    from the start (unknown, they once went out in two batches under load)."""
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 60_000, **config})
     producer.list_topics(topic, timeout=10)
     errors = {}
     for i in range(10):
