@@ -1,11 +1,14 @@
-"""GetTelemetrySubscriptions and PushTelemetry (KIP-714): no client metrics are wanted.
+"""GetTelemetrySubscriptions and PushTelemetry (KIP-714): served, not advertised.
 
-The gateway answers as a Kafka broker with a telemetry exporter but no
+As a default Kafka broker (no metrics reporter implementing ClientTelemetry),
+the gateway leaves both APIs out of ApiVersions (ApiVersionsResponse.filterApis),
+so clients never ask; but the APIs stay enabled on the request path (Kafka's
+isApiEnabled looks at the listener and version only), and a client that asks
+anyway is answered as Kafka's ClientMetricsManager answers without any
 client-metrics subscription: an empty list of requested metrics, Kafka's
-default push interval (5 minutes, after which the client asks again) and
-Kafka's accepted codecs. A client told no metrics pushes none; a push that
-comes anyway is checked as Kafka checks it and dropped. Nothing is kept per
-client: the subscription id is derived from the client instance id.
+default push interval (5 minutes) and its accepted codecs. A push is checked
+as Kafka checks it and dropped. Nothing is kept per client: the subscription
+id is derived from the client instance id.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ def telemetry_max_bytes(services: Services) -> int:
     return int(services.broker_configs.get("telemetry.max.bytes").value)
 
 
-@handles("GetTelemetrySubscriptions")
+@handles("GetTelemetrySubscriptions", advertised=False)
 async def get_telemetry_subscriptions(request: Request, services: Services):
     instance = request.body.client_instance_id
     if instance.int == 0:
@@ -47,7 +50,7 @@ async def get_telemetry_subscriptions(request: Request, services: Services):
                         requested_metrics=[])
 
 
-@handles("PushTelemetry")
+@handles("PushTelemetry", advertised=False)
 async def push_telemetry(request: Request, services: Services):
     return PUSH.Response(error_code=_push_error(request.body, services))
 

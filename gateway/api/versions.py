@@ -3,7 +3,7 @@
 from gateway.api.features import finalized_features, supported_features
 from gateway.api.registry import ROUTES, handles
 from gateway.api.services import Services
-from gateway.server.dispatch import Request
+from gateway.server.dispatch import Request, advertised
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 
@@ -12,11 +12,7 @@ API = by_name("ApiVersions")
 
 @handles("ApiVersions")
 async def api_versions(request: Request, services: Services):
-    keys = [
-        API.Response.ApiKeys(api_key=key, min_version=route.versions.low,
-                             max_version=route.versions.high)
-        for key, route in sorted(ROUTES.items())
-    ]
-    return API.Response(error_code=ErrorCode.NONE, api_keys=keys, supported_features=supported_features(request.version),
+    return API.Response(error_code=ErrorCode.NONE, api_keys=advertised(ROUTES),
+                        supported_features=supported_features(request.version),
                         finalized_features=finalized_features(services),
                         finalized_features_epoch=services.features.epoch)

@@ -57,11 +57,22 @@ class Request:
 
 @dataclass(frozen=True)
 class Route:
-    """An API, the versions served, and its handler: `await handler(request, services)`."""
+    """An API, the versions served, and its handler: `await handler(request, services)`.
+
+    An API not `advertised` is served all the same but left out of ApiVersions, as
+    Kafka leaves out the telemetry APIs of a broker with no metrics reporter for them.
+    """
 
     api: Api
     versions: Versions
     handler: Callable[[Request, Any], Awaitable[Any]]
+    advertised: bool = True
+
+
+def advertised(routes: dict[int, Route]) -> list:
+    """ApiVersions' entry (api key, min and max version) of every API it lists, by key."""
+    return [API_VERSIONS.Response.ApiKeys(api_key=key, min_version=r.versions.low, max_version=r.versions.high)
+            for key, r in sorted(routes.items()) if r.advertised]
 
 
 def _handler_failure(exc: Exception, route: Route, version: int, correlation_id: int) -> CloseConnection:
@@ -133,14 +144,6 @@ class Dispatcher:
             return None
         return encode_response_pieces(route.api.key, version, correlation_id, answer)
 
-    def advertised(self) -> list[tuple[int, int, int]]:
-        """(api key, min version, max version) of every API this broker serves."""
-        return sorted((key, r.versions.low, r.versions.high) for key, r in self.routes.items())
-
     def unsupported_api_versions(self, correlation_id: int) -> list:
-        keys = [
-            API_VERSIONS.Response.ApiKeys(api_key=k, min_version=lo, max_version=hi)
-            for k, lo, hi in self.advertised()
-        ]
-        body = API_VERSIONS.Response(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=keys)
+        body = API_VERSIONS.Response(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=advertised(self.routes))
         return encode_response_pieces(API_VERSIONS.key, 0, correlation_id, body)

@@ -203,7 +203,9 @@ class BrokerSettings:
     transaction_state_log_segment_bytes: int = kafka(Integer(1048576), 104857600, "segment.bytes "
                                                                                    "__transaction_state is created with")
     telemetry_max_bytes: int = kafka(POSITIVE, 1048576, "largest client metrics push accepted (KIP-714); "
-                                                        "pushes are accepted and dropped")
+                                                        "the telemetry APIs are not advertised (as by a broker "
+                                                        "without a metrics reporter), so it applies only to a "
+                                                        "client that uses them anyway; pushes are dropped")
     embedded_stores: int = setting(Integer(0, 64), 1, "stores the gateway runs itself under log.dirs, each a "
                                                       "process (or in its own, embedded.stores.in.process); 0: "
                                                       "join an existing mesh", G)

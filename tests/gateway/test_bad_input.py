@@ -85,6 +85,8 @@ def test_too_new_api_versions_gets_v0_answer(shared_gateway):
     assert correlation_id == 5
     assert body.error_code == 35  # UNSUPPORTED_VERSION
     assert any(k.api_key == 18 and k.max_version >= 3 for k in body.api_keys)
+    telemetry = {by_name("GetTelemetrySubscriptions").key, by_name("PushTelemetry").key}
+    assert not [k for k in body.api_keys if k.api_key in telemetry]  # not advertised, as ApiVersions v3 says
 
 
 def test_data_intact_after_abuse(shared_gateway):

@@ -169,7 +169,6 @@ public final class Conformance {
         check("admin.partitionReassignments", this::reassignments);
         check("admin.alterReplicaLogDirs", this::alterReplicaLogDirs);
         check("admin.describeMetadataQuorum", this::describeQuorum);
-        check("clients.telemetry", this::telemetry);
         checkUnlessPending("groups", "admin.internal-offsets-topic", this::offsetsTopic);
     }
 
@@ -949,22 +948,6 @@ public final class Conformance {
                 .collect(Collectors.toList()), "voters");
         expectEqual(List.of(), quorum.observers(), "observers");
         return "leader " + quorum.leaderId() + " at epoch " + quorum.leaderEpoch();
-    }
-
-    /** With enable.metrics.push on (the default), each client gets its telemetry subscription (KIP-714). */
-    private String telemetry() throws Exception {
-        Duration wait = Duration.ofSeconds(WAIT_S);
-        try (KafkaProducer<String, String> producer = producer(); KafkaConsumer<String, String> consumer = consumer()) {
-            await(producer.send(new ProducerRecord<>(events, 0, "telemetry", "telemetry")));
-            consumer.assign(List.of(new TopicPartition(events, 0)));
-            consumer.seekToBeginning(List.of(new TopicPartition(events, 0)));
-            expect(!consumer.poll(wait).isEmpty(), "consumed nothing");
-            List<Uuid> ids = List.of(producer.clientInstanceId(wait), consumer.clientInstanceId(wait),
-                    admin.clientInstanceId(wait));
-            expect(ids.stream().noneMatch(Uuid.ZERO_UUID::equals) && Set.copyOf(ids).size() == 3,
-                    "client instance ids: " + ids);
-            return "producer, consumer and admin instance ids " + ids;
-        }
     }
 
     /** Once groups exist, __consumer_offsets is described and listed as Kafka's internal topic. */
