@@ -2,8 +2,9 @@
 
 Kafka's rules for requests it cannot read: an ApiVersions request of a
 version newer than the broker's is answered in the v0 format with
-UNSUPPORTED_VERSION and the broker's ranges, so that the client can retry
-with a version both speak; any other unknown API, unsupported version or
+UNSUPPORTED_VERSION and the ApiVersions range alone (Kafka's
+ApiVersionsRequest.getErrorResponse), so that the client can retry with a
+version both speak; any other unknown API, unsupported version or
 malformed request closes the connection.
 
 On a SASL listener the connection's `authentication` (server/authentication.py)
@@ -145,5 +146,6 @@ class Dispatcher:
         return encode_response_pieces(route.api.key, version, correlation_id, answer)
 
     def unsupported_api_versions(self, correlation_id: int) -> list:
-        body = API_VERSIONS.Response(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=advertised(self.routes))
+        own = {API_VERSIONS.key: self.routes[API_VERSIONS.key]}
+        body = API_VERSIONS.Response(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=advertised(own))
         return encode_response_pieces(API_VERSIONS.key, 0, correlation_id, body)
