@@ -14,13 +14,21 @@ With `--fsync interval` the store ACKs once a batch is written and syncs once a 
 (`store.fsync=interval`: page cache, as Kafka's default flush policy), to compare with
 Tansu in memory; by default it syncs every batch before its ACK.
 
+With `--client java` the records come from the Java client (OfferedRate.java beside this
+file, compiled with javac against the kafka-clients jar the tests use) instead of
+confluent-kafka from Python: it parks between records rather than pacing in Python, so
+on a small machine the latency measured is less the client's own.
+
     python bench/offered_rate.py [--rates 10000,50000] [--seconds 10] [--rounds 3] [--fsync batch|interval]
+                                 [--client confluent|java]
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from contextlib import ExitStack
@@ -31,7 +39,11 @@ from gateway_stages import REQUESTS, mean_ms, snapshot
 from kafka_throughput import Target, add_gateway_options, create_topic, load, start_gateway, start_tansu
 from process_cpu import CpuMeter
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.java.test_java_conformance import JVM_OPTIONS, client_jars  # noqa: E402
+
 SIZE = 100
+JAVA_SOURCE = Path(__file__).with_name("OfferedRate.java")
 
 
 def offer(target: Target, topic: str, rate: int, seconds: float, settings: dict) -> tuple[float, list[float]]:
@@ -63,6 +75,28 @@ def offer(target: Target, topic: str, rate: int, seconds: float, settings: dict)
     return len(latencies) / (time.perf_counter() - started), latencies
 
 
+def java_offer(classpath: str):
+    """`offer` by the Java client, compiled onto `classpath`."""
+
+    def offer_by_java(target: Target, topic: str, rate: int, seconds: float, settings: dict):
+        if settings:
+            raise SystemExit("--max-in-flight is for the confluent-kafka client")
+        run = subprocess.run(["java", *JVM_OPTIONS, "-cp", classpath, "OfferedRate", target.bootstrap, topic,
+                              str(rate), str(seconds), str(SIZE)], capture_output=True, text=True, check=True)
+        delivered, *latencies = run.stdout.split()
+        return float(delivered), [int(us) / 1000 for us in latencies]
+
+    return offer_by_java
+
+
+def java_classpath(classes: Path) -> str:
+    jars = [str(jar) for jar in client_jars() or ()]
+    if not jars:
+        raise SystemExit("the Java client's jars are missing: pip install shigawire-apache-flink-libraries")
+    subprocess.run(["javac", "-d", str(classes), "-cp", jars[0], str(JAVA_SOURCE)], check=True)
+    return ":".join([str(classes), *jars])
+
+
 def summary(rate: float, latencies: list[float]) -> str:
     if len(latencies) < 100:
         return f"delivered {len(latencies)} records"
@@ -78,16 +112,19 @@ def main() -> None:
     parser.add_argument("--fsync", choices=("batch", "interval"), default="batch", help="the store's store.fsync")
     add_gateway_options(parser)
     parser.add_argument("--max-in-flight", type=int, help="max.in.flight.requests.per.connection (client default if unset)")
+    parser.add_argument("--client", choices=("confluent", "java"), default="confluent")
     arguments = parser.parse_args()
     settings = {} if arguments.max_in_flight is None else {
         "max.in.flight.requests.per.connection": arguments.max_in_flight}
     with ExitStack() as stack:
         directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-offered-")))
+        producing = java_offer(java_classpath(directory / "classes")) if arguments.client == "java" else offer
         targets = [start_gateway(stack, directory, "--store-fsync", arguments.fsync, *arguments.gateway_option)]
         tansu = start_tansu(stack, directory)
         if tansu:
             targets.append(Target("tansu", tansu))
-        print(f"{SIZE} B records, acks=all, linger.ms=0, one partition, {settings or 'client defaults'}, "
+        print(f"{SIZE} B records from {arguments.client}, acks=all, linger.ms=0, one partition, "
+              f"{settings or 'client defaults'}, "
               f"store.fsync={arguments.fsync}; {load()}")
         for rate in (int(r) for r in arguments.rates.split(",")):
             for round_ in range(arguments.rounds):
@@ -95,7 +132,7 @@ def main() -> None:
                     topic = create_topic(target, 1)
                     before = snapshot(target.metrics) if target.metrics else None
                     meter = CpuMeter(target.pid) if target.pid else None
-                    delivered, latencies = offer(target, topic, rate, arguments.seconds, settings)
+                    delivered, latencies = producing(target, topic, rate, arguments.seconds, settings)
                     print(f"offered {rate:6d}/s  {target.name:8s} round {round_ + 1}: "
                           f"{summary(delivered, latencies)}  ({load()})", flush=True)
                     if before is not None:
