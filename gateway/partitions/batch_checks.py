@@ -1,10 +1,13 @@
 """Checking what a Produce request carries, before anything is appended.
 
-The rules of Kafka's log validator: the CRC, magic against the request
-version, one batch per partition from v3, sizes against max.message.bytes,
-zstd only from v7, no control batches from clients, and every record of the
-batch (protocol.records.validation). Legacy message sets (produce v0-2)
-become one v2 batch, since the gateway stores v2 only.
+Two steps, as Kafka takes them and answers them. `request_checked` is what
+Kafka checks of the request before it looks at the partition (magic 2 and
+one batch per partition from v3, zstd only from v7): Kafka answers those
+without the partition's log start offset. `log_checked` is what its log
+checks (a batch based at offset 0, sizes against max.message.bytes, the CRC,
+no control batches from clients, and every record of the batch,
+protocol.records.validation). Legacy message sets (produce v0-2) become one
+v2 batch, since the gateway stores v2 only.
 
 A topic whose compression.type is a codec (not `producer`) stores its
 batches with that codec: a batch with another is recompressed from the
@@ -37,9 +40,12 @@ from gateway.kafka_error import KafkaError
 from protocol.errors import DecodeError, EncodeError
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import DEFAULT_LIMIT, Codec, RecordBatch, TimestampType, legacy_to_batch, split_records
+from protocol.records.batch import ATTRIBUTES_POSITION, TRANSACTIONAL_FLAG
 from protocol.records.builder import recompressed
 from protocol.records.compression import LEVELS
+from protocol.records.entry_prefix import MAGIC_POSITION
 from protocol.records.record import Record, decode_records
+from protocol.records.split import Entry
 from protocol.records.validation import InvalidRecords, validate_batch
 
 FIRST_V2_PRODUCE = 3
@@ -88,32 +94,67 @@ def timestamp_bounds(config: Callable[[str], str], now_ms: int) -> TimestampBoun
                            difference if after == LONG_MAX else after)
 
 
+def first_batch_transactional(records) -> bool:
+    """Whether a partition's record data starts with a transactional v2 batch, read from its
+    header alone, as Kafka reads a request's before any check (RequestUtils.hasTransactionalRecords)."""
+    return (records is not None and len(records) > ATTRIBUTES_POSITION + 1 and records[MAGIC_POSITION] == 2
+            and bool(records[ATTRIBUTES_POSITION + 1] & TRANSACTIONAL_FLAG))  # the attributes' low byte
+
+
 def checked_batch(records, version: int, max_message_bytes: int, target: TopicCodec | None = None,
                   timestamps: TimestampBounds | None = None, keyed_in: str | None = None) -> RecordBatch:
-    """The request's record data as one writable v2 batch, or KafkaError.
+    """The request's record data as one writable v2 batch, or KafkaError: both steps at once."""
+    return log_checked(request_checked(records, version), version, max_message_bytes, target, timestamps, keyed_in)
 
-    With a `target`, the batch comes with the target's codec; with
-    `timestamps`, its records' timestamps must hold within them; with
-    `keyed_in` (a compacted topic's "topic-partition"), its records must have keys."""
+
+def request_checked(records, version: int) -> list[Entry]:
+    """The entries of a partition's record data, or KafkaError: what Kafka checks of the request
+    (ProduceRequest.validateRecords, in KafkaApis) before anything looks at the partition's log.
+    Kafka answers these refusals without the log start offset."""
     if records is None:
         raise KafkaError(ErrorCode.INVALID_RECORD, "produce without records")
     try:
         entries = split_records(records).entries
-        for entry in entries:
-            entry.verify_crc()
     except DecodeError as exc:
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"malformed records: {exc}") from None
     if not entries:
         raise KafkaError(ErrorCode.INVALID_RECORD, "produce with an empty record set")
-    for entry in entries:
+    if version < FIRST_V2_PRODUCE:
+        if any(entry.magic == 2 for entry in entries):
+            raise KafkaError(ErrorCode.INVALID_RECORD, f"produce v{version} cannot carry magic 2 batches")
+        return entries
+    first = entries[0]  # Kafka's order: the first batch's magic, its codec, then the number of batches
+    if first.magic != 2:
+        raise KafkaError(ErrorCode.INVALID_RECORD, f"produce v{version} must carry magic 2 batches")
+    if first.compression == Codec.ZSTD and version < FIRST_ZSTD_PRODUCE:
+        raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                         f"zstd needs produce v{FIRST_ZSTD_PRODUCE}, not v{version}")
+    if len(entries) != 1:
+        raise KafkaError(ErrorCode.INVALID_RECORD, f"produce v{version} must carry exactly one batch per partition")
+    return entries
+
+
+def log_checked(entries: list[Entry], version: int, max_message_bytes: int, target: TopicCodec | None = None,
+                timestamps: TimestampBounds | None = None, keyed_in: str | None = None) -> RecordBatch:
+    """`request_checked` entries as one writable v2 batch, or KafkaError: the checks of Kafka's log.
+
+    With a `target`, the batch comes with the target's codec; with
+    `timestamps`, its records' timestamps must hold within them; with
+    `keyed_in` (a compacted topic's "topic-partition"), its records must have keys."""
+    for entry in entries:  # Kafka's analyzeAndValidateRecords: base offset, size, CRC, batch by batch
+        if entry.magic == 2 and entry.base_offset != 0:
+            raise KafkaError(ErrorCode.INVALID_RECORD, f"a produced batch must be based at offset 0, "
+                                                       f"not {entry.base_offset}")
         _check_size(entry.size, max_message_bytes)
+        try:
+            entry.verify_crc()
+        except DecodeError as exc:
+            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"malformed records: {exc}") from None
     if version >= FIRST_V2_PRODUCE:
-        batch, records = _checked_v2(entries, version, max(DEFAULT_LIMIT, max_message_bytes), timestamps, keyed_in)
+        batch, records = _checked_v2(entries[0], max(DEFAULT_LIMIT, max_message_bytes), timestamps, keyed_in)
         if target is None or batch.compression == target.codec:
             return batch
         batch = RecordBatch(memoryview(bytearray(recompressed(batch, records, target.codec, level=target.level))))
-    elif any(entry.magic == 2 for entry in entries):
-        raise KafkaError(ErrorCode.INVALID_RECORD, f"produce v{version} cannot carry magic 2 batches")
     else:
         batch = _from_legacy(entries, target)
         if timestamps is not None or keyed_in is not None:
@@ -135,16 +176,9 @@ def _check_size(size: int, max_message_bytes: int) -> None:
                          f"batch of {size} bytes exceeds max.message.bytes {max_message_bytes}")
 
 
-def _checked_v2(entries, version: int, inflate_limit: int, timestamps: TimestampBounds | None,
+def _checked_v2(batch: RecordBatch, inflate_limit: int, timestamps: TimestampBounds | None,
                 keyed_in: str | None) -> tuple[RecordBatch, bytes | memoryview]:
     """The batch, and its records uncompressed."""
-    if len(entries) != 1 or entries[0].magic != 2:
-        raise KafkaError(ErrorCode.INVALID_RECORD,
-                         f"produce v{version} must carry exactly one magic 2 batch per partition")
-    batch = entries[0]
-    if batch.compression == Codec.ZSTD and version < FIRST_ZSTD_PRODUCE:
-        raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
-                         f"zstd needs produce v{FIRST_ZSTD_PRODUCE}, not v{version}")
     if batch.is_control:
         raise KafkaError(ErrorCode.INVALID_RECORD, "clients may not produce control batches")
     try:

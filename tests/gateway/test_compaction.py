@@ -178,14 +178,14 @@ def wire_record_errors(version: int, errors: list[tuple[int, str]], message: str
 
 @pytest.mark.parametrize("version", [8, 9, 12])
 def test_the_refusal_of_keyless_records_on_the_wire_is_kafkas(cleaning_gateway, version):
-    """A batch after others, based at another offset than 0: Kafka names each keyless record by
-    its index in the batch, answers base offset and append time -1, the log start offset, and
-    the partition's message in its words."""
+    """A batch after others (sent based at offset 0, as Kafka requires of clients): Kafka names
+    each keyless record by its index in the batch, answers base offset and append time -1, the
+    log start offset, and the partition's message in its words."""
     topic = f"compacted-wire-v{version}"
     create_topic(cleaning_gateway.bootstrap, topic, configs=CLEANS_QUICKLY)
     confluent_produce(cleaning_gateway.bootstrap, topic, [Sent(key=b"k%d" % i, value=b"v") for i in range(3)])
     now = int(time.time() * 1000)
-    batch = build_batch([Record(40 + i, now, None if i in (2, 5) else b"k", b"v") for i in range(6)])
+    batch = build_batch([Record(i, now, None if i in (2, 5) else b"k", b"v") for i in range(6)])
     Data = PRODUCE.Request.TopicData
     body = PRODUCE.Request(acks=-1, timeout_ms=10_000, topic_data=[
         Data(name=topic, partition_data=[Data.PartitionData(index=0, records=batch)])])

@@ -8,7 +8,14 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from gateway.kafka_error import KafkaError
-from gateway.partitions.batch_checks import TopicCodec, checked_batch, timestamp_bounds, topic_codec
+from gateway.partitions.batch_checks import (
+    TopicCodec,
+    checked_batch,
+    first_batch_transactional,
+    request_checked,
+    timestamp_bounds,
+    topic_codec,
+)
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import Codec, Record, RecordBatch, TimestampType, build_batch, build_message_set
 from protocol.records.batch import CRC_START, HEADER_SIZE
@@ -191,8 +198,8 @@ KEYLESS = "Compacted topic cannot accept message without key in topic partition 
 
 
 @pytest.mark.parametrize("codec", [Codec.NONE, Codec.ZSTD])
-def test_keyless_records_are_named_by_their_index_in_the_batch_whatever_its_base_offset(codec):
-    records = [Record(7 + i, NOW, None if i in (1, 4, 5, 6) else b"k", b"v") for i in range(8)]
+def test_keyless_records_are_named_by_their_index_in_the_batch(codec):
+    records = [Record(i, NOW, None if i in (1, 4, 5, 6) else b"k", b"v") for i in range(8)]
     with pytest.raises(KafkaError) as refused:
         checked_batch(memoryview(bytearray(build_batch(records, codec=codec))), PRODUCE_VERSION, MAX_MESSAGE_BYTES,
                       TopicCodec(Codec.LZ4, 9), keyed_in="t-3")  # refused before it would be recompressed
@@ -232,3 +239,43 @@ def test_keyed_records_pass_and_legacy_message_sets_need_keys_too():
     with pytest.raises(KafkaError) as refused:
         checked_batch(memoryview(bytearray(messages)), 2, MAX_MESSAGE_BYTES, keyed_in="t-3")
     assert (refused.value.code, refused.value.record_errors) == (ErrorCode.INVALID_RECORD, ((1, KEYLESS),))
+
+
+def test_a_batch_not_based_at_offset_0_is_refused_before_its_records_are_read():
+    """Kafka's log (analyzeAndValidateRecords) refuses a client's v2 batch based elsewhere than at
+    offset 0 before its size, CRC and records: no record is named."""
+    blob = bytearray(build_batch([Record(7 + i, NOW, None, b"v") for i in range(3)]))
+    blob[17:21] = b"\0\0\0\0"  # a wrong CRC too, which comes after
+    with pytest.raises(KafkaError) as refused:
+        checked_batch(memoryview(blob), PRODUCE_VERSION, 10, keyed_in="t-3")
+    assert (refused.value.code, refused.value.record_errors) == (ErrorCode.INVALID_RECORD, ())
+
+
+def test_the_requests_own_checks_come_before_the_logs():
+    """Kafka's ProduceRequest.validateRecords, in its order, before any CRC or size: the first batch's
+    magic, then zstd before v7, then one batch per partition."""
+    broken = bytearray(good([b"x"]))
+    broken[17:21] = b"\0\0\0\0"
+    assert request_refusal(good([b"x"]) + bytes(broken), 9) == ErrorCode.INVALID_RECORD
+    zstd = good([b"x"], Codec.ZSTD)
+    assert request_refusal(zstd + bytes(broken), 6) == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+    assert request_refusal(zstd, 7) is None
+    legacy = build_message_set([Record(0, NOW, None, b"v")], magic=1)
+    assert request_refusal(legacy + zstd, 6) == ErrorCode.INVALID_RECORD
+    assert request_refusal(legacy, 2) is None and request_refusal(good([b"x"]), 2) == ErrorCode.INVALID_RECORD
+
+
+def request_refusal(blob: bytes, version: int) -> ErrorCode | None:
+    try:
+        request_checked(memoryview(bytearray(blob)), version)
+    except KafkaError as refused:
+        return refused.code
+    return None
+
+
+def test_a_transactional_first_batch_is_seen_in_its_header():
+    transactional = build_batch(RECORDS[:1], producer_id=7, producer_epoch=0, base_sequence=0, transactional=True)
+    assert first_batch_transactional(memoryview(transactional + good([b"x"])))
+    assert not first_batch_transactional(memoryview(good([b"x"]) + transactional))
+    assert not first_batch_transactional(build_message_set(RECORDS[:1], magic=1))
+    assert not first_batch_transactional(None) and not first_batch_transactional(transactional[:22])
