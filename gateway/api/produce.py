@@ -24,7 +24,7 @@ import trio
 
 from gateway.acls.model import Operation, ResourceType
 from gateway.api.authorization import FAILURES, allowed, allowed_names, failure, may_create
-from gateway.api.internal_topics import is_internal
+from gateway.api.internal_topics import internal_topic
 from gateway.api.leaders import current_leader, leader_endpoints
 from gateway.api.registry import handles
 from gateway.api.services import Services
@@ -33,7 +33,9 @@ from gateway.observability.broker_metrics import STORE_WAIT_SECONDS, bytes_in, r
 from gateway.partitions.batch_checks import (
     TimestampBounds,
     TopicCodec,
-    checked_batch,
+    first_batch_transactional,
+    log_checked,
+    request_checked,
     timestamp_bounds,
     topic_codec,
 )
@@ -53,11 +55,10 @@ FIRST_CURRENT_LEADER = 10  # Produce versions that name the current leader (KIP-
 @handles("Produce", "0-12")
 async def produce(request: Request, services: Services):
     body = request.body
-    if body.acks not in (-1, 0, 1):
-        return _refuse_all(body, ErrorCode.INVALID_REQUIRED_ACKS, "acks must be -1, 0 or 1")
     transactional_id = body.transactional_id
-    if transactional_id is not None and not allowed(request, services, Operation.WRITE,
-                                                    ResourceType.TRANSACTIONAL_ID, transactional_id):
+    if any(first_batch_transactional(p.records) for t in body.topic_data for p in t.partition_data) and (
+            transactional_id is None or not allowed(request, services, Operation.WRITE,
+                                                    ResourceType.TRANSACTIONAL_ID, transactional_id)):
         return _refuse_all(body, *FAILURES[ResourceType.TRANSACTIONAL_ID])
     writable = allowed_names(request, services, Operation.WRITE, ResourceType.TOPIC,
                              (t.name for t in body.topic_data))
@@ -73,20 +74,17 @@ async def produce(request: Request, services: Services):
                     raise failure(ResourceType.TOPIC)
                 appended.append(await _append(request, services, topic_data.name, data, answer))
             except KafkaError as exc:
-                answer.error_code, answer.error_message = exc.code, exc.message
-                answer.base_offset = -1
+                # The wire's error_message stays null unless _append set Kafka's (its log line has ours)
+                answer.error_code, answer.base_offset = exc.code, -1
                 answer.record_errors = [PartitionResponse.RecordErrors(batch_index=index, batch_index_error_message=why)
                                         for index, why in exc.record_errors]
-                if exc.code == ErrorCode.NOT_LEADER_OR_FOLLOWER and request.version >= FIRST_CURRENT_LEADER:
-                    answer.current_leader = current_leader(services, topic_data.name, data.index,
-                                                           PartitionResponse.CurrentLeader)
+                if exc.code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
+                    _point_to_leader(request, services, topic_data.name, answer)
                 log.info("produce_refused", topic=topic_data.name, partition=data.index,
                          error=exc.code.name, reason=exc.message)
         responses.append(API.Response.Responses(name=topic_data.name, partition_responses=answers))
     response = API.Response(responses=responses, throttle_time_ms=_throttle(request, services))
-    response.node_endpoints = leader_endpoints(services, request.connection.listener,
-                                               [a.current_leader for r in responses for a in r.partition_responses],
-                                               API.Response.NodeEndpoints)
+    _name_leaders(request, services, response)
     if body.acks == 0:
         if any(a.error_code for r in responses for a in r.partition_responses):
             raise CloseConnection("an acks=0 produce failed")
@@ -95,9 +93,23 @@ async def produce(request: Request, services: Services):
         return response
     published = trio.current_time()
     deadline = published + max(body.timeout_ms, 0) / 1000
-    return Deferred(lambda: _when_stored(response, appended, published, deadline),
+    return Deferred(lambda: _when_stored(request, services, response, appended, published, deadline),
                     lambda: all(partition.is_stored(sequence, stores) for _, partition, sequence, stores in appended),
                     lambda callback: _call_when_stored(appended, deadline, callback))
+
+
+def _point_to_leader(request: Request, services: Services, topic_name: str, answer) -> None:
+    """A NOT_LEADER_OR_FOLLOWER answer names the current leader where the version has it (KIP-951)."""
+    if request.version >= FIRST_CURRENT_LEADER:
+        answer.current_leader = current_leader(services, topic_name, answer.index, PartitionResponse.CurrentLeader)
+
+
+def _name_leaders(request: Request, services: Services, response) -> None:
+    """The endpoints of the leaders the answers name."""
+    response.node_endpoints = leader_endpoints(services, request.connection.listener,
+                                               [a.current_leader for r in response.responses
+                                                for a in r.partition_responses],
+                                               API.Response.NodeEndpoints)
 
 
 def _throttle(request: Request, services: Services) -> int:
@@ -110,44 +122,102 @@ def _throttle(request: Request, services: Services) -> int:
 
 
 async def _append(request: Request, services: Services, topic_name: str, data, answer):
-    topics = services.topics
-    if is_internal(topic_name):
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Cannot append to internal topic {topic_name}")
-    creating = may_create(request, services, topic_name)
-    topic = await topics.auto_create(topic_name) if creating else topics.get(topic_name)
-    if topic is None or not 0 <= data.index < len(topic.partitions):
+    """Kafka's checks in Kafka's order: the partition known, the request's own checks of the
+    records, the transaction's verification, acks, an internal topic, leadership; then the log's
+    (`_append_to_log`)."""
+    internal = internal_topic(topic_name)
+    topic = None
+    if internal is None:
+        topics = services.topics
+        topic = await topics.auto_create(topic_name) if may_create(request, services, topic_name) \
+            else topics.get(topic_name)
+    count = internal.partition_count if internal is not None else 0 if topic is None else len(topic.partitions)
+    if not 0 <= data.index < count:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                          f"{topic_name}/{data.index} is not a partition of this cluster")
+    entries = request_checked(data.records, request.version)
+    first = entries[0]
+    transactional_id = request.body.transactional_id
+    if transactional_id is not None and first.magic == 2 and first.is_transactional and first.producer_id >= 0:
+        _verify_transaction(request, services, transactional_id, first, topic_name, data.index, answer)
+    if request.body.acks not in (-1, 0, 1):
+        raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS, f"acks must be -1, 0 or 1, not {request.body.acks}")
+    if internal is not None:
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Cannot append to internal topic {topic_name}")
     partition = topic.partitions[data.index]
     if partition is None:
         raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{topic_name}/{data.index} is led by another gateway")
+    try:
+        return await _append_to_log(request, services, topic, partition, entries, answer)
+    except KafkaError as exc:
+        # Kafka's ReplicaManager.appendToLocalLog: the log start offset with any refusal of the
+        # log but those it expects; the message only with one that names records
+        if exc.code not in _WITHOUT_LOG_START:
+            answer.log_start_offset = partition.log_start_offset
+        if exc.record_errors:
+            answer.error_message = exc.message
+        raise
+
+
+# What Kafka's appendToLocalLog answers without the log start offset (as every refusal before it):
+# its known exceptions, and an internal topic's, whose place a native topic's takes
+_WITHOUT_LOG_START = frozenset({
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.MESSAGE_TOO_LARGE,
+    ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.CORRUPT_MESSAGE, ErrorCode.KAFKA_STORAGE_ERROR,
+    ErrorCode.INVALID_TOPIC_EXCEPTION,
+})
+
+
+async def _append_to_log(request: Request, services: Services, topic, partition, entries, answer):
     acks = request.body.acks
     if acks and not topic.native and partition.in_sync_stores() < partition.stores_for(acks):
         if acks == 1:
             raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, "no store is in sync: none could take the batch")
         raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS,
                          f"fewer in-sync stores than min.insync.replicas ({partition.min_insync})")
-    rules = topics.derived(topic, _produce_rules)
+    rules = services.topics.derived(topic, _produce_rules)
     now = now_ms()
-    try:
-        batch = checked_batch(data.records, request.version, rules.max_bytes, rules.codec,
-                              rules.timestamps and rules.timestamps._replace(now_ms=now),
-                              f"{topic_name}-{data.index}" if rules.compacted else None)
-    except KafkaError as exc:
-        if exc.record_errors:  # Kafka answers a refusal that names records with the log start offset
-            answer.log_start_offset = partition.log_start_offset
-        raise
-    if batch.is_transactional and request.body.transactional_id is not None:
-        services.transactions.check_produce(request.body.transactional_id, batch.producer_id,
-                                            batch.producer_epoch, topic_name, data.index)
+    batch = log_checked(entries, request.version, rules.max_bytes, rules.codec,
+                        rules.timestamps and rules.timestamps._replace(now_ms=now),
+                        f"{topic.name}-{partition.index}" if rules.compacted else None)
     append_time = now if rules.log_append_time else None
     answer.base_offset, last_sequence = await partition.append(
         batch, log_append_time=append_time, room_timeout_s=max(request.body.timeout_ms, 0) / 1000)
-    bytes_in(topic_name).inc(batch.size)
-    records_in(topic_name).inc(batch.record_count)
+    bytes_in(topic.name).inc(batch.size)
+    records_in(topic.name).inc(batch.record_count)
     answer.log_append_time_ms = -1 if append_time is None else append_time
     answer.log_start_offset = partition.log_start_offset
-    return answer, partition, last_sequence, partition.stores_for(request.body.acks)
+    return answer, partition, last_sequence, partition.stores_for(acks)
+
+
+FIRST_ABORTABLE_PRODUCE = 11  # Produce versions whose clients know TRANSACTION_ABORTABLE (KIP-890)
+# The coordinator's answers Kafka's broker turns into NOT_ENOUGH_REPLICAS, which every client retries
+_UNVERIFIED = frozenset({ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.NETWORK_EXCEPTION,
+                         ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                         ErrorCode.NOT_COORDINATOR})
+
+
+def _verify_transaction(request: Request, services: Services, transactional_id: str, batch, topic_name: str,
+                        index: int, answer) -> None:
+    """The coordinator's verification of a transactional batch's partition, its refusals translated as
+    Kafka's broker does (AddPartitionsToTxnManager, ReplicaManager.handleProduceAppend): without the
+    log start offset, and with a message of Kafka's only where Kafka gives one."""
+    try:
+        services.transactions.check_produce(transactional_id, batch.producer_id, batch.producer_epoch,
+                                            topic_name, index)
+    except KafkaError as exc:
+        code = exc.code
+        if code == ErrorCode.PRODUCER_FENCED:
+            code = ErrorCode.INVALID_PRODUCER_EPOCH
+        elif code == ErrorCode.TRANSACTION_ABORTABLE and request.version < FIRST_ABORTABLE_PRODUCE:
+            code = ErrorCode.INVALID_TXN_STATE
+        if code in _UNVERIFIED:
+            answer.error_message = ("Unable to verify the partition has been added to the transaction. "
+                                    f"Underlying error: {code.name}")
+            code = ErrorCode.NOT_ENOUGH_REPLICAS
+        elif code == ErrorCode.INVALID_TXN_STATE:
+            answer.error_message = "Partition was not added to the transaction"
+        raise KafkaError(code, exc.message) from None
 
 
 class _ProduceRules(NamedTuple):
@@ -176,7 +246,10 @@ def _call_when_stored(appended, deadline: float, callback) -> float:
     return deadline
 
 
-async def _when_stored(response, appended, published: float, deadline: float):
+async def _when_stored(request: Request, services: Services, response, appended, published: float,
+                       deadline: float):
+    """The answer once the batches are stored. A batch appended but not stored keeps its
+    offsets and gets only an error, as Kafka's DelayedProduce answers, with no message."""
     waiting = [entry for entry in appended if not entry[1].is_stored(entry[2], entry[3])]
     if not waiting:  # as often when answered in turn: no timer
         STORE_WAIT_SECONDS.observe(trio.current_time() - published)
@@ -186,7 +259,10 @@ async def _when_stored(response, appended, published: float, deadline: float):
             try:
                 await partition.wait_stored(sequence, stores)
             except KafkaError as exc:
-                answer.error_code, answer.error_message, answer.base_offset = exc.code, exc.message, -1
+                answer.error_code = exc.code
+                if exc.code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
+                    _point_to_leader(request, services, partition.topic, answer)
+                    _name_leaders(request, services, response)
                 log.warning("produce_not_durable", topic=partition.topic, partition=partition.index,
                             error=exc.code.name, reason=exc.message)
         STORE_WAIT_SECONDS.observe(trio.current_time() - published)
@@ -194,17 +270,20 @@ async def _when_stored(response, appended, published: float, deadline: float):
     for answer, partition, sequence, stores in waiting:
         if not partition.is_stored(sequence, stores) and not answer.error_code:
             answer.error_code = ErrorCode.REQUEST_TIMED_OUT
-            answer.error_message = "stores did not acknowledge the batch in time"
+            log.info("produce_timed_out", topic=partition.topic, partition=partition.index,
+                     reason="stores did not acknowledge the batch in time")
     return response
 
 
 def _refuse_all(body, code: ErrorCode, message: str):
+    """Every partition refused, as Kafka's error response for the request: no message, as it
+    gives none for an error in the error's own words."""
     if body.acks == 0:
         raise CloseConnection(message)
+    log.info("produce_refused", error=code.name, reason=message)
     return API.Response(responses=[
         API.Response.Responses(name=t.name, partition_responses=[
-            PartitionResponse(index=p.index, error_code=code, error_message=message, base_offset=-1)
-            for p in t.partition_data
+            PartitionResponse(index=p.index, error_code=code, base_offset=-1) for p in t.partition_data
         ])
         for t in body.topic_data
     ])

@@ -145,14 +145,18 @@ class TransactionCoordinator:
 
     def check_produce(self, transactional_id: str, producer_id: int, epoch: int, topic: str, partition: int) -> None:
         """Refuse a transactional batch for a partition outside the producer's transaction
-        (Kafka's partition verification, KIP-890)."""
+        (Kafka's partition verification, KIP-890), with the codes of Kafka's coordinator
+        (handleVerifyPartitionsInTransaction), which Produce translates as Kafka's broker does."""
         txn = self._transactions.get(transactional_id)
         if txn is None or txn.producer_id != producer_id:
             refuse(ErrorCode.INVALID_PRODUCER_ID_MAPPING, f"{transactional_id} does not hold producer {producer_id}")
         if epoch != txn.producer_epoch:
-            refuse(ErrorCode.INVALID_PRODUCER_EPOCH, f"epoch {epoch} is not {transactional_id}'s current one")
+            refuse(ErrorCode.PRODUCER_FENCED, f"epoch {epoch} is not {transactional_id}'s current one")
+        if txn.state in PREPARING:
+            refuse(ErrorCode.CONCURRENT_TRANSACTIONS, f"{transactional_id} is completing its transaction")
         if txn.state != TxnState.ONGOING or (topic, partition) not in txn.partitions:
-            refuse(ErrorCode.INVALID_TXN_STATE, f"{topic}/{partition} is not in the transaction of {transactional_id}")
+            refuse(ErrorCode.TRANSACTION_ABORTABLE,
+                   f"{topic}/{partition} is not in the transaction of {transactional_id}")
 
     # EndTxn ----------------------------------------------------------------
 

@@ -27,15 +27,22 @@ from kafka.errors import (
     RequestTimedOutError,
 )
 
+from protocol.kafka import decode_response
+from protocol.kafka.apis import by_name
+from protocol.kafka.error_codes import ErrorCode
+from protocol.records import Record, build_batch
 from tests.gateway.admin import create_topic
 from tests.gateway.clients import Sent, confluent_consume, confluent_produce
 from tests.gateway.groups import wait_until
+from tests.gateway.sasl_connection import RawConnection
 from tests.gateway.server import GatewayProcess, children
 from tests.gateway.test_http_endpoint import get, sample
+from tests.gateway.test_produce_errors import wire_answer
 from tests.mesh.conftest import fast_config, free_port
 from tests.mesh.processes import NodeProcess
 
 STARTED = "event='node_started'"
+PRODUCE = by_name("Produce")
 
 
 def test_acks_1_waits_for_a_store(gateway):
@@ -220,11 +227,19 @@ def records_in(http: int, topic: str) -> float:
     return sample(metrics, f'dafka_gateway_records_in_total{{topic="{topic}"}}') if topic in metrics else 0
 
 
+def raw_produce(topic: str, value: bytes):
+    """An acks=all Produce of one record to the topic's partition 0."""
+    Data = PRODUCE.Request.TopicData
+    records = build_batch([Record(0, int(time.time() * 1000), None, value)])
+    return PRODUCE.Request(acks=-1, timeout_ms=30000, topic_data=[
+        Data(name=topic, partition_data=[Data.PartitionData(index=0, records=records)])])
+
+
 def test_a_store_killed_under_waiting_acks_all_produce_answers_it_at_once(tmp_path):
     """Two stores, min.insync.replicas=2, one frozen so that acks=all produce waits for it: once
     it is killed, the waiting requests get NOT_ENOUGH_REPLICAS_AFTER_APPEND well within their
     timeout; an idempotent producer retries until the store is back, and every record is
-    stored exactly once."""
+    stored exactly once. The answers keep the batches' offsets, with no message."""
     http = free_port()
     server = GatewayProcess(tmp_path / "gateway", "--min-insync-replicas", "2", "--expected-stores", "2",
                             "--http-port", str(http), stores=0)
@@ -238,23 +253,35 @@ def test_a_store_killed_under_waiting_acks_all_produce_answers_it_at_once(tmp_pa
         assert idempotent.flush(30) == 0  # and it has its producer id: nothing more to wait for
         producer = KafkaProducer(bootstrap_servers=server.bootstrap, acks="all", retries=0, linger_ms=0,
                                  request_timeout_ms=30000, max_block_ms=30000)
+        raw = {version: RawConnection(server.port) for version in (8, 9)}
         try:
             stores[1].process.send_signal(signal.SIGSTOP)
             futures = [producer.send("waiting", b"waits%d" % n) for n in range(3)]
             for n in range(3):
                 idempotent.produce("waiting", b"idempotent%d" % n, on_delivery=lambda error, _: errors.append(error))
-            wait_until(lambda: records_in(http, "waiting") >= 7, 30, "the gateway appended the batches")
+            for version, connection in raw.items():
+                connection.send(PRODUCE, version, raw_produce("waiting", b"raw%d" % version))
+            wait_until(lambda: records_in(http, "waiting") >= 9, 30, "the gateway appended the batches")
             killed = time.monotonic()
             stores[1].stop(signal.SIGKILL)
             for future in futures:
                 with pytest.raises(NotEnoughReplicasAfterAppendError):
                     future.get(60)
+            for version, connection in raw.items():  # as Kafka's DelayedProduce: the append's offsets stay
+                frame = connection.receive_frame()
+                (answer,) = decode_response(PRODUCE.key, version, frame)[1].responses[0].partition_responses
+                assert 1 <= answer.base_offset <= 8
+                assert wire_answer(version, 0, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, answer.base_offset,
+                                   0) in frame
             assert time.monotonic() - killed < 10, "answered only after a wait"
         finally:
             producer.close(5)
+            for connection in raw.values():
+                connection.close()
         stores[1] = start_store(config, tmp_path, "b")
         assert idempotent.flush(60) == 0 and errors == [None] * 4  # retried until the store was back
-        sent = [b"first", *(b"waits%d" % n for n in range(3)), *(b"idempotent%d" % n for n in range(3))]
+        sent = [b"first", *(b"waits%d" % n for n in range(3)), *(b"idempotent%d" % n for n in range(3)),
+                *(b"raw%d" % version for version in raw)]
         got = [g.value for g in confluent_consume(server.bootstrap, "waiting", [0], len(sent))]
         assert sorted(got) == sorted(sent)  # each once: the failed batches became durable later
         assert confluent_produce(server.bootstrap, "waiting", [Sent(value=b"after")], acks="all") == [len(sent)]

@@ -6,10 +6,8 @@ import time
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
 
-from protocol.kafka import decode_response
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
-from protocol.kafka.primitives import write_uvarint
 from protocol.records import ControlType, Record, RecordBatch, build_batch, read_batch_marker
 from protocol.records.split import split_records
 from tests.gateway.admin import create_topic
@@ -17,11 +15,12 @@ from tests.gateway.clients import CLIENTS, Sent, confluent_consume, confluent_pr
 from tests.gateway.groups import wait_until
 from tests.gateway.sasl_connection import RawConnection
 from tests.gateway.server import GatewayProcess
+from tests.gateway.test_produce_errors import produce, wire_record_errors
 
 CLEANS_QUICKLY = {"cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.01"}
 KEYS = 5
 VERSIONS = 6
-FETCH, PRODUCE = by_name("Fetch"), by_name("Produce")
+FETCH = by_name("Fetch")
 
 
 @pytest.fixture(scope="module")
@@ -147,35 +146,6 @@ def test_librdkafka_fails_every_record_of_a_batch_with_one_keyless_record_as_inv
     assert errors == {b"v%d" % i: KafkaError.INVALID_RECORD for i in range(10)}
 
 
-def wire_record_errors(version: int, errors: list[tuple[int, str]], message: str) -> bytes:
-    """The end of a refused partition's answer as Kafka's ProduceResponse schema lays it out:
-    record_errors and error_message, compact from v9 with each element's and the partition's
-    tagged fields (none) after."""
-    out = bytearray()
-
-    def string(text: str) -> None:
-        data = text.encode()
-        if version >= 9:
-            write_uvarint(out, len(data) + 1)
-        else:
-            out.extend(struct.pack(">h", len(data)))
-        out.extend(data)
-
-    if version >= 9:
-        write_uvarint(out, len(errors) + 1)
-    else:
-        out.extend(struct.pack(">i", len(errors)))
-    for index, why in errors:
-        out.extend(struct.pack(">i", index))
-        string(why)
-        if version >= 9:
-            out.append(0)
-    string(message)
-    if version >= 9:
-        out.append(0)
-    return bytes(out)
-
-
 @pytest.mark.parametrize("version", [8, 9, 12])
 def test_the_refusal_of_keyless_records_on_the_wire_is_kafkas(cleaning_gateway, version):
     """A batch after others (sent based at offset 0, as Kafka requires of clients): Kafka names
@@ -186,16 +156,8 @@ def test_the_refusal_of_keyless_records_on_the_wire_is_kafkas(cleaning_gateway, 
     confluent_produce(cleaning_gateway.bootstrap, topic, [Sent(key=b"k%d" % i, value=b"v") for i in range(3)])
     now = int(time.time() * 1000)
     batch = build_batch([Record(i, now, None if i in (2, 5) else b"k", b"v") for i in range(6)])
-    Data = PRODUCE.Request.TopicData
-    body = PRODUCE.Request(acks=-1, timeout_ms=10_000, topic_data=[
-        Data(name=topic, partition_data=[Data.PartitionData(index=0, records=batch)])])
-    connection = RawConnection(cleaning_gateway.port)
-    try:
-        connection.send(PRODUCE, version, body)
-        frame = connection.receive_frame()
-    finally:
-        connection.close()
-    (answer,) = decode_response(PRODUCE.key, version, frame)[1].responses[0].partition_responses
+    answers, frame = produce(cleaning_gateway, version, {(topic, 0): batch}, acks=-1)
+    answer = answers[topic, 0]
     why = f"Compacted topic cannot accept message without key in topic partition {topic}-0"
     message = ("One or more records have been rejected due to 2 record errors in total, and only showing the "
                f"first three errors at most: [RecordError(batchIndex=2, message='{why}'), "

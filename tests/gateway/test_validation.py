@@ -56,10 +56,12 @@ def connection(shared_gateway):
 
 
 def produce(connection: Connection, topic: str, batches: dict[int, bytes]) -> dict[int, tuple[int, int]]:
-    """{partition: (error code, base offset)} of one acks=all Produce v9 carrying `batches`."""
+    """{partition: (error code, base offset)} of one acks=all Produce v9 carrying `batches`, with a
+    transactional id: Kafka refuses a whole request whose transactional batch comes without one."""
     Data = PRODUCE.Request.TopicData
-    response = connection.call(PRODUCE, 9, PRODUCE.Request(acks=-1, timeout_ms=int(TIMEOUT_S * 1000), topic_data=[
-        Data(name=topic, partition_data=[Data.PartitionData(index=i, records=b) for i, b in batches.items()])]))
+    response = connection.call(PRODUCE, 9, PRODUCE.Request(
+        transactional_id="validation", acks=-1, timeout_ms=int(TIMEOUT_S * 1000), topic_data=[
+            Data(name=topic, partition_data=[Data.PartitionData(index=i, records=b) for i, b in batches.items()])]))
     (answers,) = response.responses
     return {p.index: (p.error_code, p.base_offset) for p in answers.partition_responses}
 
