@@ -23,7 +23,7 @@ import structlog
 import trio
 
 from gateway.acls.model import Operation, ResourceType
-from gateway.api.authorization import FAILURES, allowed, allowed_names, failure, may_create
+from gateway.api.authorization import FAILURES, allowed, allowed_names, failure
 from gateway.api.internal_topics import internal_topic
 from gateway.api.leaders import current_leader, leader_endpoints
 from gateway.api.registry import handles
@@ -126,11 +126,8 @@ async def _append(request: Request, services: Services, topic_name: str, data, a
     records, the transaction's verification, acks, an internal topic, leadership; then the log's
     (`_append_to_log`)."""
     internal = internal_topic(topic_name)
-    topic = None
-    if internal is None:
-        topics = services.topics
-        topic = await topics.auto_create(topic_name) if may_create(request, services, topic_name) \
-            else topics.get(topic_name)
+    # A topic is created by the Metadata request that names it, never by a produce (KafkaApis)
+    topic = services.topics.get(topic_name) if internal is None else None
     count = internal.partition_count if internal is not None else 0 if topic is None else len(topic.partitions)
     if not 0 <= data.index < count:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,

@@ -170,6 +170,14 @@ def test_unknown_partitions_and_internal_topics_answer_without_the_log_start_off
     refused_as(shared_gateway, version, "__consumer_offsets", batch(), ErrorCode.INVALID_TOPIC_EXCEPTION, -1)
 
 
+def test_a_produce_never_creates_its_topic(shared_gateway):
+    """Kafka creates a topic for the Metadata request that names it, not for a produce to it."""
+    answers, _ = produce(shared_gateway, 9, {("never-created", 0): batch()})
+    assert answers["never-created", 0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    listed = AdminClient({"bootstrap.servers": shared_gateway.bootstrap}).list_topics(timeout=TIMEOUT_S).topics
+    assert "never-created" not in listed
+
+
 @VERSIONS
 def test_invalid_acks_come_after_the_partitions_own_refusals(shared_gateway, refusing, version):
     """Kafka answers INVALID_REQUIRED_ACKS from its ReplicaManager, for the partitions that got that far."""
