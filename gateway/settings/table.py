@@ -104,7 +104,8 @@ class BrokerSettings:
     min_insync_replicas: int = kafka(POSITIVE, 1, "stores that must hold a batch before acks=all succeeds")
     replica_lag_time_max_ms: int = kafka(POSITIVE, 30000, "a live store that has not taken what was produced this "
                                                           "long ago is out of sync")
-    auto_create_topics_enable: bool = kafka(Boolean(), True, "create unknown topics on Metadata and Produce")
+    auto_create_topics_enable: bool = kafka(Boolean(), True, "create a topic that a Metadata request names "
+                                                             "(as Kafka, never on Produce)")
     message_max_bytes: int = kafka(Integer(0), 1048588, "largest record batch a produce may append")
     queued_max_request_bytes: int = kafka(UNLIMITED_OR, -1, "bytes of requests read and not yet answered, over "
                                                         "all connections; when reached, no socket is read until "
