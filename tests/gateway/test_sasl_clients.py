@@ -18,6 +18,7 @@ from confluent_kafka.admin import (
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
 from protocol.sasl.scram import MECHANISMS as SCRAM
+from tests.gateway.admin import create_topic
 from tests.gateway.clients import CLIENTS, TIMEOUT_S, Sent, confluent_produce, same_records
 from tests.gateway.sasl_connection import RawConnection
 from tests.gateway.sasl_setup import (
@@ -208,6 +209,7 @@ def test_user_quotas_apply_to_the_authenticated_principal(secured):
         entity=[Entry.Entity(entity_type="user", entity_name="quinn")],
         ops=[Entry.Ops(key="producer_byte_rate", value=1.0, remove=False)])]))
     assert [entry.error_code for entry in answer.entries] == [ErrorCode.NONE]
+    create_topic(secured.bootstrap, "sasl-quota")  # a produce never creates its topic
 
     def throttle_ms(connection: RawConnection) -> int:
         Data = produce.Request.TopicData
