@@ -8,9 +8,11 @@ belong to the mesh: the gateway does not know their sizes and leaves them
 out. From v4 the directory's file system tells its total and usable bytes.
 
 With one directory, AlterReplicaLogDirs has nowhere to move a partition to:
-moving it to that directory succeeds (it is there), another path is
-LOG_DIR_NOT_FOUND, an unknown partition UNKNOWN_TOPIC_OR_PARTITION, as
-Kafka answers each. Paths are compared resolved, as DescribeLogDirs reports them.
+moving a replica it holds to that directory succeeds (it is there), another
+path is LOG_DIR_NOT_FOUND, an unknown partition UNKNOWN_TOPIC_OR_PARTITION, a
+partition of which this gateway is no replica (in a cluster: Metadata's
+replicas, whether or not it leads) REPLICA_NOT_AVAILABLE, as Kafka answers
+each. Paths are compared resolved, as DescribeLogDirs reports them.
 """
 
 from __future__ import annotations
@@ -75,6 +77,12 @@ async def alter_replica_log_dirs(request: Request, services: Services):
 def _move_error(services: Services, topic: str, index: int, found: bool) -> ErrorCode:
     if not found:
         return ErrorCode.LOG_DIR_NOT_FOUND
-    if services.topics.partition(topic, index) is None:
+    known = services.topics.get(topic)
+    if known is None or not 0 <= index < len(known.partitions):
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    # a follower holds the partition too (the stores do): only the replica list decides, as
+    # Kafka's NOT_LEADER_OR_FOLLOWER, answered as REPLICA_NOT_AVAILABLE by this API, for no replica
+    replicas, _ = services.cluster.replicas(known, index)
+    if services.cluster.node_id not in replicas:
+        return ErrorCode.REPLICA_NOT_AVAILABLE
     return ErrorCode.NONE

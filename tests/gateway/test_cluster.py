@@ -288,6 +288,14 @@ def test_gateways_send_clients_to_the_leader_and_the_controller(tmp_path):
             assert (answer.current_leader.leader_id, answer.current_leader.leader_epoch) == (partition.leader_id, 0)
             assert [e.node_id for e in fetched.node_endpoints] == [partition.leader_id]
             assert partition_errors(connection, number) == [ErrorCode.NOT_LEADER_OR_FOLLOWER] * 3
+            # a replica that does not lead stays in its directory, as Kafka's follower does
+            # (kafka-python's test_alter_replica_log_dirs asks the first broker DescribeLogDirs names)
+            (described_dir,) = connection.call(DESCRIBE_LOG_DIRS, 4, DESCRIBE_LOG_DIRS.Request(topics=None)).results
+            moved = connection.call(ALTER_LOG_DIRS, 2, ALTER_LOG_DIRS.Request(dirs=[ALTER_LOG_DIRS.Request.Dirs(
+                path=described_dir.log_dir, topics=[ALTER_LOG_DIRS.Request.Dirs.Topics(
+                    name="routed", partitions=[number, PARTITIONS])])]))
+            assert {(p.partition_index, p.error_code) for p in moved.results[0].partitions} == {
+                (number, ErrorCode.NONE), (PARTITIONS, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)}
             created = connection.call(CREATE_TOPICS, 5, CREATE_TOPICS.Request(topics=[
                 CREATE_TOPICS.Request.Topics(name="not-here", num_partitions=1, replication_factor=1)]))
             assert created.topics[0].error_code == ErrorCode.NOT_CONTROLLER
@@ -321,6 +329,7 @@ def test_topics_auto_created_and_deleted_through_any_gateway(tmp_path):
 METADATA, PRODUCE, FETCH = by_name("Metadata"), by_name("Produce"), by_name("Fetch")
 CREATE_TOPICS, FIND_COORDINATOR = by_name("CreateTopics"), by_name("FindCoordinator")
 INIT_PRODUCER_ID = by_name("InitProducerId")
+DESCRIBE_LOG_DIRS, ALTER_LOG_DIRS = by_name("DescribeLogDirs"), by_name("AlterReplicaLogDirs")
 LIST_OFFSETS, DELETE_RECORDS, EPOCHS = by_name("ListOffsets"), by_name("DeleteRecords"), by_name("OffsetForLeaderEpoch")
 
 
