@@ -80,6 +80,8 @@ async def create_topic(services: Services, wanted, validate_only: bool, quota: M
         topic = await services.topics.create(wanted.name, partitions, replication,
                                           {c.name: c.value for c in wanted.configs}, validate_only=validate_only)
         quota.count(len(topic.partition_states))
+        if not validate_only:
+            await services.topics.led(topic)
     except KafkaError as exc:
         return Result(name=wanted.name, error_code=exc.code, error_message=exc.message)
     configs = [Result.Configs(name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
@@ -186,6 +188,8 @@ async def add_partitions(services: Services, wanted, validate_only: bool, quota:
         before = len(topic.partition_states) if topic is not None else 0
         await services.topics.add_partitions(wanted.name, wanted.count, validate_only=validate_only)
         quota.count(wanted.count - before)
+        if not validate_only:
+            await services.topics.led(topic)
     except KafkaError as exc:
         return Result(name=wanted.name, error_code=exc.code, error_message=exc.message)
     return Result(name=wanted.name)

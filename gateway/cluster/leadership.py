@@ -58,6 +58,10 @@ ASSIGNMENTS_IN_FLIGHT = 64
 # that came meanwhile are taken together.
 REACTION_REST_MAX_S = 0.25
 
+# How long the controller's CreateTopics and CreatePartitions wait for the new partitions'
+# leaders (normally one reaction of assign_leaders, well under a second); then they answer anyway.
+LEADERS_WAIT_S = 5.0
+
 Wanted = dict[tuple[str, int], int]  # (topic id, index) -> leader epoch
 
 
@@ -157,6 +161,28 @@ class TopicSharing:
 
     async def request_creation(self, name: str) -> None:
         await self.client.set(f"{TOPIC_REQUESTS}{name}", encoded({"requested_by": self.membership.node_id}))
+
+    async def leaders_assigned(self, topic_id: str, count: int) -> None:
+        """Until each of the topic's first `count` partitions has a leader: Kafka's controller
+        answers CreateTopics once the records naming the leaders are committed, so a client's next
+        Metadata never shows a new partition leaderless. Not while no gateway may lead; at most
+        LEADERS_WAIT_S."""
+        keys = [partition_key(topic_id, index) for index in range(count)]
+
+        def waiting() -> bool:
+            return bool(self.membership.candidates()) and any(self.client.get(key) is None for key in keys)
+
+        with trio.move_on_after(LEADERS_WAIT_S):
+            while True:
+                with self.client.watch() as changes:  # opened before looking: no change is missed
+                    if not waiting():
+                        return
+                    try:
+                        while waiting():
+                            await changes.receive()
+                        return
+                    except trio.EndOfChannel:  # cut off, too far behind: watch again
+                        pass
 
     async def claim_epoch(self, topic_id: str, index: int, epoch: int, newer: int) -> bool:
         """Lead a partition led here at `epoch` at `newer` instead, as the stores hold a claim of

@@ -36,6 +36,8 @@ class TopicSharing(Protocol):
 
     async def request_creation(self, name: str) -> None: ...
 
+    async def leaders_assigned(self, topic_id: str, count: int) -> None: ...
+
     async def report_log_start(self, topic_id: str, index: int, log_start_offset: int, first_sequence: int
                                ) -> None: ...
 
@@ -61,6 +63,11 @@ class ClusterTopics:
         """Tell the other gateways of the cluster what the journal now holds of a topic."""
         if self.sharing is not None:
             await self.sharing.share(topic.state())
+
+    async def led(self, topic: Topic) -> None:
+        """In a cluster, until the controller assigned a leader to each of the topic's partitions."""
+        if self.sharing is not None:
+            await self.sharing.leaders_assigned(str(topic.topic_id), len(topic.partition_states))
 
     def _check_controller(self) -> None:
         """Only the controller changes topics: the others send clients to it, as Kafka's brokers do."""

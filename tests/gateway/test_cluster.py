@@ -303,6 +303,32 @@ def test_gateways_send_clients_to_the_leader_and_the_controller(tmp_path):
             connection.close()
 
 
+def test_new_partitions_have_leaders_when_the_controller_answers(tmp_path):
+    """Kafka's controller answers CreateTopics and CreatePartitions once the records naming the
+    new partitions' leaders are committed: its Metadata never shows them leaderless after that
+    (kafka-python's test_create_partitions counted the partitions of a fresh topic as none)."""
+    with gateway_cluster(tmp_path) as gateways:
+        connection = Connection(gateways[0].port)  # the controller
+        try:
+            created = connection.call(CREATE_TOPICS, 5, CREATE_TOPICS.Request(topics=[CREATE_TOPICS.Request.Topics(
+                name="led-at-once", num_partitions=PARTITIONS, replication_factor=1)], timeout_ms=30000))
+            assert created.topics[0].error_code == ErrorCode.NONE
+            assert leader_errors(connection, "led-at-once") == [ErrorCode.NONE] * PARTITIONS
+            grown = connection.call(CREATE_PARTITIONS, 3, CREATE_PARTITIONS.Request(topics=[
+                CREATE_PARTITIONS.Request.Topics(name="led-at-once", count=PARTITIONS + 2, assignments=None)], timeout_ms=30000))
+            assert grown.results[0].error_code == ErrorCode.NONE
+            assert leader_errors(connection, "led-at-once") == [ErrorCode.NONE] * (PARTITIONS + 2)
+        finally:
+            connection.close()
+
+
+def leader_errors(connection: Connection, topic: str) -> list[int]:
+    """Each partition's error in Metadata (LEADER_NOT_AVAILABLE while it has no leader)."""
+    described = connection.call(METADATA, 12, METADATA.Request(topics=[METADATA.Request.Topics(name=topic)]))
+    partitions = sorted(described.topics[0].partitions, key=lambda p: p.partition_index)
+    return [p.error_code if p.leader_id >= 0 else ErrorCode.LEADER_NOT_AVAILABLE for p in partitions]
+
+
 def test_topics_auto_created_and_deleted_through_any_gateway(tmp_path):
     """A gateway asked to auto-create a topic has the controller create it; partitions added
     and a deletion, sent to the controller, reach every gateway."""
@@ -330,6 +356,7 @@ METADATA, PRODUCE, FETCH = by_name("Metadata"), by_name("Produce"), by_name("Fet
 CREATE_TOPICS, FIND_COORDINATOR = by_name("CreateTopics"), by_name("FindCoordinator")
 INIT_PRODUCER_ID = by_name("InitProducerId")
 DESCRIBE_LOG_DIRS, ALTER_LOG_DIRS = by_name("DescribeLogDirs"), by_name("AlterReplicaLogDirs")
+CREATE_PARTITIONS = by_name("CreatePartitions")
 LIST_OFFSETS, DELETE_RECORDS, EPOCHS = by_name("ListOffsets"), by_name("DeleteRecords"), by_name("OffsetForLeaderEpoch")
 
 
