@@ -91,8 +91,10 @@ def _group_key(group: str) -> bytes:
 
 def _group_value(entry: dict) -> bytes:
     Member = GroupMetadataValue.Members
+    # A group no member joined yet (an empty consumer group made classic) has no protocol type:
+    # Kafka writes "" there, the field not being nullable.
     return encoded(GROUP_METADATA_VALUE_VERSION, GroupMetadataValue(
-        protocol_type=entry["protocol_type"], generation=entry["generation"], protocol=entry["protocol"],
+        protocol_type=entry["protocol_type"] or "", generation=entry["generation"], protocol=entry["protocol"],
         leader=entry["leader"], current_state_timestamp=entry["state_timestamp"],
         members=[Member(member_id=m["id"], group_instance_id=m["instance"], client_id=m["client_id"],
                         client_host=m["client_host"], rebalance_timeout=m["rebalance_timeout"],

@@ -81,3 +81,38 @@ def test_a_mixed_group_survives_a_gateway_crash(tmp_path):
         for member in members:
             member.close()
         gateway.stop()
+
+
+def test_a_classic_member_takes_over_an_empty_consumer_group(shared_gateway):
+    """A classic member joining a consumer group whose members all left: Kafka deletes the
+    empty consumer group and makes a classic one (maybeDeleteEmptyConsumerGroup), whose first
+    GroupMetadata record in __consumer_offsets has protocol type "" as Kafka writes an empty
+    group's. The gateway once failed to encode that record (a null protocol type) and crashed."""
+    from tests.gateway.test_internal_topics import OFFSETS, decoded_offsets_record, kafka_partition, read_partition
+
+    bootstrap, topic, group = shared_gateway.bootstrap, "empty-downgrade", "empty-downgrade"
+    create_topic(bootstrap, topic, PARTITIONS)
+    produce(bootstrap, topic, [f"a{n}" for n in range(60)], PARTITIONS)
+    modern = Member("confluent-consumer-protocol", bootstrap, topic, group)
+    try:
+        wait_until(lambda: consumed_once([modern], 60) and modern.committed == 60, 60, "the KIP-848 member commits")
+    finally:
+        modern.close()
+    assert group_type(bootstrap, group) == "consumer"
+
+    classic = Member("confluent-kafka", bootstrap, topic, group)
+    try:
+        wait_until(lambda: classic.assigned == list(range(PARTITIONS)), 60, "the classic member gets every partition")
+        assert group_type(bootstrap, group) == "classic"
+        produce(bootstrap, topic, [f"b{n}" for n in range(60)], PARTITIONS)
+        wait_until(lambda: {r[2] for r in classic.records} == {f"b{n}" for n in range(60)}, 30,
+                   "the classic member consumes from the committed offsets on")
+    finally:
+        classic.close()
+
+    def group_records(records):
+        return [decoded_offsets_record(key, value)[2] for _, key, value in records
+                if key[:2] == b"\x00\x02" and decoded_offsets_record(key, value)[1] == group]
+    records = read_partition(bootstrap, OFFSETS, kafka_partition(group),
+                             lambda got: any(g and g[0] == "consumer" for g in group_records(got)))
+    assert ("", 0, None, None, []) in group_records(records)  # the empty classic group, as Kafka writes it
