@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from gateway.group.classic import ClassicGroup
 from gateway.group.committed_offsets import Committed
 from gateway.group.group_coordinator import GroupCoordinator
 from gateway.group.offsets_markers import OffsetsPartitionMarkers
@@ -176,3 +177,15 @@ async def test_a_group_with_pending_offsets_outlives_the_expiry_of_its_committed
     await marker(partition, first, 7, commit=True)
     assert offsets_of(first, "g") == {("t", 1): 5}
     assert offsets_of(await replayed(partition, nursery), "g") == {("t", 1): 5}
+
+
+async def test_an_empty_classic_group_is_written_with_kafkas_empty_protocol_type():
+    """What a classic member's join journals for the empty consumer group it takes over: no member
+    chose a protocol type yet, and GroupMetadataValue's is not nullable: "" as Kafka writes it."""
+    partition = Partition()
+    journal = PartitionJournal(partition, keyed_slices)
+    entry = ClassicGroup("g").snapshot()
+    await journal.write(entry)
+    (record,) = RecordBatch(memoryview(partition.batches[0].data)).records()
+    assert record.value[:4] == b"\x00\x03\x00\x00"  # value version 3, then a protocol type of length 0
+    assert await journal.replay() == [entry]
