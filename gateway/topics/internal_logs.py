@@ -10,7 +10,8 @@ record with Kafka's 50 partitions and a topic id derived from its name (the
 one Metadata gives it before it exists); its offsets are durable like any
 topic's. Changes are turned into records and appended in their order by one
 task, never awaited by the coordinators: a record not appended (no store in
-sync) is logged and lost, the journal being the state's truth.
+sync) or not encoded (a bug) is logged and lost, the journal being the
+state's truth, and the gateway serves on.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import trio
 from gateway.kafka_error import KafkaError
 from gateway.topics.topic_registry import TopicRegistry
 from gateway.wall_clock import now_ms
+from protocol.errors import EncodeError
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import Record, RecordBatch, build_batch
 
@@ -47,7 +49,11 @@ class InternalLogs:
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         task_status.started()
         async for topic, records_of, entry in self._receive:
-            records = records_of(entry)
+            try:
+                records = records_of(entry)
+            except EncodeError as exc:  # a bug of ours: the journal holds the change, the gateway serves on
+                log.error("internal_record_not_encoded", topic=topic, entry_type=entry.get("type"), reason=str(exc))
+                continue
             try:
                 if records:
                     await self._append(topic, records)
