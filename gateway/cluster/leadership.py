@@ -70,6 +70,8 @@ class ClusterTopics(Protocol):
 
     async def follow_shared(self, states: dict[str, dict]) -> None: ...
 
+    async def follow_new_shared(self, states: dict[str, dict]) -> None: ...
+
     async def lead(self, wanted: Wanted) -> float | None: ...
 
     async def close_retired(self) -> None: ...
@@ -252,9 +254,15 @@ async def follow_cluster(client: ChpClient, leaders: Leaders, topics: ClusterTop
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(on_changes, client, react, (TOPICS, PARTITIONS))
+        # New topics at once: react waits for the takeovers it started, then rests.
+        nursery.start_soon(on_changes, client, partial(_new_topics, leaders, topics), (TOPICS,))
         # A new leader's serving key ends a retirement here: only that is looked at again.
         nursery.start_soon(on_changes, client, topics.close_retired, (SERVING,))
         nursery.start_soon(on_changes, client, partial(_told_deleted, leaders, topics), (DELETED_TOPICS,))
+
+
+async def _new_topics(leaders: Leaders, topics: ClusterTopics) -> None:
+    await topics.follow_new_shared(leaders.shared_topics())
 
 
 async def _told_deleted(leaders: Leaders, topics: ClusterTopics) -> None:

@@ -100,6 +100,25 @@ class ClusterTopics:
                 await self._open(topic)
                 self._configured(topic)
 
+    async def follow_new_shared(self, states: dict[str, dict]) -> None:
+        """Take at once, without the topic lock, the topics and partitions the controller added:
+        `lead` holds the lock through its takeovers (fences, logs read back), and a client the
+        controller told a topic exists heard here that it did not, hundreds of ms on, where Kafka's
+        brokers learn it from the metadata log within ms. Only what no takeover reads: a new topic,
+        or a known one's new partitions (unled here yet). Changed configs and log starts, deletions
+        and a name taken by another topic wait for `follow_shared`. Nothing here yields (`_open`
+        awaits nothing in a cluster), so `follow_shared` never sees it half done."""
+        if not self.follows_controller:
+            return
+        for name, state in states.items():
+            topic = self.topics.get(name)
+            if topic is None:
+                self.followed[name] = state
+                await self._open(Topic.from_state(state))
+            elif str(topic.topic_id) == state["id"] and len(state["partitions"]) > len(topic.partition_states):
+                topic.partition_states += Topic.from_state(state).partition_states[len(topic.partition_states):]
+                await self._open(topic)
+
     async def lead(self, wanted: dict[tuple[str, int], int]) -> float | None:
         """Lead exactly the partitions `wanted` names ((topic id, index) -> leader epoch): open
         those newly led from the stores, as start-up without a checkpoint does, close those lost.
