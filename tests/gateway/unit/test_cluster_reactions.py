@@ -9,7 +9,7 @@ import pytest
 import trio
 
 from gateway.chp.changes import Update
-from gateway.cluster.leadership import TOPIC_REQUESTS, on_changes, serve_topic_requests
+from gateway.cluster.leadership import TOPIC_REQUESTS, follow_cluster, on_changes, serve_topic_requests
 from gateway.kafka_error import KafkaError
 from gateway.settings.table import BrokerSettings
 from gateway.topics.topic_registry import TopicRegistry
@@ -103,3 +103,57 @@ async def test_a_follower_refuses_an_illegal_name_itself_instead_of_asking_the_c
         await registry.auto_create("bad name")
     assert refused.value.code == ErrorCode.INVALID_TOPIC_EXCEPTION
     assert requested == []
+
+
+class Broadcast:
+    """A CHP client's mirror whose every watch sees every change sent."""
+
+    def __init__(self):
+        self._watchers: list[trio.MemorySendChannel] = []
+
+    @contextmanager
+    def watch(self):
+        send, receive = trio.open_memory_channel(100)
+        self._watchers.append(send)
+        try:
+            yield receive
+        finally:
+            self._watchers.remove(send)
+
+    def change(self, key: str) -> None:
+        for watcher in self._watchers:
+            watcher.send_nowait(Update(key, b"{}", 1))
+
+
+async def test_a_new_topic_is_taken_while_takeovers_hold_the_leadership_reaction(autojump_clock):
+    """A follower's leadership reaction holds on through its takeovers (fences, logs read back:
+    seconds); the controller's new topics are taken meanwhile, as a Kafka broker applies them
+    from the metadata log at once."""
+    mirror, taken, takeovers_done = Broadcast(), [], trio.Event()
+
+    class Topics:
+        async def follow_shared(self, states):
+            pass
+
+        async def lead(self, wanted):
+            await takeovers_done.wait()
+
+        async def follow_new_shared(self, states):
+            taken.append(trio.current_time())
+
+        async def close_retired(self):
+            pass
+
+        def deleted_elsewhere(self, notices):
+            pass
+
+    leaders = SimpleNamespace(shared_topics=dict, led_by=lambda node_id: {}, deletion_notices=dict)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(follow_cluster, mirror, leaders, Topics(), 2)
+        await trio.sleep(1)  # the first reactions ran; the takeovers hold on
+        taken.clear()
+        mirror.change("cluster/topics/fresh")
+        await trio.sleep(0.01)
+        assert taken and not takeovers_done.is_set()
+        takeovers_done.set()
+        nursery.cancel_scope.cancel()
