@@ -19,6 +19,7 @@ from pathlib import Path
 import structlog
 import trio
 
+from gateway.kafka_error import KafkaError
 from gateway.partitions.offset_index import OffsetIndex
 from gateway.partitions.partition_log import MeshRead, PartitionLog
 from gateway.partitions.producer_state import ProducerStates
@@ -111,11 +112,23 @@ class PartitionCheckpoints:
             last = checkpoint.last_sequence
             if last >= checkpoint.first_sequence and self._written.get((topic_id, checkpoint.address)) != last:
                 due.append((checkpoint, partition))
-        durable = []
-        with trio.move_on_after(DURABLE_WAIT_S):
-            for checkpoint, partition in due:
+        durable: list[PartitionCheckpoint] = []
+
+        async def once_durable(checkpoint: PartitionCheckpoint, partition: PartitionLog) -> None:
+            try:
                 await partition.wait_durable(checkpoint.last_sequence)
-                durable.append(checkpoint)
+            except KafkaError:  # deposed meanwhile: its new leader checkpoints it
+                return
+            durable.append(checkpoint)
+
+        # Together, and only those that can become durable now: a partition with fewer stores in sync
+        # than its min.insync.replicas would hold up the others' checkpoints and a clean stop for the
+        # whole wait, to be rebuilt from its batches at the next start anyway.
+        with trio.move_on_after(DURABLE_WAIT_S):
+            async with trio.open_nursery() as nursery:
+                for checkpoint, partition in due:
+                    if partition.in_sync_stores() >= partition.min_insync:
+                        nursery.start_soon(once_durable, checkpoint, partition)
         if durable:
             await trio.to_thread.run_sync(self._store, durable)
         for checkpoint in durable:
