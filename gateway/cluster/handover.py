@@ -15,13 +15,11 @@ them). With no other live gateway there is nothing to hand over.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import structlog
 import trio
 
 from gateway.chp.chp_client import ChpClient
-from gateway.cluster.leadership import PARTITIONS, Leaders, partition_values
+from gateway.cluster.leadership import PARTITIONS, Leaders, partition_values, until
 from gateway.cluster.membership import Membership
 from gateway.settings.table import ChpSettings
 
@@ -63,14 +61,3 @@ class Handover:
             return True
         return not led and all(self.leaders.serving(*partition) == self.leaders.leader(*partition)
                                for partition in self.given)  # a deleted topic's: both None
-
-
-async def until(client: ChpClient, condition: Callable[[], bool]) -> None:
-    """Return once `condition()` holds, checked now and after every change of the mirror."""
-    while True:  # a watch that fell too far behind ends: open another
-        with client.watch() as changes:
-            if condition():
-                return
-            async for _ in changes:
-                if condition():
-                    return

@@ -171,20 +171,11 @@ class TopicSharing:
         LEADERS_WAIT_S."""
         keys = [partition_key(topic_id, index) for index in range(count)]
 
-        def waiting() -> bool:
-            return bool(self.membership.candidates()) and any(self.client.get(key) is None for key in keys)
+        def led() -> bool:
+            return not self.membership.candidates() or all(self.client.get(key) is not None for key in keys)
 
         with trio.move_on_after(LEADERS_WAIT_S):
-            while True:
-                with self.client.watch() as changes:  # opened before looking: no change is missed
-                    if not waiting():
-                        return
-                    try:
-                        while waiting():
-                            await changes.receive()
-                        return
-                    except trio.EndOfChannel:  # cut off, too far behind: watch again
-                        pass
+            await until(self.client, led)
 
     async def claim_epoch(self, topic_id: str, index: int, epoch: int, newer: int) -> bool:
         """Lead a partition led here at `epoch` at `newer` instead, as the stores hold a claim of
@@ -244,6 +235,17 @@ async def on_changes(client: ChpClient, react: Callable, prefixes: tuple[str, ..
             started = trio.current_time()
             again = await react()
             await trio.sleep(min(trio.current_time() - started, REACTION_REST_MAX_S))
+
+
+async def until(client: ChpClient, condition: Callable[[], bool]) -> None:
+    """Return once `condition()` holds, checked now and after every change of the mirror."""
+    while True:  # a watch that fell too far behind ends: open another
+        with client.watch() as changes:
+            if condition():
+                return
+            async for _ in changes:
+                if condition():
+                    return
 
 
 async def follow_cluster(client: ChpClient, leaders: Leaders, topics: ClusterTopics, node_id: int) -> None:
