@@ -40,7 +40,7 @@ from kafka_throughput import Target, add_gateway_options, create_topic, load, st
 from process_cpu import CpuMeter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.java.test_java_conformance import JVM_OPTIONS, client_jars  # noqa: E402
+from tests.java.test_java_conformance import JVM_OPTIONS, classpath_of, client_jars  # noqa: E402
 
 SIZE = 100
 JAVA_SOURCE = Path(__file__).with_name("OfferedRate.java")
@@ -90,11 +90,9 @@ def java_offer(classpath: str):
 
 
 def java_classpath(classes: Path) -> str:
-    jars = [str(jar) for jar in client_jars() or ()]
-    if not jars:
+    if client_jars() is None:
         raise SystemExit("the Java client's jars are missing: pip install shigawire-apache-flink-libraries")
-    subprocess.run(["javac", "-d", str(classes), "-cp", jars[0], str(JAVA_SOURCE)], check=True)
-    return ":".join([str(classes), *jars])
+    return classpath_of(JAVA_SOURCE, classes)
 
 
 def summary(rate: float, latencies: list[float]) -> str:

@@ -39,11 +39,12 @@ pytestmark = [
 ]
 
 
-def classpath_of(source: str, classes: Path) -> str:
-    """The classpath to run `source` (a file of tests/java), compiled into `classes`."""
+def classpath_of(source: str | Path, classes: Path) -> str:
+    """The classpath to run `source` (the name of a file of tests/java, or a path), compiled into `classes`."""
     jars = [str(jar) for jar in client_jars()]
     classes.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["javac", "-d", str(classes), "-cp", jars[0], str(SOURCE.with_name(source))], check=True)
+    path = source if isinstance(source, Path) else SOURCE.with_name(source)
+    subprocess.run(["javac", "-d", str(classes), "-cp", jars[0], str(path)], check=True)
     return ":".join([str(classes), *jars])
 
 
