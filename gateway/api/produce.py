@@ -33,7 +33,6 @@ from gateway.observability.broker_metrics import STORE_WAIT_SECONDS, bytes_in, r
 from gateway.partitions.batch_checks import (
     TimestampBounds,
     TopicCodec,
-    first_batch_transactional,
     log_checked,
     request_checked,
     timestamp_bounds,
@@ -45,6 +44,7 @@ from gateway.server.dispatch import Request
 from gateway.wall_clock import now_ms
 from protocol.kafka.apis import by_name
 from protocol.kafka.error_codes import ErrorCode
+from protocol.records import first_batch_transactional
 
 API = by_name("Produce")
 PartitionResponse = API.Response.Responses.PartitionResponses
@@ -56,12 +56,16 @@ FIRST_CURRENT_LEADER = 10  # Produce versions that name the current leader (KIP-
 async def produce(request: Request, services: Services):
     body = request.body
     transactional_id = body.transactional_id
-    if any(first_batch_transactional(p.records) for t in body.topic_data for p in t.partition_data) and (
-            transactional_id is None or not allowed(request, services, Operation.WRITE,
-                                                    ResourceType.TRANSACTIONAL_ID, transactional_id)):
+    transactional = any(first_batch_transactional(p.records) for t in body.topic_data for p in t.partition_data)
+    if transactional and (transactional_id is None or not allowed(request, services, Operation.WRITE,
+                                                                  ResourceType.TRANSACTIONAL_ID, transactional_id)):
         return _refuse_all(body, *FAILURES[ResourceType.TRANSACTIONAL_ID])
     writable = allowed_names(request, services, Operation.WRITE, ResourceType.TOPIC,
                              (t.name for t in body.topic_data))
+    if transactional and len(_transactional_producers(request, services, writable)) > 1:
+        # Kafka's ReplicaManager.handleProduceAppend throws, and the request gets its error response
+        return _refuse_all(body, ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+                           "Transactional records contained more than one producer ID", with_message=True)
     appended = []  # (response, partition, last sequence, stores that must hold it)
     responses = []
     for topic_data in body.topic_data:
@@ -121,15 +125,39 @@ def _throttle(request: Request, services: Services) -> int:
     return throttle_ms
 
 
+def _transactional_producers(request: Request, services: Services, writable) -> set[tuple[int, int]]:
+    """The producer ids and epochs of the transactional batches Kafka's ReplicaManager would
+    verify: those with a producer id, of the partitions past the request's own checks."""
+    producers = set()
+    for topic_data in request.body.topic_data:
+        count = _partition_count(services, topic_data.name) if topic_data.name in writable else 0
+        for data in topic_data.partition_data:
+            if 0 <= data.index < count and first_batch_transactional(data.records):
+                try:
+                    first = request_checked(data.records, request.version)[0]
+                except KafkaError:
+                    continue
+                if first.magic == 2 and first.producer_id >= 0:
+                    producers.add((first.producer_id, first.producer_epoch))
+    return producers
+
+
+def _partition_count(services: Services, topic_name: str) -> int:
+    """The partitions of a topic (internal or not) that Kafka knows; 0 for an unknown topic."""
+    internal = internal_topic(topic_name)
+    if internal is not None:
+        return internal.partition_count
+    topic = services.topics.get(topic_name)
+    return 0 if topic is None else len(topic.partitions)
+
+
 async def _append(request: Request, services: Services, topic_name: str, data, answer):
     """Kafka's checks in Kafka's order: the partition known, the request's own checks of the
     records, the transaction's verification, acks, an internal topic, leadership; then the log's
     (`_append_to_log`)."""
     internal = internal_topic(topic_name)
     # A topic is created by the Metadata request that names it, never by a produce (KafkaApis)
-    topic = services.topics.get(topic_name) if internal is None else None
-    count = internal.partition_count if internal is not None else 0 if topic is None else len(topic.partitions)
-    if not 0 <= data.index < count:
+    if not 0 <= data.index < _partition_count(services, topic_name):
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                          f"{topic_name}/{data.index} is not a partition of this cluster")
     entries = request_checked(data.records, request.version)
@@ -141,6 +169,7 @@ async def _append(request: Request, services: Services, topic_name: str, data, a
         raise KafkaError(ErrorCode.INVALID_REQUIRED_ACKS, f"acks must be -1, 0 or 1, not {request.body.acks}")
     if internal is not None:
         raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Cannot append to internal topic {topic_name}")
+    topic = services.topics.get(topic_name)
     partition = topic.partitions[data.index]
     if partition is None:
         raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"{topic_name}/{data.index} is led by another gateway")
@@ -176,13 +205,13 @@ async def _append_to_log(request: Request, services: Services, topic, partition,
     now = now_ms()
     batch = log_checked(entries, request.version, rules.max_bytes, rules.codec,
                         rules.timestamps and rules.timestamps._replace(now_ms=now),
-                        f"{topic.name}-{partition.index}" if rules.compacted else None)
-    append_time = now if rules.log_append_time else None
-    answer.base_offset, last_sequence = await partition.append(
-        batch, log_append_time=append_time, room_timeout_s=max(request.body.timeout_ms, 0) / 1000)
+                        f"{topic.name}-{partition.index}" if rules.compacted else None,
+                        append_time=rules.log_append_time)
+    answer.base_offset, last_sequence, answer.log_append_time_ms = await partition.append(
+        batch, log_append_time=now if rules.log_append_time else None,
+        room_timeout_s=max(request.body.timeout_ms, 0) / 1000)
     bytes_in(topic.name).inc(batch.size)
     records_in(topic.name).inc(batch.record_count)
-    answer.log_append_time_ms = -1 if append_time is None else append_time
     answer.log_start_offset = partition.log_start_offset
     return answer, partition, last_sequence, partition.stores_for(acks)
 
@@ -272,15 +301,16 @@ async def _when_stored(request: Request, services: Services, response, appended,
     return response
 
 
-def _refuse_all(body, code: ErrorCode, message: str):
-    """Every partition refused, as Kafka's error response for the request: no message, as it
-    gives none for an error in the error's own words."""
+def _refuse_all(body, code: ErrorCode, message: str, *, with_message: bool = False):
+    """Every partition refused, as Kafka's error response for the request: `message` on the
+    wire only `with_message`, as Kafka gives none for an error in the error's own words."""
     if body.acks == 0:
         raise CloseConnection(message)
     log.info("produce_refused", error=code.name, reason=message)
     return API.Response(responses=[
         API.Response.Responses(name=t.name, partition_responses=[
-            PartitionResponse(index=p.index, error_code=code, base_offset=-1) for p in t.partition_data
+            PartitionResponse(index=p.index, error_code=code, base_offset=-1,
+                              error_message=message if with_message else None) for p in t.partition_data
         ])
         for t in body.topic_data
     ])

@@ -91,7 +91,7 @@ async def _written(partition_of: PartitionOf, request: dict) -> dict:
     try:
         if partition is None:
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, "this gateway does not lead the partition")
-        offset, sequence = await partition.append(RecordBatch(memoryview(bytearray.fromhex(request["batch"]))))
+        offset, sequence, _ = await partition.append(RecordBatch(memoryview(bytearray.fromhex(request["batch"]))))
         await partition.wait_durable(sequence)
     except KafkaError as exc:
         log.info("remote_marker_refused", topic=request["topic"], partition=request["index"], error=exc.code.name)

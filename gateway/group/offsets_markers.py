@@ -44,7 +44,7 @@ class OffsetsPartitionMarkers:
         coordinator = self.coordinator()
         offset = sequence = -1
         if self.partition is not None:
-            offset, sequence = await self.partition.append(batch)
+            offset, sequence, _ = await self.partition.append(batch)
             await self.partition.wait_durable(sequence)
         commit = read_batch_marker(batch).type == ControlType.COMMIT
         await coordinator.end_transaction(batch.producer_id, commit)

@@ -25,6 +25,11 @@ range passes a bound has its records decoded, to name each one out of range
 topic's batches are decoded to find keyless records (INVALID_RECORD), in the
 same pass, so that a batch with both is refused in Kafka's words.
 
+A producer may not stamp its batch LogAppendTime (the timestamp type bit):
+on a LogAppendTime topic, or without a timestamp, Kafka's validator refuses
+each of its records with INVALID_TIMESTAMP; on a CreateTime topic it checks
+the stamp as every record's timestamp and stores the batch as CreateTime.
+
 A compressed batch may inflate to max(64 MiB, max.message.bytes): Kafka sets
 no such bound (it streams records), but the gateway holds a batch's records
 in memory while it checks them, so a small batch of zeros (a decompression
@@ -40,10 +45,9 @@ from gateway.kafka_error import KafkaError
 from protocol.errors import DecodeError, EncodeError
 from protocol.kafka.error_codes import ErrorCode
 from protocol.records import DEFAULT_LIMIT, Codec, RecordBatch, TimestampType, legacy_to_batch, split_records
-from protocol.records.batch import ATTRIBUTES_POSITION, TRANSACTIONAL_FLAG
 from protocol.records.builder import recompressed
 from protocol.records.compression import LEVELS
-from protocol.records.entry_prefix import MAGIC_POSITION
+from protocol.records.offsets import as_create_time
 from protocol.records.record import Record, decode_records
 from protocol.records.split import Entry
 from protocol.records.validation import InvalidRecords, validate_batch
@@ -94,17 +98,12 @@ def timestamp_bounds(config: Callable[[str], str], now_ms: int) -> TimestampBoun
                            difference if after == LONG_MAX else after)
 
 
-def first_batch_transactional(records) -> bool:
-    """Whether a partition's record data starts with a transactional v2 batch, read from its
-    header alone, as Kafka reads a request's before any check (RequestUtils.hasTransactionalRecords)."""
-    return (records is not None and len(records) > ATTRIBUTES_POSITION + 1 and records[MAGIC_POSITION] == 2
-            and bool(records[ATTRIBUTES_POSITION + 1] & TRANSACTIONAL_FLAG))  # the attributes' low byte
-
-
 def checked_batch(records, version: int, max_message_bytes: int, target: TopicCodec | None = None,
-                  timestamps: TimestampBounds | None = None, keyed_in: str | None = None) -> RecordBatch:
+                  timestamps: TimestampBounds | None = None, keyed_in: str | None = None, *,
+                  append_time: bool = False) -> RecordBatch:
     """The request's record data as one writable v2 batch, or KafkaError: both steps at once."""
-    return log_checked(request_checked(records, version), version, max_message_bytes, target, timestamps, keyed_in)
+    return log_checked(request_checked(records, version), version, max_message_bytes, target, timestamps, keyed_in,
+                       append_time=append_time)
 
 
 def request_checked(records, version: int) -> list[Entry]:
@@ -135,12 +134,14 @@ def request_checked(records, version: int) -> list[Entry]:
 
 
 def log_checked(entries: list[Entry], version: int, max_message_bytes: int, target: TopicCodec | None = None,
-                timestamps: TimestampBounds | None = None, keyed_in: str | None = None) -> RecordBatch:
+                timestamps: TimestampBounds | None = None, keyed_in: str | None = None, *,
+                append_time: bool = False) -> RecordBatch:
     """`request_checked` entries as one writable v2 batch, or KafkaError: the checks of Kafka's log.
 
     With a `target`, the batch comes with the target's codec; with
     `timestamps`, its records' timestamps must hold within them; with
-    `keyed_in` (a compacted topic's "topic-partition"), its records must have keys."""
+    `keyed_in` (a compacted topic's "topic-partition"), its records must have keys;
+    with `append_time` (a LogAppendTime topic), it may not come stamped LogAppendTime."""
     for entry in entries:  # Kafka's analyzeAndValidateRecords: base offset, size, CRC, batch by batch
         if entry.magic == 2 and entry.base_offset != 0:
             raise KafkaError(ErrorCode.INVALID_RECORD, f"a produced batch must be based at offset 0, "
@@ -151,7 +152,8 @@ def log_checked(entries: list[Entry], version: int, max_message_bytes: int, targ
         except DecodeError as exc:
             raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"malformed records: {exc}") from None
     if version >= FIRST_V2_PRODUCE:
-        batch, records = _checked_v2(entries[0], max(DEFAULT_LIMIT, max_message_bytes), timestamps, keyed_in)
+        batch, records = _checked_v2(entries[0], max(DEFAULT_LIMIT, max_message_bytes), timestamps, keyed_in,
+                                     append_time, target)
         if target is None or batch.compression == target.codec:
             return batch
         batch = RecordBatch(memoryview(bytearray(recompressed(batch, records, target.codec, level=target.level))))
@@ -177,7 +179,8 @@ def _check_size(size: int, max_message_bytes: int) -> None:
 
 
 def _checked_v2(batch: RecordBatch, inflate_limit: int, timestamps: TimestampBounds | None,
-                keyed_in: str | None) -> tuple[RecordBatch, bytes | memoryview]:
+                keyed_in: str | None, append_time: bool,
+                target: TopicCodec | None) -> tuple[RecordBatch, bytes | memoryview]:
     """The batch, and its records uncompressed."""
     if batch.is_control:
         raise KafkaError(ErrorCode.INVALID_RECORD, "clients may not produce control batches")
@@ -187,39 +190,68 @@ def _checked_v2(batch: RecordBatch, inflate_limit: int, timestamps: TimestampBou
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"malformed records: {exc}") from None
     except InvalidRecords as exc:
         raise KafkaError(ErrorCode.INVALID_RECORD, str(exc)) from None
-    if timestamps is not None or keyed_in is not None:
-        _check_range(batch, records, earliest, latest, timestamps, keyed_in)
+    stamped = batch.timestamp_type == TimestampType.LOG_APPEND_TIME
+    stamp_refused = stamped and (append_time or batch.max_timestamp == NO_TIMESTAMP)
+    if timestamps is not None or keyed_in is not None or stamp_refused:
+        _check_range(batch, records, earliest, latest, timestamps, keyed_in,
+                     _record_class(batch, target) if stamp_refused else None)
+    if stamped:
+        as_create_time(batch)
     return batch, records
 
 
+def _record_class(batch: RecordBatch, target: TopicCodec | None) -> str:
+    """The class of the records Kafka's validator reads from `batch`: key and value left unread
+    (their sizes -1 when null) where it keeps the batch's compressed bytes."""
+    kept = batch.compression != Codec.NONE and (target is None or target.codec == batch.compression)
+    return "PartialDefaultRecord" if kept else "DefaultRecord"
+
+
 def _check_range(batch: RecordBatch, records, earliest: int, latest: int, bounds: TimestampBounds | None,
-                 keyed_in: str | None) -> None:
-    """The records' timestamps within `bounds` and keys; decoded only for keys or when their range is not."""
+                 keyed_in: str | None, stamp_refused_as: str | None) -> None:
+    """The records' timestamps within `bounds` and keys; decoded only for keys, a refused
+    LogAppendTime stamp, or when their range is not."""
     append_time = batch.max_timestamp if batch.timestamp_type == TimestampType.LOG_APPEND_TIME else None
     if append_time is not None:  # Kafka reads every record's timestamp as the batch's then
         earliest = latest = append_time
-    if keyed_in is not None or not (bounds is None or bounds.holds(earliest) and bounds.holds(latest)):
+    if keyed_in is not None or stamp_refused_as is not None or not (
+            bounds is None or bounds.holds(earliest) and bounds.holds(latest)):
         _check_records(decode_records(records, batch.record_count, batch.base_offset, batch.base_timestamp,
-                                      append_time), bounds, keyed_in)
+                                      append_time), bounds, keyed_in, stamp_refused_as)
 
 
-def _check_records(records: list[Record], bounds: TimestampBounds | None, keyed_in: str | None) -> None:
-    """A refusal naming each record without a key (with `keyed_in`) or else out of `bounds`, in
-    Kafka's words and as its validator checks each record: the key first, and INVALID_TIMESTAMP
-    once any record is out of bounds (naming the keyless ones too), else INVALID_RECORD. The index
+def _check_records(records: list[Record], bounds: TimestampBounds | None, keyed_in: str | None,
+                   stamp_refused_as: str | None = None) -> None:
+    """A refusal naming each record without a key (with `keyed_in`) or else with its batch's
+    LogAppendTime stamp refused (named as a `stamp_refused_as`) or out of `bounds`, in Kafka's
+    words and as its validator checks each record: the key first, and INVALID_TIMESTAMP once any
+    record's timestamp is refused (naming the keyless ones too), else INVALID_RECORD. The index
     is the record's in its batch, whatever the batch's base offset."""
-    errors, out_of_bounds = [], False
+    errors, timestamp_refused = [], False
     for index, record in enumerate(records):
         if keyed_in is not None and record.key is None:
             errors.append((index, f"Compacted topic cannot accept message without key in topic partition {keyed_in}"))
+        elif stamp_refused_as is not None:
+            errors.append((index, f"Invalid timestamp type in message {_java_record(record, stamp_refused_as)}. "
+                                  "Producer should not set timestamp type to LogAppendTime."))
+            timestamp_refused = True
         elif bounds is not None and record.timestamp != NO_TIMESTAMP and not bounds.holds(record.timestamp):
             errors.append((index, _out_of_range(record, bounds)))
-            out_of_bounds = True
-    if out_of_bounds:
+            timestamp_refused = True
+    if timestamp_refused:
         raise KafkaError(ErrorCode.INVALID_TIMESTAMP,
                          "One or more records have been rejected due to invalid timestamp", tuple(errors))
     if errors:
         raise KafkaError(ErrorCode.INVALID_RECORD, _record_errors_message(errors), tuple(errors))
+
+
+def _java_record(record: Record, kind: str) -> str:
+    """A record as Kafka's DefaultRecord or PartialDefaultRecord shows itself: a null key or value
+    counts 0 bytes in the first, -1 in the second, which never read them."""
+    null_size = -1 if kind == "PartialDefaultRecord" else 0
+    sizes = [null_size if data is None else len(data) for data in (record.key, record.value)]
+    return (f"{kind}(offset={record.offset}, timestamp={record.timestamp}, "
+            f"key={sizes[0]} bytes, value={sizes[1]} bytes)")
 
 
 def _out_of_range(record: Record, bounds: TimestampBounds) -> str:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import deque
-from typing import Awaitable, Callable, Protocol, Sequence
+from typing import Awaitable, Callable, NamedTuple, Protocol, Sequence
 
 import structlog
 import trio
@@ -51,6 +51,15 @@ log = structlog.get_logger()
 STORE_READ_BATCHES = 64  # batches asked of the stores at once, at most
 MARKER_CHECKS = 16  # ABORT markers read a cleaning check, to forget those the stores emptied
 MARK_INTERVAL_S = 1.0  # how finely publish times are remembered for the in-sync stores' lag
+
+
+class Appended(NamedTuple):
+    """Where a batch went: its base offset and Dafka sequence, and the log append time a
+    produce answers with (-1 for a new batch without one; a duplicate's original's as stored)."""
+
+    base_offset: int
+    sequence: int
+    log_append_time: int
 
 
 class MeshPartition(Protocol):
@@ -171,11 +180,12 @@ class PartitionLog:
         return self.offsets.next_offset
 
     async def append(self, batch: RecordBatch, *, log_append_time: int | None = None,
-                     room_timeout_s: float = math.inf) -> tuple[int, int]:
-        """Stamp and publish a checked v2 batch: (base offset, Dafka sequence).
+                     room_timeout_s: float = math.inf) -> Appended:
+        """Stamp and publish a checked v2 batch.
 
         A retried batch of an idempotent producer is not appended again: the
-        answer is where it went the first time. From the duplicate check to the
+        answer is where it went the first time, with its timestamp then (Kafka's
+        UnifiedLog answers a duplicate with its original's, whatever the topic's type). From the duplicate check to the
         publish nothing waits, so concurrent appends keep offsets and sequences
         in the order of the bytes published without a lock. While the stores
         take nothing and the batches they have not taken fill the producer's
@@ -193,7 +203,7 @@ class PartitionLog:
         self._check_leading()
         duplicate = self.producers.duplicate_of(batch)
         if duplicate is not None:
-            return duplicate.base_offset, duplicate.dafka_sequence
+            return Appended(duplicate.base_offset, duplicate.dafka_sequence, duplicate.max_timestamp)
         first = self.offsets.next_offset
         assign_offsets(batch, first, self.leader_epoch, log_append_time=log_append_time)
         sequence = self.mesh.publish_now([batch.buffer])
@@ -202,7 +212,7 @@ class PartitionLog:
             self._marks.append((now, sequence))
         self._index(sequence, batch, log_append_time)
         self._tail.append(sequence, first, first + batch.last_offset_delta, batch.buffer)
-        return first, sequence
+        return Appended(first, sequence, -1 if log_append_time is None else log_append_time)
 
     def _check_leading(self) -> None:
         if self._scope.cancel_called:  # retired or closed: another gateway of the cluster may lead it now

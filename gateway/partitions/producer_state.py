@@ -5,7 +5,9 @@ a retried batch that matches one of them is a duplicate and is answered with
 its original offset, a gap in sequence numbers is refused, and so is a stale
 epoch. As in Kafka since KIP-360, a producer the partition has no state for
 may start at any sequence. Transaction markers (control batches) end the
-producer's open transaction. A batch without a sequence (NO_SEQUENCE) is a
+producer's open transaction. A duplicate is answered with its original's
+offset and timestamp, as Kafka answers it (the batch's max timestamp as
+stored, its LogAppendTime on a LogAppendTime topic). A batch without a sequence (NO_SEQUENCE) is a
 coordinator's own, as the group coordinator writes TxnOffsetCommit's
 offsets: its epoch is checked, not its sequence, as Kafka appends batches of
 coordinator origin. The state is checkpointed with the partition and
@@ -35,6 +37,7 @@ class AppendedBatch:
     last_sequence: int
     base_offset: int
     dafka_sequence: int
+    max_timestamp: int = -1  # as stored; -1 in checkpoints from before it was kept
 
 
 @dataclass
@@ -72,7 +75,8 @@ class ProducerStates:
     def state(self) -> list:
         """What a checkpoint keeps of the producers, as plain lists."""
         return [[producer_id, entry.epoch, entry.last_timestamp, entry.coordinator_epoch,
-                 [[b.first_sequence, b.last_sequence, b.base_offset, b.dafka_sequence] for b in entry.batches]]
+                 [[b.first_sequence, b.last_sequence, b.base_offset, b.dafka_sequence, b.max_timestamp]
+                  for b in entry.batches]]
                 for producer_id, entry in self.producers.items()]
 
     @classmethod
@@ -149,6 +153,6 @@ class ProducerStates:
             return
         if batch.base_sequence != NO_SEQUENCE:
             entry.batches.append(AppendedBatch(batch.base_sequence, last_sequence(batch),
-                                               base_offset, dafka_sequence))
+                                               base_offset, dafka_sequence, batch.max_timestamp))
         if batch.is_transactional:
             self.transactions.begin(producer_id, base_offset)

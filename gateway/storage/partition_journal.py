@@ -90,7 +90,7 @@ class PartitionJournal:
         producer_id, epoch = entry.get("producer", (-1, -1))
         batch = build_batch(rows, producer_id=producer_id, producer_epoch=epoch, transactional=producer_id >= 0)
         try:
-            _, sequence = await self.partition.append(RecordBatch(memoryview(bytearray(batch))))
+            _, sequence, _ = await self.partition.append(RecordBatch(memoryview(bytearray(batch))))
             await self.partition.wait_durable(sequence)
         except KafkaError as exc:
             if exc.code != ErrorCode.NOT_LEADER_OR_FOLLOWER:

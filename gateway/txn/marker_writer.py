@@ -54,5 +54,5 @@ async def write_marker(partition, commit: bool, producer_id: int, producer_epoch
     batch = build_control_batch(ControlType.COMMIT if commit else ControlType.ABORT, offset=0,
                                 timestamp=now_ms(), producer_id=producer_id,
                                 producer_epoch=producer_epoch, coordinator_epoch=coordinator_epoch)
-    _, sequence = await partition.append(RecordBatch(memoryview(bytearray(batch))))
+    _, sequence, _ = await partition.append(RecordBatch(memoryview(bytearray(batch))))
     await partition.wait_durable(sequence)

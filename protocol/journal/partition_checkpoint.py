@@ -37,7 +37,7 @@ class PartitionCheckpoint:
     base_offsets: array
     max_timestamps: array
     byte_ends: array
-    producers: list  # [producer id, epoch, last timestamp, coordinator epoch, [[first, last, base, dafka], ...]]
+    producers: list  # [producer id, epoch, last timestamp, coordinator epoch, [[first, last, base, dafka, max ts], ...]]
     transactions: dict  # "ongoing": [[producer id, first offset]], "ending": [[first, marker]], "aborted"/"cleaned": [[id, first, last]]
 
     @property

@@ -5,7 +5,7 @@ The produce path only splits, checks CRCs and stamps offsets
 are decoded only when something asks for them.
 """
 
-from protocol.records.batch import RecordBatch, TimestampType
+from protocol.records.batch import RecordBatch, TimestampType, first_batch_transactional
 from protocol.records.builder import (
     ControlMarker,
     ControlType,
@@ -38,6 +38,7 @@ __all__ = [
     "build_message_set",
     "compress",
     "decompress",
+    "first_batch_transactional",
     "legacy_to_batch",
     "read_batch_marker",
     "read_control_record",

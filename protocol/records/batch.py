@@ -26,6 +26,7 @@ import crc32c
 
 from protocol.errors import DecodeError
 from protocol.records.compression import DEFAULT_LIMIT, Codec, decompress
+from protocol.records.entry_prefix import MAGIC_POSITION
 from protocol.records.record import Record, decode_records
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -48,6 +49,14 @@ class TimestampType(IntEnum):
     NONE = -1  # magic 0 messages carry no timestamp
     CREATE_TIME = 0
     LOG_APPEND_TIME = 1
+
+
+def first_batch_transactional(records: bytes | memoryview | None) -> bool:
+    """Whether record data starts with a transactional v2 batch, read from the header's first
+    bytes alone: a Produce request is judged by it before any check of its records
+    (Kafka's RequestUtils.hasTransactionalRecords)."""
+    return (records is not None and len(records) > ATTRIBUTES_POSITION + 1 and records[MAGIC_POSITION] == 2
+            and bool(records[ATTRIBUTES_POSITION + 1] & TRANSACTIONAL_FLAG))  # the attributes' low byte
 
 
 class _Field:

@@ -8,7 +8,8 @@ bench/records.py).
 
 LogAppendTime is the exception: the timestamp type bit (in attributes) and
 max_timestamp are CRC-covered, so stamping them recomputes the CRC over the
-whole batch, once, after checking the old one.
+whole batch, once, after checking the old one; so does taking back a
+producer's own LogAppendTime stamp (`as_create_time`).
 """
 
 from __future__ import annotations
@@ -52,4 +53,12 @@ def assign_offsets(
         return
     _INT16.pack_into(buffer, ATTRIBUTES_POSITION, batch.attributes | TIMESTAMP_TYPE_FLAG)
     _INT64.pack_into(buffer, MAX_TIMESTAMP_POSITION, log_append_time)
+    _UINT32.pack_into(buffer, CRC_POSITION, crc32c.crc32c(buffer[CRC_START:]))
+
+
+def as_create_time(batch: RecordBatch) -> None:
+    """Turn a batch stamped LogAppendTime into a CreateTime one, in place, its max_timestamp kept:
+    what Kafka's log makes of a producer's stamp on a CreateTime topic. Verify the CRC before."""
+    buffer = batch.buffer
+    _INT16.pack_into(buffer, ATTRIBUTES_POSITION, batch.attributes & ~TIMESTAMP_TYPE_FLAG)
     _UINT32.pack_into(buffer, CRC_POSITION, crc32c.crc32c(buffer[CRC_START:]))

@@ -2,11 +2,14 @@
 
 Kafka's log validator walks every record of a batch a client produces; so
 does `validate_batch`, without building records or copying the batch (a
-compressed batch is inflated once, within a bound). Two kinds of failure, as
-Kafka answers them: bytes that do not parse or inflate (DecodeError, Kafka's
-CORRUPT_MESSAGE) and well-formed records that break a rule of the format
-(InvalidRecords, Kafka's INVALID_RECORD): a record count or offset deltas
-that disagree with the records, a transactional batch without a producer id.
+compressed batch is inflated once, within a bound). Two kinds of failure:
+compressed data that does not inflate within the bound (DecodeError) and
+records that do not make up the batch (InvalidRecords, Kafka's
+INVALID_RECORD): a record count or offset deltas that disagree with the
+records, a record cut short, bytes past the last record or inside one that
+do not parse. Kafka's record iterator raises its InvalidRecordException for
+all of these, its CRC having passed; a transactional batch without a
+producer id is not one of them (Kafka appends it as a plain batch).
 The walk also gives the range of the records' timestamps, which the
 producer's header does not vouch for (its max_timestamp is the producer's
 word, and deltas may be negative), so that the caller checks them against
@@ -27,7 +30,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from protocol.errors import DecodeError
-from protocol.records.batch import CODEC_MASK, HEADER_SIZE, TRANSACTIONAL_FLAG, RecordBatch
+from protocol.records.batch import CODEC_MASK, HEADER_SIZE, RecordBatch
 from protocol.records.compression import Codec, decompress
 
 _NULL = 1  # zigzag -1: a null key, value or header value
@@ -70,14 +73,14 @@ def validate_batch(batch: RecordBatch, *, limit: int) -> Validated:
     count = batch.record_count
     if count < 1 or count != batch.last_offset_delta + 1:
         raise InvalidRecords(f"batch claims {count} records over {batch.last_offset_delta + 1} offsets")
-    attributes = batch.attributes
-    if attributes & TRANSACTIONAL_FLAG and batch.producer_id < 0:
-        raise InvalidRecords("a transactional batch needs a producer id")
     records = batch.buffer[HEADER_SIZE:]
-    codec = attributes & CODEC_MASK
+    codec = batch.attributes & CODEC_MASK
     if codec:
         records = decompress(Codec(codec), records, limit=limit)
-    found, low, high = walk(records)
+    try:
+        found, low, high = walk(records)
+    except DecodeError as exc:
+        raise InvalidRecords(f"records do not parse: {exc}") from None
     if found != count:
         raise InvalidRecords(f"batch claims {count} records and holds {found}")
     base = batch.base_timestamp

@@ -18,7 +18,7 @@ import struct
 import time
 
 import pytest
-from confluent_kafka import KafkaError, Producer
+from confluent_kafka import TIMESTAMP_CREATE_TIME, Consumer, KafkaError, Producer
 from confluent_kafka import TopicPartition as ConfluentPartition
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaProducer
@@ -33,6 +33,7 @@ from tests.gateway.admin import create_topic
 from tests.gateway.clients import TIMEOUT_S, Sent, confluent_produce
 from tests.gateway.sasl_connection import RawConnection
 from tests.gateway.server import children
+from tests.protocol.records.bad_batches import records_bytes, sealed, transactional_without_producer
 
 PRODUCE, INIT_PRODUCER_ID = by_name("Produce"), by_name("InitProducerId")
 ADD_PARTITIONS = by_name("AddPartitionsToTxn")
@@ -241,6 +242,62 @@ def test_records_out_of_bounds_are_named_with_the_log_start_offset_and_the_messa
         version, errors, message) in frame
 
 
+@VERSIONS
+@pytest.mark.parametrize("make", [
+    lambda: sealed(records_bytes([b"first", b"second"])[:-3], 2),  # the last record cut short
+    lambda: sealed(records_bytes([b"a", b"b"]) + b"\x07", 2),  # bytes after the last record
+    lambda: sealed(records_bytes([b"a", b"b", b"c"]), 2),  # more records than counted
+    lambda: sealed(bytes([records_bytes([b"v"])[0] + 2]) + records_bytes([b"v"])[1:] + b"\x00", 1),  # a stray byte
+], ids=["truncated", "trailing", "count", "fields"])
+def test_records_that_do_not_make_up_the_batch_are_invalid_with_the_log_start_offset(shared_gateway, refusing,
+                                                                                     version, make):
+    """Kafka's record iterator throws InvalidRecordException once the CRC passed: INVALID_RECORD,
+    not one of appendToLocalLog's expected exceptions, without a message."""
+    refused_as(shared_gateway, version, refusing, make(), ErrorCode.INVALID_RECORD, LOG_START)
+
+
+@VERSIONS
+def test_a_transactional_batch_without_a_producer_id_is_appended(shared_gateway, refusing, version):
+    """Kafka verifies and checks only batches with a producer id: such a batch is a plain one."""
+    answers, _ = produce(shared_gateway, version, {(refusing, 0): transactional_without_producer()},
+                         transactional_id="no-producer-id")
+    assert fields(answers[refusing, 0])[:2] == (ErrorCode.NONE, answers[refusing, 0].base_offset)
+    assert answers[refusing, 0].base_offset >= LOG_START
+
+
+STAMP_REFUSED = "One or more records have been rejected due to invalid timestamp"
+
+
+@VERSIONS
+def test_a_producers_log_append_time_stamp_is_refused_on_a_log_append_time_topic(shared_gateway, version):
+    """Kafka's validator: INVALID_TIMESTAMP naming every record, with the log start offset."""
+    topic = topic_with_log_start(shared_gateway, f"stamped-{version}", message_timestamp_type="LogAppendTime")
+    stamp = now_ms()
+    answers, frame = produce(shared_gateway, version, {(topic, 0): batch(2, log_append_time=stamp)})
+    errors = [(index, f"Invalid timestamp type in message DefaultRecord(offset={index}, timestamp={stamp}, "
+                      f"key=2 bytes, value=1 bytes). Producer should not set timestamp type to LogAppendTime.")
+              for index in (0, 1)]
+    assert fields(answers[topic, 0]) == (ErrorCode.INVALID_TIMESTAMP, -1, -1, LOG_START, STAMP_REFUSED, errors)
+    assert struct.pack(">hqqq", ErrorCode.INVALID_TIMESTAMP, -1, -1, LOG_START) + wire_record_errors(
+        version, errors, STAMP_REFUSED) in frame
+
+
+def test_a_producers_log_append_time_stamp_is_stored_as_create_time_on_a_create_time_topic(shared_gateway):
+    topic = "stamped-create-time"
+    create_topic(shared_gateway.bootstrap, topic)
+    stamp = now_ms()
+    answers, _ = produce(shared_gateway, 9, {(topic, 0): batch(2, timestamp=stamp - 5, log_append_time=stamp)})
+    assert fields(answers[topic, 0]) == (ErrorCode.NONE, 0, -1, 0, NO_MESSAGE, [])
+    consumer = Consumer({"bootstrap.servers": shared_gateway.bootstrap, "group.id": "stamped",
+                         "auto.offset.reset": "earliest"})
+    try:
+        consumer.assign([ConfluentPartition(topic, 0, 0)])
+        got = [consumer.poll(TIMEOUT_S) for _ in range(2)]
+    finally:
+        consumer.close()
+    assert [message.timestamp() for message in got] == [(TIMESTAMP_CREATE_TIME, stamp - 5)] * 2
+
+
 def producer_id(server, transactional_id: str | None = None) -> tuple[int, int]:
     connection = RawConnection(server.port)
     try:
@@ -265,6 +322,42 @@ def test_the_producer_states_refusals_have_the_log_start_offset(shared_gateway, 
     assert produce(shared_gateway, version, {(refusing, 0): newer})[0][refusing, 0].error_code == ErrorCode.NONE
     older = batch(producer_id=pid, producer_epoch=epoch, base_sequence=1)
     refused_as(shared_gateway, version, refusing, older, ErrorCode.INVALID_PRODUCER_EPOCH, LOG_START)
+
+
+@pytest.mark.parametrize("timestamp_type", ["LogAppendTime", "CreateTime"])
+def test_a_duplicate_is_answered_with_its_originals_offset_and_timestamp(shared_gateway, timestamp_type):
+    """Kafka's UnifiedLog answers a retried batch with the original's base offset and, as log
+    append time, the original's max timestamp as stored, whatever the topic's timestamp type."""
+    topic = topic_with_log_start(shared_gateway, f"retried-{timestamp_type}", message_timestamp_type=timestamp_type)
+    pid, epoch = producer_id(shared_gateway)
+    created = now_ms() - 1000
+    retried = batch(2, timestamp=created, producer_id=pid, producer_epoch=epoch, base_sequence=0)
+    first = produce(shared_gateway, 9, {(topic, 0): retried})[0][topic, 0]
+    time.sleep(0.01)  # a later append would have a later LogAppendTime
+    again, frame = produce(shared_gateway, 9, {(topic, 0): retried})
+    original_time = first.log_append_time_ms if timestamp_type == "LogAppendTime" else created
+    assert first.base_offset == 3 and first.error_code == ErrorCode.NONE
+    assert fields(again[topic, 0]) == (ErrorCode.NONE, 3, original_time, LOG_START, NO_MESSAGE, [])
+    assert wire_answer(9, 0, ErrorCode.NONE, 3, LOG_START, log_append_time=original_time) in frame
+
+
+@pytest.mark.parametrize("version", [8, 11])
+def test_transactional_batches_of_two_producers_refuse_the_request(shared_gateway, refusing, version):
+    """Kafka's ReplicaManager throws InvalidPidMappingException before any append: its error
+    response gives every partition of the request the code and the exception's message."""
+    second = "second-producer"
+    create_topic(shared_gateway.bootstrap, f"{second}-{version}")
+    (pid_a, epoch_a), (pid_b, epoch_b) = producer_id(shared_gateway, f"a-{version}"), producer_id(shared_gateway,
+                                                                                                   f"b-{version}")
+    answers, frame = produce(shared_gateway, version, {
+        (refusing, 0): batch(producer_id=pid_a, producer_epoch=epoch_a, base_sequence=0, transactional=True),
+        (f"{second}-{version}", 0): batch(producer_id=pid_b, producer_epoch=epoch_b, base_sequence=0,
+                                          transactional=True),
+        (refusing, 7): batch()}, transactional_id=f"a-{version}")
+    message = "Transactional records contained more than one producer ID"
+    for key in ((refusing, 0), (f"{second}-{version}", 0), (refusing, 7)):
+        assert fields(answers[key]) == (ErrorCode.INVALID_PRODUCER_ID_MAPPING, -1, -1, -1, message, [])
+    assert wire_answer(version, 0, ErrorCode.INVALID_PRODUCER_ID_MAPPING, -1, -1, message) in frame
 
 
 # The transaction's verification ----------------------------------------------------------------

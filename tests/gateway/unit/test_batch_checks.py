@@ -11,7 +11,6 @@ from gateway.kafka_error import KafkaError
 from gateway.partitions.batch_checks import (
     TopicCodec,
     checked_batch,
-    first_batch_transactional,
     request_checked,
     timestamp_bounds,
     topic_codec,
@@ -194,6 +193,50 @@ def test_a_batch_stamped_log_append_time_is_checked_by_its_max_timestamp_as_kafk
                                                 f"range. The timestamp should be within [{NOW - HOUR}, {NOW + HOUR}]"),)
 
 
+def producer_stamped(stamp: int, codec: Codec = Codec.NONE) -> memoryview:
+    """A batch a producer stamped LogAppendTime itself: a record with a null key, one with a key."""
+    records = [Record(0, NOW, None, b"v"), Record(1, NOW, b"key", b"value")]
+    return memoryview(bytearray(build_batch(records, codec=codec, log_append_time=stamp)))
+
+
+def stamp_refused(kind: str, stamp: int, null_size: int) -> tuple:
+    why = "Producer should not set timestamp type to LogAppendTime."
+    return ((0, f"Invalid timestamp type in message {kind}(offset=0, timestamp={stamp}, key={null_size} bytes, "
+                f"value=1 bytes). {why}"),
+            (1, f"Invalid timestamp type in message {kind}(offset=1, timestamp={stamp}, key=3 bytes, "
+                f"value=5 bytes). {why}"))
+
+
+@pytest.mark.parametrize(("codec", "target", "kind", "null_size"), [
+    (Codec.NONE, None, "DefaultRecord", 0), (Codec.ZSTD, None, "PartialDefaultRecord", -1),
+    (Codec.ZSTD, TopicCodec(Codec.GZIP, None), "DefaultRecord", 0)])
+def test_a_producers_log_append_time_stamp_is_refused_on_a_log_append_time_topic(codec, target, kind, null_size):
+    """Kafka's validator names each record as the class it read it as (key and value unread in a
+    batch whose compressed bytes it keeps)."""
+    with pytest.raises(KafkaError) as refused:
+        checked_batch(producer_stamped(NOW, codec), PRODUCE_VERSION, MAX_MESSAGE_BYTES, target, append_time=True)
+    assert (refused.value.code, refused.value.message, refused.value.record_errors) == (
+        ErrorCode.INVALID_TIMESTAMP, "One or more records have been rejected due to invalid timestamp",
+        stamp_refused(kind, NOW, null_size))
+
+
+def test_a_producers_log_append_time_stamp_without_a_timestamp_is_refused_on_a_create_time_topic():
+    with pytest.raises(KafkaError) as refused:
+        checked_batch(producer_stamped(-1), PRODUCE_VERSION, MAX_MESSAGE_BYTES, None, bounds())
+    assert (refused.value.code, refused.value.record_errors) == (ErrorCode.INVALID_TIMESTAMP,
+                                                                 stamp_refused("DefaultRecord", -1, 0))
+
+
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.LZ4])
+def test_a_producers_log_append_time_stamp_within_bounds_is_stored_as_create_time(codec):
+    """Kafka's log sets the CreateTime type with the stamp as max timestamp: the records' own show."""
+    batch = checked_batch(producer_stamped(NOW - HOUR, codec), PRODUCE_VERSION, MAX_MESSAGE_BYTES, None,
+                          bounds(before=2 * HOUR))
+    batch.verify_crc()
+    assert (batch.timestamp_type, batch.max_timestamp) == (TimestampType.CREATE_TIME, NOW - HOUR)
+    assert [record.timestamp for record in batch.records()] == [NOW, NOW]
+
+
 KEYLESS = "Compacted topic cannot accept message without key in topic partition t-3"  # no final dot since Kafka 3.5
 
 
@@ -271,11 +314,3 @@ def request_refusal(blob: bytes, version: int) -> ErrorCode | None:
     except KafkaError as refused:
         return refused.code
     return None
-
-
-def test_a_transactional_first_batch_is_seen_in_its_header():
-    transactional = build_batch(RECORDS[:1], producer_id=7, producer_epoch=0, base_sequence=0, transactional=True)
-    assert first_batch_transactional(memoryview(transactional + good([b"x"])))
-    assert not first_batch_transactional(memoryview(good([b"x"]) + transactional))
-    assert not first_batch_transactional(build_message_set(RECORDS[:1], magic=1))
-    assert not first_batch_transactional(None) and not first_batch_transactional(transactional[:22])

@@ -38,13 +38,13 @@ class Partition:
     def next_offset(self) -> int:
         return self.batches[-1].last_offset + 1 if self.batches else 0
 
-    async def append(self, batch: RecordBatch) -> tuple[int, int]:
+    async def append(self, batch: RecordBatch) -> tuple[int, int, int]:
         if self.deposed:
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, "deposed")
         first = self.next_offset
         assign_offsets(batch, first, 0)
         self.batches.append(Stored(first, first + batch.last_offset_delta, bytes(batch.buffer)))
-        return first, len(self.batches) - 1
+        return first, len(self.batches) - 1, -1
 
     async def wait_durable(self, sequence: int) -> None:
         pass

@@ -199,7 +199,7 @@ async def test_produce_waiting_when_the_leadership_moves_is_answered_as_the_next
         registry._nursery = nursery
         await registry.lead({key: EPOCH})
         partition = topic.partitions[0]
-        _, sequence = await partition.append(RecordBatch(memoryview(bytearray(batch_at(0)))))
+        _, sequence, _ = await partition.append(RecordBatch(memoryview(bytearray(batch_at(0)))))
 
         async def produce_waits():
             try:

@@ -50,6 +50,11 @@ def truncated_records() -> bytes:
     return sealed(records_bytes([b"first", b"second"])[:-3], 2)
 
 
+def trailing_bytes() -> bytes:
+    """Bytes that are no record after the records the batch claims."""
+    return sealed(records_bytes([b"a", b"b"]) + b"\x07", 2)
+
+
 def count_lies() -> bytes:
     """Three well-formed records in a batch that claims two."""
     return sealed(records_bytes([b"a", b"b", b"c"]), 2)
@@ -80,7 +85,8 @@ def gzip_bomb() -> bytes:
     return sealed(b"".join(parts) + packer.flush(), 1, attributes=Codec.GZIP)
 
 
-CORRUPT = {"bad_varint": bad_varint, "truncated": truncated_records, "gzip_flag_on_raw": gzip_flag_on_raw_bytes,
-           "gzip_bomb": gzip_bomb, "unknown_codec": unknown_codec}
-INVALID = {"count_lies": count_lies, "offsets_out_of_order": offsets_out_of_order,
-           "transactional_without_producer": transactional_without_producer}
+# Compressed data that does not inflate, or not within the bound, or a codec that is none
+CORRUPT = {"gzip_flag_on_raw": gzip_flag_on_raw_bytes, "gzip_bomb": gzip_bomb, "unknown_codec": unknown_codec}
+# Records that do not make up the batch: Kafka's InvalidRecordException, whether they parse or not
+INVALID = {"bad_varint": bad_varint, "truncated": truncated_records, "trailing_bytes": trailing_bytes,
+           "count_lies": count_lies, "offsets_out_of_order": offsets_out_of_order}

@@ -1,7 +1,7 @@
 """validate_batch: every record of a produced batch checked, nothing else raised."""
 
 import pytest
-from bad_batches import CORRUPT, INVALID, good, records_bytes, sealed
+from bad_batches import CORRUPT, INVALID, good, records_bytes, sealed, transactional_without_producer
 from hypothesis import given
 from hypothesis import strategies as st
 from records_strategies import record_lists
@@ -24,15 +24,20 @@ def test_batches_as_clients_build_them_pass(codec, records):
 
 
 @pytest.mark.parametrize("make", CORRUPT.values(), ids=CORRUPT.keys())
-def test_records_that_do_not_parse_are_corrupt(make):
+def test_compressed_data_that_does_not_inflate_is_corrupt(make):
     with pytest.raises(DecodeError):
         validate_batch(batch(make()), limit=DEFAULT_LIMIT)
 
 
 @pytest.mark.parametrize("make", INVALID.values(), ids=INVALID.keys())
-def test_records_that_break_a_rule_are_invalid(make):
+def test_records_that_do_not_make_up_the_batch_are_invalid(make):
     with pytest.raises(InvalidRecords):
         validate_batch(batch(make()), limit=DEFAULT_LIMIT)
+
+
+def test_a_transactional_batch_without_a_producer_id_passes():
+    """Kafka's validator checks a sequence only where there is a producer id: such a batch is appended."""
+    validate_batch(batch(transactional_without_producer()), limit=DEFAULT_LIMIT)
 
 
 @pytest.mark.parametrize("codec", [c for c in Codec if c != Codec.NONE])
@@ -44,25 +49,25 @@ def test_compressed_records_inflate_within_the_limit(codec):
 
 
 @pytest.mark.parametrize("cut", [1, 2, 5])
-def test_records_cut_anywhere_are_corrupt(cut):
+def test_records_cut_anywhere_are_invalid(cut):
     payload = records_bytes([b"value", b"other"])
-    with pytest.raises(DecodeError):
+    with pytest.raises(InvalidRecords):
         validate_batch(batch(sealed(payload[:-cut], 2)), limit=DEFAULT_LIMIT)
 
 
-def test_null_header_key_and_negative_lengths_are_corrupt():
+def test_null_header_key_and_negative_lengths_are_invalid():
     one = records_bytes([b"v"])  # length, attributes, ts, offset, key (null), value, 1 header
     key_at = one.index(b"\x02h")  # header key "h": length 1 (zigzag 2)
     for damaged in (one[:key_at] + b"\x01" + one[key_at + 1:],  # header key null
                     one[:4] + b"\x03" + one[5:]):  # key length -2
-        with pytest.raises(DecodeError):
+        with pytest.raises(InvalidRecords):
             validate_batch(batch(sealed(damaged, 1)), limit=DEFAULT_LIMIT)
 
 
-def test_a_record_with_bytes_beyond_its_fields_is_corrupt():
+def test_a_record_with_bytes_beyond_its_fields_is_invalid():
     one = bytearray(records_bytes([b"v"]))
     one[0] += 2  # length one more: a stray byte follows the record's fields
-    with pytest.raises(DecodeError):
+    with pytest.raises(InvalidRecords):
         validate_batch(batch(sealed(bytes(one) + b"\x00", 1)), limit=DEFAULT_LIMIT)
 
 

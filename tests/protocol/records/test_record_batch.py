@@ -16,6 +16,8 @@ from protocol.records import (
     assign_offsets,
     build_batch,
     build_control_batch,
+    build_message_set,
+    first_batch_transactional,
     read_control_record,
     split_records,
 )
@@ -157,3 +159,13 @@ def test_unknown_codec_is_refused():
     blob[22] |= 0x07
     with pytest.raises(DecodeError):
         split_records(blob)
+
+
+def test_a_transactional_first_batch_is_seen_in_its_header():
+    records = [Record(0, 1_700_000_000_000, b"k", b"v")]
+    transactional = build_batch(records, producer_id=7, producer_epoch=0, base_sequence=0, transactional=True)
+    plain = build_batch(records)
+    assert first_batch_transactional(memoryview(transactional + plain))
+    assert not first_batch_transactional(memoryview(plain + transactional))
+    assert not first_batch_transactional(build_message_set(records, magic=1))
+    assert not first_batch_transactional(None) and not first_batch_transactional(transactional[:22])
