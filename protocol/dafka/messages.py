@@ -51,8 +51,12 @@ _NUMBERS = {U64: _U64, U32: _U32, I32: _I32, U8: _U8}
 _EPOCH_START = struct.Struct(">iQ")
 NO_START = 2**64 - 1  # FENCE: a claim of leadership, its first sequence not chosen yet
 
+# The messages are values, hashable and never changed, yet not frozen: a frozen dataclass's
+# __init__ sets each field through object.__setattr__, twice the cost of a plain one, and a
+# store builds one RECORD per record received.
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(slots=True, unsafe_hash=True)
 class Record:
     """A record published by a partition's producer to the topic."""
 
@@ -65,7 +69,7 @@ class Record:
     content: Buffer
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class DirectRecord:
     """A record sent to the node that FETCHed it."""
 
@@ -79,7 +83,7 @@ class DirectRecord:
     content: Buffer
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Fetch:
     """A request for `count` records of a partition from `sequence` on."""
 
@@ -98,7 +102,7 @@ class Fetch:
     count: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Ack:
     """A store's cumulative acknowledgement: it holds the partition up to `sequence`."""
 
@@ -110,7 +114,7 @@ class Ack:
     sequence: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Head:
     """A producer's periodic note of the last sequence it published."""
 
@@ -122,7 +126,7 @@ class Head:
     sequence: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class DirectHead:
     """A store's answer to GET-HEADS or CONSUMER-HELLO: one partition's head."""
 
@@ -135,7 +139,7 @@ class DirectHead:
     sequence: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class GetHeads:
     """A consumer's request for the heads of every partition of a topic."""
 
@@ -146,7 +150,7 @@ class GetHeads:
     consumer: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class ConsumerHello:
     """A consumer introducing itself and its topics to a store reader."""
 
@@ -158,7 +162,7 @@ class ConsumerHello:
     subjects: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class StoreHello:
     """A store reader greeting a consumer whose subscription it saw."""
 
@@ -169,7 +173,7 @@ class StoreHello:
     store: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class HeadsDone:
     """Our extension: a store reader has sent every DIRECT-HEAD it holds for `subject` to
     `consumer`, so the consumer need not wait out a window for stores that hold nothing.
@@ -183,7 +187,7 @@ class HeadsDone:
     subject: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Fence:
     """Our extension: a gateway that leads, or would lead, a partition at leader `epoch` asks
     the stores to refuse its records of older epochs. With `start` NO_START it is a claim,
@@ -204,7 +208,7 @@ class Fence:
     epochs: tuple[tuple[int, int], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Fenced:
     """Our extension: a store writer's answer to a FENCE claim, sent to the requester once
     the outcome is durable. `epoch` is the store's fence epoch now (the claim's if
@@ -231,7 +235,7 @@ class Fenced:
         return self.next_sequence - 1
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class EpochAck:
     """Our extension: ACK of a fenced partition, naming the leader epoch of the record at
     `sequence`, so that only the leader of that epoch counts it (a deposed leader publishing
@@ -317,6 +321,8 @@ def decode(frames: Sequence[Buffer]) -> Message:
     if not frames:
         raise DecodeError("no frames")
     frame = bytes(frames[0])
+    if len(frames) == 2 and (known := _PREFIXES.get(frame[: -_U64.size])) is not None:
+        return known[0](*known[1:], _U64.unpack_from(frame, len(frame) - _U64.size)[0], frames[1])
     if not frame:
         raise DecodeError("empty frame 0", 0)
     cls = _BY_ID.get(frame[0])
@@ -346,22 +352,22 @@ def decode(frames: Sequence[Buffer]) -> Message:
 
 
 def _decode_content(cls, frames: Sequence[Buffer], frame: bytes, end: int) -> Record | DirectRecord | None:
-    """The hot path: a well-formed RECORD or DIRECT-RECORD, else None (the generic decoder
-    then finds what is wrong). Frame 0 differs from the partition's previous one only in its
-    sequence, so the fields before it are decoded once per prefix (_PREFIXES)."""
+    """A well-formed RECORD or DIRECT-RECORD, else None (the generic decoder then finds what
+    is wrong). Frame 0 differs from the partition's previous one only in its sequence, so the
+    fields before it are decoded once per prefix, which `decode` looks up first (_PREFIXES):
+    a prefix held there is a well-formed one of its own message type."""
     prefix = frame[: -_U64.size]
-    known = _PREFIXES.get(prefix)
+    known = _fields_before_sequence(cls, frame, end)
     if known is None:
-        known = _fields_before_sequence(cls, frame, end)
-        if known is None:
-            return None
-        if len(_PREFIXES) >= _PREFIXES_HELD:
-            _PREFIXES.clear()
-        _PREFIXES[prefix] = known
+        return None
+    if len(_PREFIXES) >= _PREFIXES_HELD:
+        _PREFIXES.clear()
+    _PREFIXES[prefix] = (cls, *known)
     return cls(*known, _U64.unpack_from(frame, len(prefix))[0], frames[1])
 
 
-_PREFIXES: dict[bytes, tuple[str, ...]] = {}  # frame 0 but its sequence -> the fields before it
+# frame 0 but its sequence -> (message type, the fields before the sequence)
+_PREFIXES: dict[bytes, tuple] = {}
 _PREFIXES_HELD = 4096  # prefixes, one per partition (and requester) lately received; then it starts over
 
 
