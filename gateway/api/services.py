@@ -157,8 +157,9 @@ class Topics(Protocol):
 
     async def add_partitions(self, name: str, count: int, *, validate_only: bool = False) -> None: ...
 
-    async def led(self, topic: Topic) -> None:
-        """Until each of the topic's partitions has a leader (at once alone; in a cluster, bounded)."""
+    async def led(self, topic: Topic, deadline: float) -> bool:
+        """Whether each of the topic's partitions has a leader by `deadline` (trio's clock), waiting
+        until then (at once alone)."""
 
     async def replace_configs(self, name: str, overrides: dict[str, str], *, validate_only: bool = False) -> None: ...
 

@@ -3,11 +3,20 @@
 This gateway is the only broker a client sees, so a manual replica
 assignment may name this node alone, once per partition. Partitions created and deleted count against the client's
 controller_mutation_rate (mutation_quota.py).
+
+A topic created or grown is answered once its new partitions have leaders, the request's topics
+waiting together until its timeout_ms runs out; one whose leaders are not all assigned by then,
+and every one when timeout_ms <= 0 (answered at once), is answered REQUEST_TIMED_OUT, changed all
+the same, as Kafka's broker that waits for the leaders answers (librdkafka takes that answer for
+done when it asked for no wait). Kafka 4's controller, whose deadline bounds only the wait for
+its event queue, changes nothing when it runs out (at once for timeout_ms <= 0).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+
+import trio
 
 from gateway.acls.model import Operation, ResourceType
 from gateway.api.authorization import FAILURES, allowed, allowed_names, may_create, require
@@ -70,7 +79,21 @@ def layout(wanted, node: int) -> tuple[int, int]:
     return len(indexes), replication
 
 
-async def create_topic(services: Services, wanted, validate_only: bool, quota: MutationQuota):
+def leaders_deadline(timeout_ms: int) -> float | None:
+    """When a request stops waiting for its new partitions' leaders (trio's clock); None when it
+    waits for none."""
+    return trio.current_time() + timeout_ms / 1000 if timeout_ms > 0 else None
+
+
+async def await_leaders(services: Services, topic, deadline: float | None) -> None:
+    """Wait until the topic's partitions have leaders, or REQUEST_TIMED_OUT at the deadline."""
+    if deadline is None or not await services.topics.led(topic, deadline):
+        raise KafkaError(ErrorCode.REQUEST_TIMED_OUT,
+                         f"Topic '{topic.name}' was changed, but not all of its partitions had leaders within the "
+                         "request's timeout.")
+
+
+async def create_topic(services: Services, wanted, validate_only: bool, quota: MutationQuota, deadline: float | None):
     Result = CREATE.Response.Topics
     try:
         if is_internal(wanted.name):  # described whenever named, so it exists
@@ -81,7 +104,7 @@ async def create_topic(services: Services, wanted, validate_only: bool, quota: M
                                           {c.name: c.value for c in wanted.configs}, validate_only=validate_only)
         quota.count(len(topic.partition_states))
         if not validate_only:
-            await services.topics.led(topic)
+            await await_leaders(services, topic, deadline)
     except KafkaError as exc:
         return Result(name=wanted.name, error_code=exc.code, error_message=exc.message)
     configs = [Result.Configs(name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
@@ -97,7 +120,9 @@ async def create_topics(request: Request, services: Services):
     body = request.body
     twice = repeated(t.name for t in body.topics)
     quota = MutationQuota(request, services, strict_from=6)
-    results = [await create_topic(services, t, body.validate_only, quota) if may_create(request, services, t.name)
+    deadline = leaders_deadline(body.timeout_ms)
+    results = [await create_topic(services, t, body.validate_only, quota, deadline)
+               if may_create(request, services, t.name)
                else _refused(CREATE.Response.Topics, t.name) for t in body.topics if t.name not in twice]
     results += [CREATE.Response.Topics(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message=DUPLICATE_NAME)
                 for name in sorted(twice)]
@@ -178,7 +203,8 @@ def check_added(wanted, topic, node: int) -> None:
     replication_of([a.broker_ids for a in wanted.assignments], node, topic.replication_factor)
 
 
-async def add_partitions(services: Services, wanted, validate_only: bool, quota: MutationQuota):
+async def add_partitions(services: Services, wanted, validate_only: bool, quota: MutationQuota,
+                         deadline: float | None):
     Result = CREATE_PARTITIONS.Response.Results
     try:
         topic = services.topics.get(wanted.name)
@@ -189,7 +215,7 @@ async def add_partitions(services: Services, wanted, validate_only: bool, quota:
         await services.topics.add_partitions(wanted.name, wanted.count, validate_only=validate_only)
         quota.count(wanted.count - before)
         if not validate_only:
-            await services.topics.led(topic)
+            await await_leaders(services, topic, deadline)
     except KafkaError as exc:
         return Result(name=wanted.name, error_code=exc.code, error_message=exc.message)
     return Result(name=wanted.name)
@@ -200,7 +226,8 @@ async def create_partitions(request: Request, services: Services):
     body = request.body
     twice = repeated(t.name for t in body.topics)
     quota = MutationQuota(request, services, strict_from=3)
-    results = [await add_partitions(services, t, body.validate_only, quota)
+    deadline = leaders_deadline(body.timeout_ms)
+    results = [await add_partitions(services, t, body.validate_only, quota, deadline)
                if allowed(request, services, Operation.ALTER, ResourceType.TOPIC, t.name)
                else _refused(CREATE_PARTITIONS.Response.Results, t.name) for t in body.topics if t.name not in twice]
     results += [CREATE_PARTITIONS.Response.Results(name=name, error_code=ErrorCode.INVALID_REQUEST,

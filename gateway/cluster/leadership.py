@@ -58,10 +58,6 @@ ASSIGNMENTS_IN_FLIGHT = 64
 # that came meanwhile are taken together.
 REACTION_REST_MAX_S = 0.25
 
-# How long the controller's CreateTopics and CreatePartitions wait for the new partitions'
-# leaders (normally one reaction of assign_leaders, well under a second); then they answer anyway.
-LEADERS_WAIT_S = 5.0
-
 Wanted = dict[tuple[str, int], int]  # (topic id, index) -> leader epoch
 
 
@@ -164,18 +160,19 @@ class TopicSharing:
     async def request_creation(self, name: str) -> None:
         await self.client.set(f"{TOPIC_REQUESTS}{name}", encoded({"requested_by": self.membership.node_id}))
 
-    async def leaders_assigned(self, topic_id: str, count: int) -> None:
-        """Until each of the topic's first `count` partitions has a leader: Kafka's controller
-        answers CreateTopics once the records naming the leaders are committed, so a client's next
-        Metadata never shows a new partition leaderless. Not while no gateway may lead; at most
-        LEADERS_WAIT_S."""
+    async def leaders_assigned(self, topic_id: str, count: int, deadline: float) -> bool:
+        """Whether each of the topic's first `count` partitions has a leader by `deadline` (trio's
+        clock), waiting until then: Kafka answers CreateTopics once the records naming the leaders
+        are committed, so a client's next Metadata never shows a new partition leaderless. Not
+        waited for while no gateway may lead."""
         keys = [partition_key(topic_id, index) for index in range(count)]
 
         def led() -> bool:
             return not self.membership.candidates() or all(self.client.get(key) is not None for key in keys)
 
-        with trio.move_on_after(LEADERS_WAIT_S):
+        with trio.move_on_at(deadline):
             await until(self.client, led)
+        return led()
 
     async def claim_epoch(self, topic_id: str, index: int, epoch: int, newer: int) -> bool:
         """Lead a partition led here at `epoch` at `newer` instead, as the stores hold a claim of

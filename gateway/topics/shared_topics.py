@@ -36,7 +36,7 @@ class TopicSharing(Protocol):
 
     async def request_creation(self, name: str) -> None: ...
 
-    async def leaders_assigned(self, topic_id: str, count: int) -> None: ...
+    async def leaders_assigned(self, topic_id: str, count: int, deadline: float) -> bool: ...
 
     async def report_log_start(self, topic_id: str, index: int, log_start_offset: int, first_sequence: int
                                ) -> None: ...
@@ -64,10 +64,12 @@ class ClusterTopics:
         if self.sharing is not None:
             await self.sharing.share(topic.state())
 
-    async def led(self, topic: Topic) -> None:
-        """In a cluster, until the controller assigned a leader to each of the topic's partitions."""
-        if self.sharing is not None:
-            await self.sharing.leaders_assigned(str(topic.topic_id), len(topic.partition_states))
+    async def led(self, topic: Topic, deadline: float) -> bool:
+        """Whether each of the topic's partitions has a leader by `deadline` (trio's clock): alone at
+        once; in a cluster, once the controller assigned them."""
+        if self.sharing is None:
+            return True
+        return await self.sharing.leaders_assigned(str(topic.topic_id), len(topic.partition_states), deadline)
 
     def _check_controller(self) -> None:
         """Only the controller changes topics: the others send clients to it, as Kafka's brokers do."""

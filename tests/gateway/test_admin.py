@@ -22,10 +22,14 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
+from protocol.kafka.apis import by_name
+from protocol.kafka.error_codes import ErrorCode
 from tests.gateway.admin import create_topic
+from tests.gateway.test_validation import Connection
 
 TIMEOUT_S = 30.0
 MAX_CONNECTIONS = 2147483647  # Kafka's default
+CREATE_TOPICS, CREATE_PARTITIONS = by_name("CreateTopics"), by_name("CreatePartitions")
 
 
 @pytest.fixture(scope="module")
@@ -120,6 +124,34 @@ def test_create_partitions(admin, shared_gateway):
     assert partition_count(admin, "cp-grow") == 3
     shrink = admin.create_partitions([NewPartitions("cp-grow", 2)])
     assert outcome(shrink["cp-grow"]) == KafkaError.INVALID_PARTITIONS
+
+
+def test_changes_that_wait_for_nothing_are_made_and_answered_request_timed_out(admin, shared_gateway):
+    """With timeout_ms <= 0 Kafka's broker answers CreateTopics and CreatePartitions at once:
+    REQUEST_TIMED_OUT for each topic it created or grew, the change made all the same (a
+    validation changes nothing and is answered as always); librdkafka, told to wait for nothing
+    (operation_timeout=0), takes that answer for done."""
+    Wanted, More = CREATE_TOPICS.Request.Topics, CREATE_PARTITIONS.Request.Topics
+    connection = Connection(shared_gateway.port)
+    try:
+        created = connection.call(CREATE_TOPICS, 7, CREATE_TOPICS.Request(
+            topics=[Wanted(name="nw-raw", num_partitions=1, replication_factor=1)], timeout_ms=0))
+        assert [(t.name, t.error_code, t.num_partitions) for t in created.topics] == [
+            ("nw-raw", ErrorCode.REQUEST_TIMED_OUT, -1)]
+        grown = connection.call(CREATE_PARTITIONS, 3, CREATE_PARTITIONS.Request(
+            topics=[More(name="nw-raw", count=3, assignments=None)], timeout_ms=-1))
+        assert [(r.name, r.error_code) for r in grown.results] == [("nw-raw", ErrorCode.REQUEST_TIMED_OUT)]
+        checked = connection.call(CREATE_TOPICS, 7, CREATE_TOPICS.Request(
+            topics=[Wanted(name="nw-checked", num_partitions=1, replication_factor=1)], timeout_ms=0,
+            validate_only=True))
+        assert [(t.name, t.error_code) for t in checked.topics] == [("nw-checked", ErrorCode.NONE)]
+    finally:
+        connection.close()
+    assert partition_count(admin, "nw-raw") == 3
+    assert "nw-checked" not in admin.list_topics(timeout=TIMEOUT_S).topics
+    futures = admin.create_topics([NewTopic("nw-confluent", 2, 1)], operation_timeout=0)
+    assert outcome(futures["nw-confluent"]) is None
+    assert partition_count(admin, "nw-confluent") == 2
 
 
 def test_describe_topic_configs(admin, shared_gateway):

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -320,6 +320,43 @@ def test_new_partitions_have_leaders_when_the_controller_answers(tmp_path):
             assert leader_errors(connection, "led-at-once") == [ErrorCode.NONE] * (PARTITIONS + 2)
         finally:
             connection.close()
+
+
+def test_new_partitions_are_waited_for_at_most_the_request_timeout(tmp_path):
+    """Kafka's broker waits for a new topic's (or new partitions') leaders only as long as the
+    request's timeout_ms, then answers REQUEST_TIMED_OUT for it, created all the same. 1 ms is too
+    short for the controller to assign six leaders through CHP, as it is for Kafka's (its
+    CreateTopicsRequestTest asks 1 ms alike)."""
+    from kafka.admin import KafkaAdminClient
+
+    with gateway_cluster(tmp_path) as gateways:
+        admin = AdminClient({"bootstrap.servers": gateways[0].bootstrap})
+        created = admin.create_topics([NewTopic("hurried", PARTITIONS, 1)], operation_timeout=0.001)
+        assert timed_out(created["hurried"])
+        wait_until(lambda: sorted(leaders(gateways[0], "hurried")) == list(range(PARTITIONS))
+                   and -1 not in leaders(gateways[0], "hurried").values(), 30, "the topic's partitions get leaders")
+        grown = admin.create_partitions([NewPartitions("hurried", PARTITIONS + 2)], operation_timeout=0.001)
+        assert timed_out(grown["hurried"])
+        kafka_python = KafkaAdminClient(bootstrap_servers=gateways[1].bootstrap)
+        try:
+            answer = kafka_python.create_topics({"hurried-too": {"num_partitions": PARTITIONS}}, timeout_ms=1,
+                                                raise_errors=False)
+            assert [(t["name"], t["error_code"]) for t in answer["topics"]] == [
+                ("hurried-too", ErrorCode.REQUEST_TIMED_OUT)]
+        finally:
+            kafka_python.close()
+        for topic, count in (("hurried", PARTITIONS + 2), ("hurried-too", PARTITIONS)):
+            wait_until(lambda t=topic, c=count: sorted(leaders(gateways[2], t)) == list(range(c))
+                       and -1 not in leaders(gateways[2], t).values(), 30, "every new partition gets a leader")
+
+
+def timed_out(future) -> bool:
+    """Whether confluent-kafka's admin future failed with REQUEST_TIMED_OUT."""
+    try:
+        future.result(30)
+    except KafkaException as exc:
+        return exc.args[0].code() == KafkaError.REQUEST_TIMED_OUT
+    return False
 
 
 def leader_errors(connection: Connection, topic: str) -> list[int]:
