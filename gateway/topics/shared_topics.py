@@ -90,17 +90,14 @@ class ClusterTopics:
                 self.followed[name] = state
                 shared = Topic.from_state(state)
                 topic = self.topics.get(name)
-                if topic is None:
-                    await self._open(shared)
-                    continue
-                pairs = zip(topic.partition_states, shared.partition_states, strict=False)
-                for number, (mine, theirs) in enumerate(pairs):
-                    if topic.partitions[number] is None:  # a led one knows its log start best
-                        mine.log_start_offset, mine.first_sequence = theirs.log_start_offset, theirs.first_sequence
-                topic.partition_states += shared.partition_states[len(topic.partition_states):]
-                topic.configs = shared.configs
-                await self._open(topic)
-                self._configured(topic)
+                if topic is not None:
+                    pairs = zip(topic.partition_states, shared.partition_states, strict=False)
+                    for number, (mine, theirs) in enumerate(pairs):
+                        if topic.partitions[number] is None:  # a led one knows its log start best
+                            mine.log_start_offset, mine.first_sequence = theirs.log_start_offset, theirs.first_sequence
+                    topic.configs = shared.configs
+                    self._configured(topic)
+                await self._open_added(topic, shared)
 
     async def follow_new_shared(self, states: dict[str, dict]) -> None:
         """Take at once, without the topic lock, the topics and partitions the controller added:
@@ -115,11 +112,20 @@ class ClusterTopics:
         for name, state in states.items():
             topic = self.topics.get(name)
             if topic is None:
-                self.followed[name] = state
-                await self._open(Topic.from_state(state))
-            elif str(topic.topic_id) == state["id"] and len(state["partitions"]) > len(topic.partition_states):
-                topic.partition_states += Topic.from_state(state).partition_states[len(topic.partition_states):]
-                await self._open(topic)
+                self.followed[name] = state  # taken whole: follow_shared has nothing of it left to take
+            elif str(topic.topic_id) != state["id"] or len(state["partitions"]) <= len(topic.partition_states):
+                continue
+            await self._open_added(topic, Topic.from_state(state))
+
+    async def _open_added(self, topic: Topic | None, shared: Topic) -> None:
+        """Open what the controller's state of a topic (`shared`) adds to this gateway's (`topic`,
+        None while unknown here): the whole topic, or the partitions beyond those known here
+        (none of them led here yet)."""
+        if topic is None:
+            await self._open(shared)
+            return
+        topic.partition_states += shared.partition_states[len(topic.partition_states):]
+        await self._open(topic)
 
     async def lead(self, wanted: dict[tuple[str, int], int]) -> float | None:
         """Lead exactly the partitions `wanted` names ((topic id, index) -> leader epoch): open
