@@ -1,11 +1,16 @@
 """DescribeLogDirs and AlterReplicaLogDirs: where the gateway's partitions live, and how large they are.
 
 To a Kafka client the gateway has one log directory: its data directory,
-under which the embedded stores keep their logs. A partition's size is the
-bytes of its batches from the log start on; its offset lag is 0, the
-gateway being the only log of the partitions it leads. Native partitions
-belong to the mesh: the gateway does not know their sizes and leaves them
-out. From v4 the directory's file system tells its total and usable bytes.
+under which the embedded stores keep their logs. It holds every partition of
+which the gateway is a replica, as a Kafka broker's holds its leaders' and
+followers' logs: in a cluster every replica reads the same log from the
+stores, so a follower is in sync (Metadata's ISR) and stays in its directory
+(AlterReplicaLogDirs below). A partition led here has the bytes of its
+batches from the log start on as its size; one followed here reads none of
+them and has size 0. The offset lag is 0, the stores' log being the one log
+of every replica. Native partitions belong to the mesh: the gateway does not
+know their sizes and leaves them out. From v4 the directory's file system
+tells its total and usable bytes.
 
 With one directory, AlterReplicaLogDirs has nowhere to move a partition to:
 moving a replica it holds to that directory succeeds (it is there), another
@@ -46,8 +51,8 @@ async def describe_log_dirs(request: Request, services: Services):
         topic = services.topics.get(name)
         if topic.native or (wanted is not None and name not in wanted):
             continue
-        partitions = [Partition(partition_index=p.index, partition_size=p.size_bytes, offset_lag=0)
-                      for p in topic.partitions if p is not None and (wanted is None or p.index in wanted[name])]
+        partitions = [Partition(partition_index=index, partition_size=size, offset_lag=0)
+                      for index, size in hosted(services, topic) if wanted is None or index in wanted[name]]
         if partitions:
             topics.append(Topic(name=name, partitions=partitions))
     directory = services.log_dir.resolve()
@@ -56,6 +61,15 @@ async def describe_log_dirs(request: Request, services: Services):
         usage = shutil.disk_usage(directory)
         result.total_bytes, result.usable_bytes = usage.total, usage.free
     return API.Response(results=[result])
+
+
+def hosted(services: Services, topic) -> list[tuple[int, int]]:
+    """(index, size in bytes) of the topic's partitions of which this gateway is a replica: led
+    here, or followed (of whose bytes it reads none: 0)."""
+    leadership = services.cluster.leadership(topic)
+    return [(index, partition.size_bytes) if partition is not None else (index, 0)
+            for index, partition in enumerate(topic.partitions)
+            if partition is not None or services.cluster.node_id in leadership(index)[2]]
 
 
 @handles("AlterReplicaLogDirs")

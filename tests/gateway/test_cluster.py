@@ -303,6 +303,37 @@ def test_gateways_send_clients_to_the_leader_and_the_controller(tmp_path):
             connection.close()
 
 
+def test_each_gateway_describes_the_log_dirs_of_every_replica_it_is(tmp_path):
+    """Kafka's broker lists in DescribeLogDirs every replica it hosts, followers too; each gateway
+    is a replica of every partition of a topic created while all three ran: it lists them all,
+    those it leads with their bytes, those it follows with none (the stores hold them, read only
+    by their leader)."""
+    from kafka.admin import KafkaAdminClient
+
+    with gateway_cluster(tmp_path) as gateways:
+        create_topic_through(gateways[0], "hosted")
+        wait_until(lambda: spread_over(gateways[0], "hosted", {1, 2, 3}), 30, "partitions led by all three")
+        led_by = leaders(gateways[0], "hosted")
+        produce, _ = CLIENTS["confluent-kafka"]
+        produce(gateways[0].bootstrap, "hosted", [Sent(value=b"v" * 1000, partition=n % PARTITIONS)
+                                                  for n in range(5 * PARTITIONS)], acks="all")
+        admin = KafkaAdminClient(bootstrap_servers=gateways[1].bootstrap)
+        try:
+            described = admin.describe_log_dirs(["hosted"])
+        finally:
+            admin.close()
+        assert sorted(answer["broker"] for answer in described) == [1, 2, 3]
+        for answer in described:
+            ((topic,),) = [directory["topics"] for directory in answer["log_dirs"]]
+            sizes = {p["partition_index"]: p["partition_size"] for p in topic["partitions"]}
+            assert topic["name"] == "hosted" and sorted(sizes) == list(range(PARTITIONS))
+            assert {index for index, size in sizes.items() if size > 5 * 1000} == {
+                index for index, node in led_by.items() if node == answer["broker"]}
+            assert {index for index, size in sizes.items() if size == 0} == {
+                index for index, node in led_by.items() if node != answer["broker"]}
+            assert {p["offset_lag"] for p in topic["partitions"]} == {0}
+
+
 def test_new_partitions_have_leaders_when_the_controller_answers(tmp_path):
     """Kafka's controller answers CreateTopics and CreatePartitions once the records naming the
     new partitions' leaders are committed: its Metadata never shows them leaderless after that
