@@ -30,8 +30,20 @@ class PartitionSequencer:
     def behind(self) -> bool:
         return self.known_head >= self.next_sequence
 
+    def take_next(self, sequence: int) -> bool:
+        """Whether `sequence` is the next one with none held ahead of it (the common case, which
+        needs no list): if so it is taken."""
+        if sequence != self.next_sequence or self._ahead:
+            return False
+        self.next_sequence = sequence + 1
+        if sequence > self.known_head:
+            self.known_head = sequence
+        return True
+
     def offer(self, sequence: int, content) -> list[tuple[int, object]]:
         """The records now deliverable in order; duplicates and old records vanish."""
+        if self.take_next(sequence):
+            return [(sequence, content)]
         if sequence < self.next_sequence:
             return []
         self.known_head = max(self.known_head, sequence)

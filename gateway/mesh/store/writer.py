@@ -169,7 +169,10 @@ class StoreWriter:
             return
         fence = self.fences.get(key)
         if fence is None:
-            self._queue(key, sequencer.offer(message.sequence, held(message.content)))
+            if sequencer.take_next(message.sequence):
+                self._queue_one(key, message.sequence, held(message.content))
+            else:
+                self._queue(key, sequencer.offer(message.sequence, held(message.content)))
         else:
             self._take_fenced(key, sequencer, fence, message)
 
@@ -326,14 +329,17 @@ class StoreWriter:
         self._work.set()
 
     def _queue(self, key: tuple[str, str], ready: list) -> None:
-        if not ready:
-            return
+        for sequence, content in ready:
+            self._queue_one(key, sequence, content)
+
+    def _queue_one(self, key: tuple[str, str], sequence: int, content) -> None:
+        """Queue the record at `sequence`, the one after those queued for `key`."""
         queued = self._queued.get(key)
         if queued is None:
-            queued = self._queued[key] = (ready[0][0], [])
-        for _, content in ready:
+            self._queued[key] = (sequence, [content])
+        else:
             queued[1].append(content)
-            self._queued_bytes += len(content)
+        self._queued_bytes += len(content)
 
     async def _commit_loop(self) -> None:
         while True:
