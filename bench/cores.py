@@ -7,7 +7,10 @@ gateways. Then acks=all produce of 1 KB and of 100 B records for `--seconds`, fr
 confluent-kafka producers, each in a process of its own so that one client's core does not cap
 the figure, and consume of what was produced, the partitions shared out between as many
 consumer processes (the 1 KB and 100 B records together). Configurations alternate round by
-round (1, 2, 1, 2, ...), as the machine is shared.
+round (1, 2, 1, 2, ...), as the machine is shared. With `--cpus` (given once per CPU set, e.g.
+`--cpus 0 --cpus 0,1`) each configuration also runs with every process of it, servers and
+clients, held to each CPU set in turn (sched_setaffinity): how throughput grows from one core to
+two with 1 and with 2 gateways is the shape of the curve a bigger machine would extend.
 
 Printed per run: messages/s and MB/s, the cores each process used over the run (CPU seconds
 per second, from /proc): every gateway, store, the tower, the CHP server, and the clients
@@ -16,11 +19,13 @@ partitions' work is split between them, but every store still takes every record
 is a replica of all partitions), so the CPU columns show where the second core goes.
 
     python bench/cores.py [--gateways 1,2] [--rounds 2] [--seconds 5] [--partitions 4] [--clients 2] [--stores 1]
+                          [--cpus 0 --cpus 0,1]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import multiprocessing
 import os
 import sys
@@ -46,9 +51,10 @@ CONSUME_TIMEOUT_S = 120
 ROLES = (("gateway.chp.chp_server", "chp"), ("gateway.mesh.tower", "tower"), ("gateway.mesh.store", "store"))
 
 
-def produce_for(bootstrap: str, size: int, seconds: float) -> tuple[int, float, float, float]:
-    """One client process: (records, wall start, wall end, CPU seconds) of acks=all produce for
-    about `seconds`, flush included; the default partitioner spreads records over partitions."""
+def produce_for(bootstrap: str, size: int, seconds: float, cpus: set[int]) -> tuple[int, float, float, float]:
+    """One client process on `cpus`: (records, wall start, wall end, CPU seconds) of acks=all produce
+    for about `seconds`, flush included; the default partitioner spreads records over partitions."""
+    os.sched_setaffinity(0, cpus)
     producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_SETTINGS})
     payload = os.urandom(size)
     count, started = 0, time.time()
@@ -68,9 +74,10 @@ def produce_for(bootstrap: str, size: int, seconds: float) -> tuple[int, float, 
     return count, started, time.time(), time.process_time() - cpu
 
 
-def consume_all(bootstrap: str, ends: dict[int, int]) -> tuple[int, int, float, float, float]:
-    """One client process: (records, bytes, wall start, wall end, CPU seconds) of reading the
-    partitions `ends` names from offset 0 to those ends."""
+def consume_all(bootstrap: str, ends: dict[int, int], cpus: set[int]) -> tuple[int, int, float, float, float]:
+    """One client process on `cpus`: (records, bytes, wall start, wall end, CPU seconds) of reading
+    the partitions `ends` names from offset 0 to those ends."""
+    os.sched_setaffinity(0, cpus)
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "cores", "enable.auto.commit": False,
                          "fetch.max.bytes": 64 * 1024 * 1024, "max.partition.fetch.bytes": 16 * 1024 * 1024})
     consumer.assign([TopicPartition(TOPIC, p, 0) for p in ends])
@@ -144,8 +151,9 @@ def report(label: str, records: int, size: int, span: float, server_cpu: dict[st
           f"CPU µs/record: {per_record}  ({load()})", flush=True)
 
 
-def run(pool: ProcessPoolExecutor, gateways: list, arguments: argparse.Namespace) -> None:
+def run(pool: ProcessPoolExecutor, gateways: list, cpus: set[int], arguments: argparse.Namespace) -> None:
     count, clients, partitions = len(gateways), arguments.clients, arguments.partitions
+    label = f"{count} gateway(s) on CPUs {','.join(map(str, sorted(cpus)))}"
     bootstrap = ",".join(g.bootstrap for g in gateways)
     admin = AdminClient({"bootstrap.servers": bootstrap})  # kept until the answer comes
     admin.create_topics([NewTopic(TOPIC, partitions, 1)])[TOPIC].result(30)
@@ -153,21 +161,22 @@ def run(pool: ProcessPoolExecutor, gateways: list, arguments: argparse.Namespace
     produced = 0
     for size in SIZES:
         meter = Cpu()
-        runs = list(pool.map(produce_for, [bootstrap] * clients, [size] * clients, [arguments.seconds] * clients))
+        runs = list(pool.map(produce_for, [bootstrap] * clients, [size] * clients, [arguments.seconds] * clients,
+                             [cpus] * clients))
         span = max(r[2] for r in runs) - min(r[1] for r in runs)
         records = sum(r[0] for r in runs)
         produced += records * size
-        report(f"{count} gateway(s) produce {size} B", records, records * size, span, meter.used(),
+        report(f"{label} produce {size} B", records, records * size, span, meter.used(),
                sum(r[3] for r in runs))
     ends = end_offsets(bootstrap, partitions)
     shares = [{p: ends[p] for p in range(partitions) if p % clients == c} for c in range(clients)]
     meter = Cpu()
-    runs = list(pool.map(consume_all, [bootstrap] * clients, shares))
+    runs = list(pool.map(consume_all, [bootstrap] * clients, shares, [cpus] * clients))
     span = max(r[3] for r in runs) - min(r[2] for r in runs)
     records = sum(r[0] for r in runs)
     if records < sum(ends.values()):
         print(f"consumed {records} of {sum(ends.values())} records within {CONSUME_TIMEOUT_S} s")
-    report(f"{count} gateway(s) consume both", records, sum(r[1] for r in runs), span, meter.used(),
+    report(f"{label} consume both", records, sum(r[1] for r in runs), span, meter.used(),
            sum(r[4] for r in runs))
 
 
@@ -179,16 +188,20 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--clients", type=int, default=2, help="producer processes, and consumer processes")
     parser.add_argument("--stores", type=int, default=1, help="stores of the mesh (every one a replica of all)")
+    parser.add_argument("--cpus", action="append", type=lambda text: {int(cpu) for cpu in text.split(",")},
+                        help="a CPU set (e.g. 0,1) to hold every process to; once per set (default: all CPUs)")
     arguments = parser.parse_args()
+    cpu_sets = arguments.cpus or [os.sched_getaffinity(0)]
     print(f"{os.cpu_count()} CPUs; {arguments.partitions} partitions, {arguments.clients} client processes, "
           f"{arguments.stores} store(s); {load()}", flush=True)
     with ProcessPoolExecutor(arguments.clients, mp_context=multiprocessing.get_context("spawn")) as pool:
         for _ in range(arguments.rounds):
-            for count in map(int, arguments.gateways.split(",")):
+            for cpus, count in itertools.product(cpu_sets, map(int, arguments.gateways.split(","))):
+                os.sched_setaffinity(0, cpus)  # the cluster's processes, started from here, inherit it
                 with tempfile.TemporaryDirectory(prefix="bench-cores-") as directory, gateway_cluster(
                         Path(directory), count, "--expected-stores", str(arguments.stores),
                         stores="abcdefgh"[:arguments.stores]) as gateways:
-                    run(pool, gateways, arguments)
+                    run(pool, gateways, cpus, arguments)
 
 
 if __name__ == "__main__":
