@@ -89,7 +89,8 @@ def _read_headers(data: bytes, pos: int) -> tuple[tuple[Header, ...], int]:
         if key is None:
             raise DecodeError("null header key", pos)
         value, pos = _read_bytes(data, pos)
-        headers.append((key.decode(errors="replace"), value))  # as Java's client reads them
+        # str() reads a view of the request as well as bytes; "replace" as Java's client reads them
+        headers.append((str(key, "utf-8", "replace"), value))
     return tuple(headers), pos
 
 

@@ -110,6 +110,22 @@ def test_keyless_records_are_refused(cleaning_gateway):
     assert keyless_refused(cleaning_gateway.bootstrap, "compacted-keyless")
 
 
+def test_keyed_records_with_headers_are_written(cleaning_gateway):
+    """The keys of an uncompressed batch are checked record by record, headers and all (each
+    header's key was read as text from a view of the request, which failed the request and
+    closed the connection: librdkafka's 0077 test)."""
+    create_topic(cleaning_gateway.bootstrap, "compacted-headers", configs=CLEANS_QUICKLY)
+    producer = Producer({"bootstrap.servers": cleaning_gateway.bootstrap, "compression.type": "none"})
+    errors = []
+    for i in range(3):
+        producer.produce("compacted-headers", key=b"k%d" % i, value=b"v%d" % i, headers=[("h", b"x"), ("n", None)],
+                         on_delivery=lambda error, message: errors.append(error))
+    assert producer.flush(30) == 0
+    assert errors == [None] * 3
+    got = everything(cleaning_gateway.bootstrap, "compacted-headers", 2)
+    assert got == [(i, b"k%d" % i, b"v%d" % i) for i in range(3)]
+
+
 def produce_mixed(bootstrap: str, topic: str, **config) -> dict[bytes, int]:
     """{value: delivery error code} of ten records produced with librdkafka, every fifth keyless.
     Batches go when full (batch.num.messages) or at the flush, which skips linger.ms: never
