@@ -42,7 +42,9 @@ class RemotePartition:
         self.topic, self.index, self.leader = topic, index, leader
         self.leader_now = leader_now
 
-    async def append(self, batch: RecordBatch) -> tuple[int, int]:
+    async def append(self, batch: RecordBatch) -> tuple[int, int, int]:
+        """(offset, -1, -1) in PartitionLog.append's shape: the leader holds the sequence, a marker
+        has no log append time."""
         request = uuid.uuid4().hex
         answer = await answered(self.client, f"{REQUESTS}{self.leader}/{request}",
                                 {"topic": self.topic, "index": self.index, "batch": bytes(batch.buffer).hex()},
@@ -56,7 +58,7 @@ class RemotePartition:
         await self.client.delete(f"{ANSWERS}{request}")
         if answer["error"]:
             raise KafkaError(ErrorCode(answer["error"]), answer["message"])
-        return answer["offset"], -1
+        return answer["offset"], -1, -1
 
     async def wait_durable(self, sequence: int) -> None:
         """Nothing to wait for: the leader answered once the stores held the marker."""

@@ -40,7 +40,8 @@ class OffsetsPartitionMarkers:
         self.partition = partition  # the PartitionLog led here; None on a lone gateway
         self.coordinator = coordinator  # KafkaError while there is none to tell
 
-    async def append(self, batch: RecordBatch) -> tuple[int, int]:
+    async def append(self, batch: RecordBatch) -> tuple[int, int, int]:
+        """(offset, sequence, -1) as PartitionLog.append answers: a marker has no log append time."""
         coordinator = self.coordinator()
         offset = sequence = -1
         if self.partition is not None:
@@ -48,7 +49,7 @@ class OffsetsPartitionMarkers:
             await self.partition.wait_durable(sequence)
         commit = read_batch_marker(batch).type == ControlType.COMMIT
         await coordinator.end_transaction(batch.producer_id, commit)
-        return offset, sequence
+        return offset, sequence, -1
 
     async def wait_durable(self, sequence: int) -> None:
         """Nothing to wait for: the append returned once the marker was durable and told."""
