@@ -6,10 +6,10 @@ a record waited max.compaction.lag.ms; a tombstone goes delete.retention.ms
 after the cleaner first passed it. Here the stores keep their own segments,
 so the gateway keeps Kafka's segments as positions in the partition: its
 active segment starts at `segment_start` and rolls, at the next batch, after
-segment.ms or segment.bytes. Each check turns these rules into one `Compaction` of Dafka
-sequences, sent to every store in the partition's discard directive, so
-all stores clean the same batches; each store applies the dirty ratio to
-its own log.
+segment.ms, and at the batch that would take it past segment.bytes. Each
+check turns these rules into one `Compaction` of Dafka sequences, sent to
+every store in the partition's discard directive, so all stores clean the
+same batches; each store applies the dirty ratio to its own log.
 """
 
 from __future__ import annotations
@@ -59,15 +59,18 @@ class CleaningPoints:
 
     def _roll(self, offsets, end: int, config: CompactionConfig, now_ms: int) -> None:
         """As Kafka rolls at the first append after the active segment grew older than
-        segment.ms or reached segment.bytes, so that the active segment always holds the
-        newest batch; an empty one starts its clock at its first batch."""
+        segment.ms or at an append that would take it past segment.bytes, so that the
+        active segment always holds the newest batch; an empty one starts its clock at its first batch."""
         if self.segment_start is None or self.segment_start < offsets.first_sequence:
             self.segment_start, self.segment_opened_ms = max(offsets.first_sequence, self.segment_start or 0), now_ms
             self._roll_at = None
+        # segment.bytes cuts where Kafka's appends cut, found from the batches' sizes: a burst
+        # of batches between two checks, with none after it, rolls as in Kafka
+        while (past := offsets.first_past(self.segment_start, config.segment_bytes)) is not None:
+            self.segment_start, self.segment_opened_ms, self._roll_at = past, now_ms, None
         if end == self.segment_start:
             self.segment_opened_ms = now_ms
         elif self._roll_at is not None and end > self._roll_at:
             self.segment_start, self.segment_opened_ms, self._roll_at = self._roll_at, now_ms, None
-        elif (now_ms - self.segment_opened_ms >= config.segment_ms
-              or offsets.bytes_from(self.segment_start) >= config.segment_bytes):
+        elif now_ms - self.segment_opened_ms >= config.segment_ms:
             self._roll_at = end

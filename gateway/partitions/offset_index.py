@@ -87,6 +87,16 @@ class OffsetIndex:
             return 0
         return self._byte_ends[-1] - self._start(position)
 
+    def first_past(self, sequence: int, max_bytes: int) -> int | None:
+        """The first batch after `sequence` that would take the bytes from `sequence` past
+        `max_bytes` (None if none): where Kafka's log, whose segment started at `sequence`,
+        rolled when that batch was appended."""
+        position = sequence - self.first_sequence
+        if not 0 <= position < len(self):
+            return None
+        past = bisect_right(self._byte_ends, self._start(position) + max_bytes, position + 1)
+        return None if past == len(self) else self.first_sequence + past
+
     def _start(self, position: int) -> int:
         """The running byte sum before the batch at `position`: the running sums go on from the
         batches dropped."""

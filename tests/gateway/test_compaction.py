@@ -93,6 +93,25 @@ def test_consumers_read_the_newest_value_of_each_key_with_gaps(cleaning_gateway,
     assert [g.offset for g in got] != list(range(len(got)))  # gaps where older versions were
 
 
+def test_a_burst_past_segment_bytes_is_cleaned_with_nothing_produced_after_it(cleaning_gateway):
+    """Kafka rolls a segment at the append that would take it past segment.bytes, so a burst of
+    batches, with nothing after it, leaves all but its last segment cleanable (librdkafka's 0077
+    test). The gateway rolled only at a batch produced after a check that saw the size reached."""
+    topic = "compacted-burst"
+    create_topic(cleaning_gateway.bootstrap, topic, configs={"cleanup.policy": "compact", "segment.bytes": "1048576",
+                                                             "min.cleanable.dirty.ratio": "0.01"})
+    sent = [Sent(key=b"k%d" % (i % 2), value=b"%d" % i + b"x" * 200_000) for i in range(20)]
+    # a batch each, all at once (segments of five batches), between two of the gateway's checks
+    offsets = confluent_produce(cleaning_gateway.bootstrap, topic, sent, **{"batch.num.messages": 1})
+    expected = newest(sent, offsets)  # both in the last segment: the segments before go whole
+
+    def cleaned() -> bool:
+        got = everything(cleaning_gateway.bootstrap, topic, offsets[-1])
+        return got[-2:] == expected and len(got) < len(sent) // 2
+
+    wait_until(cleaned, 30, f"the stores cleaned {topic}")
+
+
 def test_tombstones_go_after_delete_retention_ms(cleaning_gateway):
     create_topic(cleaning_gateway.bootstrap, "compacted-tombstones",
                  configs={**CLEANS_QUICKLY, "delete.retention.ms": "300"})

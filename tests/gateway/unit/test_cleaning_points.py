@@ -27,7 +27,7 @@ def test_the_active_segment_rolls_at_the_first_batch_after_segment_ms():
 def test_segment_bytes_rolls_too_and_the_stable_end_and_lag_bound_it():
     points, offsets = CleaningPoints(), index(5, size=400)
     config = CONFIG._replace(segment_bytes=1000)
-    points.advance(offsets, 5, config, now_ms=0)
+    points.advance(offsets, 3, config, now_ms=0)
     offsets.add(5, 10, 2, 0, 400)
     assert points.advance(offsets, 3, config, now_ms=1).clean_before == 3  # an open transaction at sequence 3
     lagging = CleaningPoints()
@@ -55,3 +55,11 @@ def test_max_compaction_lag_forces_cleaning_of_old_batches():
     offsets.add(5, 10, 2, 2000, 100)
     compaction = points.advance(offsets, 6, config, now_ms=2000)
     assert (compaction.clean_before, compaction.must_clean_before) == (5, 5)
+
+
+def test_segment_bytes_cuts_where_kafkas_appends_would_with_no_batch_after():
+    """Batches of 400 bytes in segments of 1000: [0, 1], [2, 3], [4], each cut at the batch that
+    would take it past segment.bytes, though no batch came after the check."""
+    points, offsets = CleaningPoints(), index(5, size=400)
+    assert points.advance(offsets, 5, CONFIG._replace(segment_bytes=1000), now_ms=0).clean_before == 4
+    assert points.advance(offsets, 5, CONFIG._replace(segment_bytes=800), now_ms=1).clean_before == 4
