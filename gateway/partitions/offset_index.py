@@ -80,13 +80,6 @@ class OffsetIndex:
         position = sequence - self.first_sequence
         return self._byte_ends[position] - self._start(position)
 
-    def bytes_from(self, sequence: int) -> int:
-        """Bytes of the batches from `sequence` (at most the next sequence) to the end."""
-        position = sequence - self.first_sequence
-        if not len(self) or position >= len(self):
-            return 0
-        return self._byte_ends[-1] - self._start(position)
-
     def first_past(self, sequence: int, max_bytes: int) -> int | None:
         """The first batch after `sequence` that would take the bytes from `sequence` past
         `max_bytes` (None if none): where Kafka's log, whose segment started at `sequence`,

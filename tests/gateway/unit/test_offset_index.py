@@ -36,5 +36,6 @@ def test_batch_sizes_and_counts_within_bytes_hold_after_a_drop(drop_before):
     index = indexed([5, 7, 11])
     index.drop_before(drop_before)
     assert [index.size_of(sequence) for sequence in range(drop_before, 6)] == [5, 7, 11][drop_before - 3:]
-    assert index.bytes_from(drop_before) == index.size_bytes
+    assert index.first_past(drop_before, index.size_bytes) is None
+    assert index.first_past(drop_before, index.size_bytes - 1) == 5
     assert index.batches_within(4, 18) == 2 and index.batches_within(4, 17) == 1
