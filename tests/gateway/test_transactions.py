@@ -352,3 +352,59 @@ def test_kafka_python_sends_offsets_to_its_transaction(shared_gateway):
     assert committed == count
     got = confluent_consume(bootstrap, "kp-ctp-out", [0], count, **{"isolation.level": "read_committed"})
     assert [m.value for m in got] == [f"{i}!".encode() for i in range(count)]
+
+
+def test_aiokafka_sends_offsets_to_its_transaction(shared_gateway):
+    """aiokafka's send_offsets_to_transaction: the transaction's end reaches the group's offsets
+    (the marker into __consumer_offsets), an abort leaves them where they were, a commit moves them."""
+
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+    from tests.gateway.clients import Sent, confluent_produce
+
+    bootstrap, count, group = shared_gateway.bootstrap, 50, "aio-ctp"
+    source = TopicPartition("aio-ctp-in", 0)
+    confluent_produce(bootstrap, source.topic, [Sent(f"{i}".encode()) for i in range(count)])
+
+    async def transaction(producer, consumer, commit: bool) -> None:
+        await consumer.seek_to_beginning(source)
+        messages, deadline = [], time.monotonic() + 30
+        while len(messages) < count and time.monotonic() < deadline:
+            messages += (await consumer.getmany(source, timeout_ms=1000)).get(source, [])
+        assert len(messages) == count
+        async with producer.transaction():
+            for m in messages:
+                await producer.send_and_wait("aio-ctp-out", m.value + (b"!" if commit else b"?"), partition=0)
+            await producer.send_offsets_to_transaction({source: messages[-1].offset + 1}, group)
+            if not commit:
+                raise Aborted
+
+    async def run() -> tuple[int | None, int | None]:
+        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
+                                    isolation_level="read_committed")
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, transactional_id="aio-ctp-loop")
+        await consumer.start()
+        await producer.start()
+        try:
+            consumer.assign([source])
+            with pytest.raises(Aborted):
+                await transaction(producer, consumer, commit=False)
+            after_abort = await consumer.committed(source)
+            await transaction(producer, consumer, commit=True)
+            # the marker is written after EndTxn is answered, as Kafka's coordinator writes it
+            deadline = time.monotonic() + 30
+            while (after_commit := await consumer.committed(source)) != count and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            return after_abort, after_commit
+        finally:
+            await producer.stop()
+            await consumer.stop()
+
+    after_abort, after_commit = asyncio.run(asyncio.wait_for(run(), 90))
+    assert (after_abort, after_commit) == (None, count)
+    got = aiokafka_consume(bootstrap, "aio-ctp-out", [0], count, isolation_level="read_committed")
+    assert [m.value for m in got] == [f"{i}!".encode() for i in range(count)]
+
+
+class Aborted(Exception):
+    """Raised in a transaction's block to abort it."""
