@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+import structlog
 import trio
 
 from gateway.chp.changes import Update
 from gateway.chp.chp_client import ChpClient
 from gateway.cluster.leadership import on_changes
 from gateway.cluster.membership import decoded, encoded
+from protocol.kafka.error_codes import ErrorCode
 
 ANSWER_TTL_S = 60.0  # an answer nobody waits for any more expires
+log = structlog.get_logger()
 
 
 async def answered(client: ChpClient, key: str, request: dict, answer_key: str, timeout: float,
@@ -44,8 +47,19 @@ async def serve_requests(client: ChpClient, requests: str, answers: str, answer:
         for key, request in pending.items():
             if key not in handled and request is not None:
                 handled.add(key)
-                outcome = await answer(request)
+                outcome = await _outcome(answer, request, key)
                 await client.set(f"{answers}{key.removeprefix(requests)}", encoded(outcome), ttl=ANSWER_TTL_S)
                 await client.delete(key)
 
     await on_changes(client, react, (requests,))
+
+
+async def _outcome(answer: Callable[[dict], Awaitable[dict]], request: dict, key: str) -> dict:
+    """The answer to one request; a failure of its handler, as Kafka's request handler answers an
+    unexpected exception: UNKNOWN_SERVER_ERROR, logged, the serving task going on (it ending
+    would end the gateway, for one request another gateway left)."""
+    try:
+        return await answer(request)
+    except Exception as exc:  # trio.Cancelled is not one
+        log.exception("cluster_request_failed", key=key)
+        return {"error": int(ErrorCode.UNKNOWN_SERVER_ERROR), "message": f"{type(exc).__name__}: {exc}"}

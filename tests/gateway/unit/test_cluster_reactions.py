@@ -9,7 +9,9 @@ import pytest
 import trio
 
 from gateway.chp.changes import Update
+from gateway.cluster.asking import serve_requests
 from gateway.cluster.leadership import TOPIC_REQUESTS, follow_cluster, on_changes, serve_topic_requests
+from gateway.cluster.membership import decoded, encoded
 from gateway.kafka_error import KafkaError
 from gateway.settings.table import BrokerSettings
 from gateway.topics.topic_registry import TopicRegistry
@@ -34,6 +36,12 @@ class Mirror:
     async def delete(self, key: str) -> None:
         self.deleted.append(key)
         self.keys.pop(key, None)
+
+    def get(self, key: str) -> bytes | None:
+        return self.keys.get(key)
+
+    async def set(self, key: str, value: bytes, ttl: float | None = None) -> None:
+        self.keys[key] = value
 
 
 async def test_a_reaction_that_returns_seconds_is_called_again_after_them_without_a_change(autojump_clock):
@@ -92,6 +100,24 @@ async def test_a_topic_request_the_controller_refuses_is_dropped_and_the_others_
         nursery.cancel_scope.cancel()
     assert topics.created == ["orders"]
     assert sorted(mirror.deleted) == [f"{TOPIC_REQUESTS}bad name", f"{TOPIC_REQUESTS}orders"]
+
+
+async def test_a_request_whose_handler_fails_is_answered_unknown_server_error_and_the_others_served(
+        autojump_clock):
+    """Another gateway's request that the handler cannot take (a bug, a malformed request: a
+    remote marker's did so) is answered as Kafka answers an unexpected exception; the task goes on."""
+    mirror = Mirror({"asks/1": encoded({"hex": "zz"}), "asks/2": encoded({"hex": "00ff"})})
+
+    async def answer(request: dict) -> dict:
+        return {"error": 0, "bytes": len(bytes.fromhex(request["hex"]))}
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(serve_requests, mirror, "asks/", "answers/", answer)
+        await trio.sleep(1)
+        nursery.cancel_scope.cancel()
+    assert decoded(mirror.get("answers/1"))["error"] == ErrorCode.UNKNOWN_SERVER_ERROR
+    assert decoded(mirror.get("answers/2")) == {"error": 0, "bytes": 2}
+    assert sorted(mirror.deleted) == ["asks/1", "asks/2"]
 
 
 async def test_a_follower_refuses_an_illegal_name_itself_instead_of_asking_the_controller():
