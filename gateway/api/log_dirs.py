@@ -66,10 +66,16 @@ async def describe_log_dirs(request: Request, services: Services):
 def hosted(services: Services, topic) -> list[tuple[int, int]]:
     """(index, size in bytes) of the topic's partitions of which this gateway is a replica: led
     here, or followed (of whose bytes it reads none: 0)."""
-    leadership = services.cluster.leadership(topic)
     return [(index, partition.size_bytes) if partition is not None else (index, 0)
             for index, partition in enumerate(topic.partitions)
-            if partition is not None or services.cluster.node_id in leadership(index)[2]]
+            if partition is not None or _replica_here(services, topic, index)]
+
+
+def _replica_here(services: Services, topic, index: int) -> bool:
+    """Whether this gateway is one of the partition's replicas, leader or follower: a follower
+    holds the partition too (the stores do), so only the replica list decides."""
+    replicas, _ = services.cluster.replicas(topic, index)
+    return services.cluster.node_id in replicas
 
 
 @handles("AlterReplicaLogDirs")
@@ -94,9 +100,5 @@ def _move_error(services: Services, topic: str, index: int, found: bool) -> Erro
     known = services.topics.get(topic)
     if known is None or not 0 <= index < len(known.partitions):
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    # a follower holds the partition too (the stores do): only the replica list decides, as
-    # Kafka's NOT_LEADER_OR_FOLLOWER, answered as REPLICA_NOT_AVAILABLE by this API, for no replica
-    replicas, _ = services.cluster.replicas(known, index)
-    if services.cluster.node_id not in replicas:
-        return ErrorCode.REPLICA_NOT_AVAILABLE
-    return ErrorCode.NONE
+    # Kafka's NOT_LEADER_OR_FOLLOWER for no replica, answered as REPLICA_NOT_AVAILABLE by this API
+    return ErrorCode.NONE if _replica_here(services, known, index) else ErrorCode.REPLICA_NOT_AVAILABLE
