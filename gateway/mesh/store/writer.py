@@ -169,10 +169,11 @@ class StoreWriter:
             return
         fence = self.fences.get(key)
         if fence is None:
-            if sequencer.take_next(message.sequence):
-                self._queue_one(key, message.sequence, held(message.content))
+            content = held(message.content)
+            if sequencer.take_next(message.sequence):  # the common case, without offer's list
+                self._queue_one(key, message.sequence, content)
             else:
-                self._queue(key, sequencer.offer(message.sequence, held(message.content)))
+                self._queue(key, sequencer.offer(message.sequence, content))
         else:
             self._take_fenced(key, sequencer, fence, message)
 
