@@ -32,6 +32,23 @@ SOON_MAX_BYTES = 64 * 1024
 log = structlog.get_logger()
 
 
+def _compiled_receive():
+    """gateway/_zmq_receive.c's receive, bound to the libzmq pyzmq loaded; None where it was not
+    built or pyzmq's backend is not the compiled one (receives then go through pyzmq)."""
+    try:
+        from gateway._zmq_receive import bind, receive
+        bind(zmq.backend.cython._zmq.__file__, zmq.ZMQError)
+    except (ImportError, AttributeError, OSError):
+        return None
+    return receive
+
+
+RECEIVE_COPIES = _compiled_receive()
+# recv_batch(copies=True): smaller frames come as bytes; larger ones are held as ZeroMQ received
+# them (a copy of a megabyte costs more than the Frame, of a record of 100 B far less).
+COPIED_BELOW = 64 << 10
+
+
 def subscription_event(prefix: bytes = b"") -> bytes:
     """What an XSUB sends upstream to subscribe to `prefix` (b"": everything)."""
     return b"\x01" + prefix
@@ -162,13 +179,18 @@ class Socket:
         """Receive one multipart message."""
         return (await self.recv_batch(1))[0]
 
-    async def recv_batch(self, max_messages: int) -> list[list[zmq.Frame]]:
+    async def recv_batch(self, max_messages: int, *, copies: bool = False) -> list[list]:
         """Wait for one message, then take up to `max_messages` that are already queued.
 
-        After the first message one read of `zmq.EVENTS` (about 1.7 us) tells whether more
+        `copies`: frames may come as bytes, or buffers of ZeroMQ's when not smaller than
+        COPIED_BELOW (received in one compiled call, see RECEIVE_COPIES), for a caller that only
+        reads them: they have no ZMTP metadata.
+        Otherwise, after the first message one read of `zmq.EVENTS` (about 1.7 us) tells whether more
         wait; only then is the socket received from until zmq.Again (about 5 us, an exception
         pyzmq builds), not while EVENTS shows one: most batches on a quiet path are one message."""
         await trio.lowlevel.checkpoint_if_cancelled()
+        if copies and RECEIVE_COPIES is not None:
+            return await self._recv_copies(max_messages)
         waited = await self._until(POLLIN)
         batch, self._held = self._held or [self._recv_now()], []
         events: int | None = self._events()
@@ -182,6 +204,23 @@ class Socket:
         if self._watcher is not None or self._waiters:
             self._announce(self._events() if events is None else events)
         if not waited:  # a receive that waited has yielded already: a second pass of the loop costs a step
+            await trio.lowlevel.cancel_shielded_checkpoint()
+        return batch
+
+    async def _recv_copies(self, max_messages: int) -> list[list]:
+        """recv_batch's messages, received by RECEIVE_COPIES until none waits or `max_messages`."""
+        waited = False
+        while True:
+            waited = await self._until(POLLIN) or waited
+            if self.zsock.closed:  # its address is gone: pyzmq's receive says so, as for any other call
+                self._recv_now()
+            batch, self._held = self._held, []
+            batch += RECEIVE_COPIES(self.zsock.underlying, max_messages - len(batch), COPIED_BELOW)
+            if batch:
+                break
+        if self._watcher is not None or self._waiters:
+            self._announce(self._events())
+        if not waited:
             await trio.lowlevel.cancel_shielded_checkpoint()
         return batch
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-BASE = ("gateway.kafka_error", "gateway.zmq_trio", "gateway.zmq_curve", "gateway.directory_lock", "gateway.data_directory",
+BASE = ("gateway.kafka_error", "gateway.zmq_trio", "gateway._zmq_receive", "gateway.zmq_curve", "gateway.directory_lock", "gateway.data_directory",
         "gateway.logging_setup", "gateway.lifecycle",
         "gateway.collector", "gateway.allocator", "gateway.observability", "gateway.wall_clock")
 LAYERS = {  # layer: the module prefixes it holds

@@ -56,7 +56,7 @@ class Delivery:
     subject: str
     partition: str
     sequence: int
-    content: object  # a buffer (zmq.Frame): bytes(content) copies it
+    content: object  # a buffer: bytes, or ZeroMQ's frame when large (bytes(content) copies it)
 
 
 @dataclass

@@ -54,15 +54,13 @@ from gateway.mesh.ordering import PartitionSequencer, Sequencers, fill_gaps, kee
 from gateway.mesh.store.fences import BookWrite, FenceBook, PartitionFence, batch_epoch
 from gateway.settings.table import MeshSettings
 from gateway.wall_clock import now_ms
+from gateway.zmq_trio import COPIED_BELOW
 from protocol.dafka import NO_START, Ack, DirectRecord, EpochAck, Fence, Fenced, Head, Record, encode, subscription
 from protocol.journal.discard_directive import DISCARD_SUBJECT, Compaction, decode_discard
 
 RECV_BATCH = 512
 MAX_QUEUED_BYTES = 64 << 20  # content waiting for the next commit; beyond it, stop receiving
 INLINE_COMMIT_S = 0.002  # a commit that fsynced slower sends the next that fsyncs to a worker thread
-# Smaller contents are held as bytes, copied out of their zmq.Frame: the log reads each one
-# several times (length, CRC, buffer), and each read of a Frame's buffer costs more than the copy.
-COPIED_BELOW = 64 << 10
 
 
 class _Commit(NamedTuple):
@@ -441,5 +439,7 @@ class StoreWriter:
 
 
 def held(content):
-    """`content` as the store holds it until the commit: small ones as bytes (COPIED_BELOW)."""
+    """`content` as the store holds it until the commit: small ones as bytes (COPIED_BELOW), as
+    a receive of copies gives them; the log reads each several times (length, CRC, buffer), and
+    each read of a zmq.Frame's buffer costs more than the copy."""
     return content.bytes if isinstance(content, zmq.Frame) and len(content) < COPIED_BELOW else content
