@@ -29,6 +29,7 @@ from protocol.dafka import (
     NodeBeacon,
     TowerBeacon,
     decode,
+    decode_many,
     decode_tower_message,
     encode,
     encode_node_beacon,
@@ -155,23 +156,26 @@ class MeshNode:
 
     async def receive(self, limit: int) -> list[Message]:
         """The next messages on the data subscriber (at least one, at most `limit`); contents
-        may be bytes, copied out of ZeroMQ's frames in one call for the batch (zmq_trio.py)."""
-        return [message for _, message in self._decoded(await self.subscriber.recv_batch(limit, copies=True))]
+        may be bytes, copied out of ZeroMQ's frames in one call for the batch (zmq_trio.py).
+        A message that does not decode is logged and left out."""
+        messages, errors = decode_many(await self.subscriber.recv_batch(limit, copies=True))
+        for error in errors:
+            self._bad_message(error)
+        return messages
 
     async def receive_with_frames(self, limit: int) -> list[tuple[zmq.Frame, Message]]:
         """As `receive`, each message with its first frame (`sender_of` reads the sender from
         it)."""
-        return self._decoded(await self.subscriber.recv_batch(limit))
-
-    def _decoded(self, batch: list[list]) -> list[tuple]:
-        """Each message with its first frame; one that does not decode is logged and left out."""
         received = []
-        for frames in batch:
+        for frames in await self.subscriber.recv_batch(limit):
             try:
                 received.append((frames[0], decode(frames)))
             except DecodeError as error:
-                self.log.warning("bad_message", reason=error.reason)
+                self._bad_message(error)
         return received
+
+    def _bad_message(self, error: DecodeError) -> None:
+        self.log.warning("bad_message", reason=error.reason)
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Beacon and track peers until cancelled; started once a tower welcomed us."""

@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 import struct
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
+from functools import partial
 from typing import ClassVar, Union
 
 from protocol.errors import DecodeError, EncodeError
@@ -321,8 +322,8 @@ def decode(frames: Sequence[Buffer]) -> Message:
     if not frames:
         raise DecodeError("no frames")
     frame = bytes(frames[0])
-    if len(frames) == 2 and (known := _PREFIXES.get(frame[: -_U64.size])) is not None:
-        return known[0](*known[1:], _U64.unpack_from(frame, len(frame) - _U64.size)[0], frames[1])
+    if len(frames) == 2 and (made := _PREFIXES.get(frame[: -_U64.size])) is not None:
+        return made(_U64.unpack_from(frame, len(frame) - _U64.size)[0], frames[1])
     if not frame:
         raise DecodeError("empty frame 0", 0)
     cls = _BY_ID.get(frame[0])
@@ -362,12 +363,31 @@ def _decode_content(cls, frames: Sequence[Buffer], frame: bytes, end: int) -> Re
         return None
     if len(_PREFIXES) >= _PREFIXES_HELD:
         _PREFIXES.clear()
-    _PREFIXES[prefix] = (cls, *known)
+    _PREFIXES[prefix] = partial(cls, *known)
     return cls(*known, _U64.unpack_from(frame, len(prefix))[0], frames[1])
 
 
-# frame 0 but its sequence -> (message type, the fields before the sequence)
-_PREFIXES: dict[bytes, tuple] = {}
+def decode_many(batch: Iterable[Sequence[Buffer]]) -> tuple[list[Message], list[DecodeError]]:
+    """`decode` of each message of a batch: the messages in order, and the errors of those that
+    are not one. A RECORD or DIRECT-RECORD whose frame 0 is bytes and whose prefix was seen
+    lately is made here without a call of `decode` (a store receives every record so: this
+    halves the cost a record)."""
+    made_from, sequence_of, size = _PREFIXES.get, _U64.unpack_from, _U64.size
+    messages, errors = [], []
+    for frames in batch:
+        if (len(frames) == 2 and (frame := frames[0]).__class__ is bytes
+                and (made := made_from(frame[:-size])) is not None):
+            messages.append(made(sequence_of(frame, len(frame) - size)[0], frames[1]))
+            continue
+        try:
+            messages.append(decode(frames))
+        except DecodeError as error:
+            errors.append(error)
+    return messages, errors
+
+
+# frame 0 but its sequence -> its message type with the fields before the sequence given
+_PREFIXES: dict[bytes, partial] = {}
 _PREFIXES_HELD = 4096  # prefixes, one per partition (and requester) lately received; then it starts over
 
 

@@ -19,6 +19,7 @@ from protocol.dafka import (
     Record,
     StoreHello,
     decode,
+    decode_many,
     decode_subscription,
     encode,
     subscription,
@@ -196,6 +197,25 @@ def test_records_of_a_partition_decode_each_with_its_own_sequence():
         assert decode(encode(message)) == message
     with pytest.raises(DecodeError):  # a byte past the sequence of a partition decoded before
         decode([encode(Record(P, "orders", 3, b""))[0] + b"\x00", b""])
+
+
+def _outcome(frames):
+    try:
+        return decode(frames)
+    except DecodeError as error:
+        return str(error)
+
+
+@given(st.lists(st.one_of(messages.map(lambda message: [bytes(frame) for frame in encode(message)]),
+                          st.lists(st.binary(max_size=80), max_size=3)), max_size=8))
+def test_a_batch_decodes_as_each_of_its_messages_does(batch):
+    """decode_many: the messages in order, the errors of the others, each as `decode` finds it
+    (run twice: the second time every RECORD's prefix is known)."""
+    for _ in range(2):
+        messages_found, errors = decode_many(batch)
+        outcomes = [_outcome(frames) for frames in batch]
+        assert messages_found == [outcome for outcome in outcomes if not isinstance(outcome, str)]
+        assert [str(error) for error in errors] == [outcome for outcome in outcomes if isinstance(outcome, str)]
 
 
 @given(messages, st.data())
