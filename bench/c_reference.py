@@ -134,6 +134,7 @@ def report(kind: str, size: int, runs: list[dict]) -> None:
     print(f"store={kind:6} size={size}B ACKed records/s: median={median(rates)} "
           f"runs={[None if rate is None else int(rate) for rate in rates]} "
           f"store cpu/record={median([run['store_us'] for run in runs])}us "
+          f"runs={[round(run['store_us'], 1) for run in runs]} "
           f"C producer cpu/record={median([run['producer_us'] for run in runs])}us", flush=True)
     read = [run["consumer_rate"] for run in runs if "consumer_rate" in run]
     if read:
