@@ -2,6 +2,8 @@
 intact as bytes (or, from COPIED_BELOW on, as buffers of ZeroMQ's that outlive the socket),
 through the compiled receive (gateway/_zmq_receive.c) and through pyzmq where it is missing."""
 
+import random
+
 import pytest
 import trio
 import zmq
@@ -94,3 +96,20 @@ async def test_a_closed_socket_raises_as_pyzmq_does(receive_path):
             subscriber.close()
             with pytest.raises(zmq.ZMQError):
                 await subscriber.recv_batch(10, copies=True)
+
+
+async def test_many_messages_of_every_shape_come_whole_and_in_order(receive_path):
+    """Frame counts and sizes either side of COPIED_BELOW, received with limits of 1 to 64."""
+    shapes = random.Random(14)
+    sent = [[shapes.randbytes(shapes.choice((0, 1, 100, COPIED_BELOW - 1, COPIED_BELOW, 200_000)))
+             for _ in range(shapes.randint(1, 4))] for _ in range(300)]  # under the high-water mark: none dropped
+    received = []
+    with zmq_context() as context:
+        publisher, subscriber = await _pair(context)
+        with publisher, subscriber:
+            await publisher.send_batch(sent)
+            while len(received) < len(sent):
+                batch = await subscriber.recv_batch(shapes.randint(1, 64), copies=True)
+                assert batch
+                received += batch
+    assert _as_bytes(received) == sent
