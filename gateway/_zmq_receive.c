@@ -1,5 +1,5 @@
 /* Receiving a batch of whole messages from a ZeroMQ socket in one call, their
- * frames copied into bytes: pyzmq builds a Frame and runs a Python call per
+ * small frames copied into bytes: pyzmq builds a Frame and runs a Python call per
  * frame (about 1.5 us for a two-frame Dafka RECORD here), this 0.2-0.3 us a
  * message. A store receives every record of every partition so, one by one.
  * Built when a C compiler is there (an optional extension); zmq_trio.py
@@ -130,7 +130,7 @@ static PyObject *frame_of(zmq_message *message, Py_ssize_t copied_below)
     return (PyObject *)frame;
 }
 
-/* The next frame into *frame (bytes) and its `more` flag; 1 when a frame was received, 0
+/* The next frame into *frame (as frame_of makes it) and its `more` flag; 1 when a frame was received, 0
  * when none waits (EAGAIN), -1 with an exception set on an error. */
 static int receive_frame(void *socket, Py_ssize_t copied_below, PyObject **frame, int *more)
 {

@@ -209,15 +209,13 @@ class Socket:
 
     async def _recv_copies(self, max_messages: int) -> list[list]:
         """recv_batch's messages, received by RECEIVE_COPIES until none waits or `max_messages`."""
-        waited = False
-        while True:
-            waited = await self._until(POLLIN) or waited
-            if self.zsock.closed:  # its address is gone: pyzmq's receive says so, as for any other call
-                self._recv_now()
-            batch, self._held = self._held, []
-            batch += RECEIVE_COPIES(self.zsock.underlying, max_messages - len(batch), COPIED_BELOW)
-            if batch:
-                break
+        waited = await self._until(POLLIN)
+        if self.zsock.closed:  # its address is gone: pyzmq's receive says so, as for any other call
+            self._recv_now()
+        batch, self._held = self._held, []
+        batch += RECEIVE_COPIES(self.zsock.underlying, max_messages - len(batch), COPIED_BELOW)
+        if not batch:  # EVENTS showed a message that is not there: zmq.Again, as pyzmq's receive says
+            batch.append(self._recv_now())
         if self._watcher is not None or self._waiters:
             self._announce(self._events())
         if not waited:
