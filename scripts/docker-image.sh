@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the image with no registry and no network inside the build:
-#  * the base image is a Debian bookworm root made here with debootstrap (needs root; reused
-#    while it was made from the same recipe);
+#  * the base images (the runtime's, and the builder's with a C compiler) are Debian bookworm
+#    roots made here with debootstrap (needs root; each reused while made from the same recipe);
 #  * the Python packages are wheels built here into wheelhouse/ (rebuilt when the project's
 #    requirements or the host's Python change), installed in the image with --no-index.
 # Usage: bash scripts/docker-image.sh [TAG]   (default dafka-gateway:latest)
@@ -11,15 +11,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tag=${1:-dafka-gateway:latest}
-base=dafka-base:bookworm
 python=${PYTHON:-python3}
-# python3-venv brings ensurepip's wheels: the image's venv is made with them.
-recipe="bookworm minbase python3,python3-venv"
+# python3-venv brings ensurepip's wheels: the image's venv is made with them. The builder's base
+# adds a C compiler and Python's headers, for the project's compiled parts.
+runtime_recipe="bookworm minbase python3,python3-venv"
+builder_recipe="bookworm minbase python3,python3-venv,python3-dev,gcc,libc6-dev"
 # One build at a time in this checkout: two would rewrite wheelhouse/ under each other.
 exec 9>wheelhouse/.lock
 flock 9
 
-if [ "$(docker image inspect -f '{{index .Config.Labels "dafka.recipe"}}' "$base" 2>/dev/null)" != "$recipe" ]; then
+# make_base TAG RECIPE: a Debian root made by debootstrap from RECIPE, imported as TAG, unless
+# TAG was made from that recipe already.
+make_base() {
+    local base=$1 recipe=$2 suite variant include root
+    if [ "$(docker image inspect -f '{{index .Config.Labels "dafka.recipe"}}' "$base" 2>/dev/null)" = "$recipe" ]; then
+        return
+    fi
     if [ "$(id -u)" != 0 ] || ! command -v debootstrap >/dev/null; then
         echo "no $base image, and making it needs debootstrap run as root (apt-get install debootstrap)" >&2
         exit 77
@@ -39,7 +46,9 @@ if [ "$(docker image inspect -f '{{index .Config.Labels "dafka.recipe"}}' "$base
         - "$base" >/dev/null
     rm -rf "$root"
     trap - EXIT
-fi
+}
+make_base dafka-base:bookworm "$runtime_recipe"
+make_base dafka-builder:bookworm "$builder_recipe"
 
 "$python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' \
     || { echo "$python is not Python 3.11: its wheels would not fit the base's Python (set PYTHON)" >&2; exit 77; }
@@ -54,4 +63,5 @@ fi
 
 # Docker's legacy builder where BuildKit's client (buildx) is missing, as with Debian's docker.io.
 docker buildx version >/dev/null 2>&1 || export DOCKER_BUILDKIT=0
-docker build -q --build-arg BASE_IMAGE="$base" --build-arg OFFLINE=1 -t "$tag" . >/dev/null
+docker build -q --build-arg BASE_IMAGE=dafka-base:bookworm --build-arg BUILDER_IMAGE=dafka-builder:bookworm \
+    --build-arg OFFLINE=1 -t "$tag" . >/dev/null

@@ -63,6 +63,15 @@ def test_kcat_on_the_host_produces_and_consumes(cluster):
     assert out.split() == lines
 
 
+def test_the_image_holds_the_compiled_parts(cluster):
+    """The builder's base has a C compiler: the image's stores receive and its gateways walk
+    records through the compiled code, not the Python paths that serve without it."""
+    check = ("import gateway.zmq_trio as receive, protocol.records.validation as walk; "
+             "assert receive.RECEIVE_COPIES is not None and walk.compiled_walk is not None")
+    done = run(["docker", "run", "--rm", "--no-healthcheck", cluster.image, "python3", "-c", check], check=False)
+    assert done.returncode == 0, done.stderr
+
+
 def test_client_container_on_the_compose_network(cluster):
     """The project's image runs kafka-python (pure Python, mounted from the host) against the
     listener advertised as gateway:29092 for containers on the compose network."""
