@@ -319,11 +319,36 @@ def content_prefix(message: Record | DirectRecord | Head) -> bytes:
 
 def decode(frames: Sequence[Buffer]) -> Message:
     """The message carried by `frames`; DecodeError if they are not one."""
+    messages, errors = decode_many((frames,))
+    if errors:
+        raise errors[0]
+    return messages[0]
+
+
+def decode_many(batch: Iterable[Sequence[Buffer]]) -> tuple[list[Message], list[DecodeError]]:
+    """The messages a batch carries, in order, and the errors of those that are not one. A
+    RECORD or DIRECT-RECORD whose prefix was seen lately (_PREFIXES) is made here, without the
+    generic decoder's call: a store receives every record so, and this halves its cost."""
+    made_from, sequence_of, size = _PREFIXES.get, _U64.unpack_from, _U64.size
+    messages, errors = [], []
+    for frames in batch:
+        if len(frames) == 2:
+            frame = frames[0] if frames[0].__class__ is bytes else bytes(frames[0])
+            if (made := made_from(frame[:-size])) is not None:
+                messages.append(made(sequence_of(frame, len(frame) - size)[0], frames[1]))
+                continue
+        try:
+            messages.append(_decode_generic(frames))
+        except DecodeError as error:
+            errors.append(error)
+    return messages, errors
+
+
+def _decode_generic(frames: Sequence[Buffer]) -> Message:
+    """`decode` by the messages' layouts, without the prefix cache (which it fills)."""
     if not frames:
         raise DecodeError("no frames")
     frame = bytes(frames[0])
-    if len(frames) == 2 and (made := _PREFIXES.get(frame[: -_U64.size])) is not None:
-        return made(_U64.unpack_from(frame, len(frame) - _U64.size)[0], frames[1])
     if not frame:
         raise DecodeError("empty frame 0", 0)
     cls = _BY_ID.get(frame[0])
@@ -355,7 +380,7 @@ def decode(frames: Sequence[Buffer]) -> Message:
 def _decode_content(cls, frames: Sequence[Buffer], frame: bytes, end: int) -> Record | DirectRecord | None:
     """A well-formed RECORD or DIRECT-RECORD, else None (the generic decoder then finds what
     is wrong). Frame 0 differs from the partition's previous one only in its sequence, so the
-    fields before it are decoded once per prefix, which `decode` looks up first (_PREFIXES):
+    fields before it are decoded once per prefix, which `decode_many` looks up first (_PREFIXES):
     a prefix held there is a well-formed one of its own message type."""
     prefix = frame[: -_U64.size]
     known = _fields_before_sequence(cls, frame, end)
@@ -365,25 +390,6 @@ def _decode_content(cls, frames: Sequence[Buffer], frame: bytes, end: int) -> Re
         _PREFIXES.clear()
     _PREFIXES[prefix] = partial(cls, *known)
     return cls(*known, _U64.unpack_from(frame, len(prefix))[0], frames[1])
-
-
-def decode_many(batch: Iterable[Sequence[Buffer]]) -> tuple[list[Message], list[DecodeError]]:
-    """`decode` of each message of a batch: the messages in order, and the errors of those that
-    are not one. A RECORD or DIRECT-RECORD whose frame 0 is bytes and whose prefix was seen
-    lately is made here without a call of `decode` (a store receives every record so: this
-    halves the cost a record)."""
-    made_from, sequence_of, size = _PREFIXES.get, _U64.unpack_from, _U64.size
-    messages, errors = [], []
-    for frames in batch:
-        if (len(frames) == 2 and (frame := frames[0]).__class__ is bytes
-                and (made := made_from(frame[:-size])) is not None):
-            messages.append(made(sequence_of(frame, len(frame) - size)[0], frames[1]))
-            continue
-        try:
-            messages.append(decode(frames))
-        except DecodeError as error:
-            errors.append(error)
-    return messages, errors
 
 
 # frame 0 but its sequence -> its message type with the fields before the sequence given
