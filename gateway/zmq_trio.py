@@ -189,37 +189,39 @@ class Socket:
         wait; only then is the socket received from until zmq.Again (about 5 us, an exception
         pyzmq builds), not while EVENTS shows one: most batches on a quiet path are one message."""
         await trio.lowlevel.checkpoint_if_cancelled()
-        if copies and RECEIVE_COPIES is not None:
-            return await self._recv_copies(max_messages)
         waited = await self._until(POLLIN)
-        batch, self._held = self._held or [self._recv_now()], []
-        events: int | None = self._events()
-        if events & POLLIN and len(batch) < max_messages:
-            try:
-                while len(batch) < max_messages:
-                    batch.append(self._recv_now())
-            except zmq.Again:
-                pass
-            events = None  # the receives may have eaten an edge since
+        if copies and RECEIVE_COPIES is not None:
+            batch, events = self._take_copies(max_messages), None
+        else:
+            batch, events = self._take_frames(max_messages)
         if self._watcher is not None or self._waiters:
             self._announce(self._events() if events is None else events)
         if not waited:  # a receive that waited has yielded already: a second pass of the loop costs a step
             await trio.lowlevel.cancel_shielded_checkpoint()
         return batch
 
-    async def _recv_copies(self, max_messages: int) -> list[list]:
-        """recv_batch's messages, received by RECEIVE_COPIES until none waits or `max_messages`."""
-        waited = await self._until(POLLIN)
+    def _take_frames(self, max_messages: int) -> tuple[list[list[zmq.Frame]], int | None]:
+        """The messages held, or one received, and more while EVENTS shows them; with the
+        events last read, None if the receives may have eaten an edge since."""
+        batch, self._held = self._held or [self._recv_now()], []
+        events = self._events()
+        if events & POLLIN and len(batch) < max_messages:
+            try:
+                while len(batch) < max_messages:
+                    batch.append(self._recv_now())
+            except zmq.Again:
+                pass
+            return batch, None
+        return batch, events
+
+    def _take_copies(self, max_messages: int) -> list[list]:
+        """The messages held, then those RECEIVE_COPIES takes until none waits or `max_messages`."""
         if self.zsock.closed:  # its address is gone: pyzmq's receive says so, as for any other call
             self._recv_now()
         batch, self._held = self._held, []
         batch += RECEIVE_COPIES(self.zsock.underlying, max_messages - len(batch), COPIED_BELOW)
         if not batch:  # EVENTS showed a message that is not there: zmq.Again, as pyzmq's receive says
             batch.append(self._recv_now())
-        if self._watcher is not None or self._waiters:
-            self._announce(self._events())
-        if not waited:
-            await trio.lowlevel.cancel_shielded_checkpoint()
         return batch
 
     def connect(self, endpoint: str) -> None:
